@@ -1,0 +1,174 @@
+// On-disk format of a recording (see shared/DESIGN.md, "Storage format"), as pure functions over
+// byte spans. Nothing here touches files or threads; the writer, the reader, recovery, reindex and
+// the fuzz target all go through these functions. Decoding never trusts a length: every count,
+// size and varint is checked against the input and against DecodeLimits before use.
+//
+// All integers are little-endian.
+//
+// Segment file  = SegmentHeader (48 B) + Chunk*
+// SegmentHeader = magic "PSRECSEG" (8) | version u32 | crc32c u32 (of the 48 bytes with this
+//                 field zeroed) | recording id (16) | segment number u64 | created_ns i64
+// Chunk         = ChunkHeader (64 B) + body (stored_size bytes)
+// ChunkHeader   = magic "PSCK" u32 | header crc32c u32 (of the 64 bytes with this field zeroed) |
+//                 chunk sequence u64 | stored_size u32 | raw_size u32 | record_count u32 (data
+//                 records) | entry_count u32 (all entries) | first_recv_ns i64 | last_recv_ns i64
+//                 (min and max over the data records; 0 when there are none) | codec u8 |
+//                 flags u8 | reserved u16 | body crc32c u32 (of the stored body) | reserved (8)
+// Body          = the raw entries, or their LZ4 block (codec 1) when that saves >= ~2%.
+// Entry         = kind byte (low nibble: 0 data, 1 topic definition, 2 writer definition, 3 gap;
+//                 bit 4: data record carries a key hash) followed by, for
+//   data:   varint topic | varint writer | svarint (seq - previous seq) |
+//           svarint (recv - previous recv) | svarint (source - recv) | varint flags |
+//           [16 B key hash] | varint payload length | payload
+//           ("previous" = the previous data record of the same chunk, 0 for the first one)
+//   topic:  varint id | string name | string type name | u8 keyed | bytes qos | bytes type info
+//           (string/bytes = varint length + bytes)
+//   writer: varint id | varint topic id | 16 B GUID
+//   gap:    varint writer | svarint first missing | svarint last missing
+// varint = unsigned LEB128 (at most 10 bytes); svarint = zigzag + varint.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "storage/status.hpp"
+#include "storage/types.hpp"
+
+namespace storage::format {
+
+inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr size_t kSegmentHeaderSize = 48;
+inline constexpr size_t kChunkHeaderSize = 64;
+inline constexpr char kSegmentMagic[8] = {'P', 'S', 'R', 'E', 'C', 'S', 'E', 'G'};
+inline constexpr uint32_t kChunkMagic = 0x4b435350;  // "PSCK"
+// Upper bound of the encoded metadata of one data record (kind, ids, varints, key hash, length).
+inline constexpr size_t kMaxRecordOverhead = 1 + 5 + 5 + 10 + 10 + 10 + 5 + 16 + 10;
+
+enum class Codec : uint8_t { kRaw = 0, kLz4 = 1 };
+enum class EntryKind : uint8_t { kData = 0, kTopic = 1, kWriter = 2, kGap = 3 };
+inline constexpr uint8_t kChunkFlagRecvSorted = 1;  // reception times never decrease in the chunk
+inline constexpr uint8_t kEntryHasKeyHash = 0x10;
+
+// Limits applied while decoding untrusted bytes.
+struct DecodeLimits {
+  uint32_t max_raw_chunk_bytes = 1u << 30;  // largest accepted raw (uncompressed) chunk body
+  uint32_t max_record_bytes = 1u << 30;     // largest accepted payload or definition blob
+};
+
+struct SegmentHeader {
+  uint32_t version = kFormatVersion;
+  std::array<uint8_t, 16> recording_id{};
+  uint64_t segment_number = 0;
+  int64_t created_ns = 0;
+};
+
+struct ChunkHeader {
+  uint64_t sequence = 0;  // chunk sequence number, increasing through the recording
+  uint32_t stored_size = 0;
+  uint32_t raw_size = 0;
+  uint32_t record_count = 0;
+  uint32_t entry_count = 0;
+  int64_t first_recv_ns = 0;
+  int64_t last_recv_ns = 0;
+  Codec codec = Codec::kRaw;
+  uint8_t flags = 0;
+  uint32_t body_crc = 0;
+};
+
+// CRC-32C (Castagnoli); uses the SSE4.2 instruction when the CPU has it.
+uint32_t crc32c(const void* data, size_t size, uint32_t crc = 0);
+
+void encode_segment_header(const SegmentHeader& h, uint8_t out[kSegmentHeaderSize]);
+Result<SegmentHeader> decode_segment_header(ByteSpan bytes);
+void encode_chunk_header(const ChunkHeader& h, uint8_t out[kChunkHeaderSize]);
+// Checks magic and header checksum, and that sizes are within limits.
+Result<ChunkHeader> decode_chunk_header(ByteSpan bytes, const DecodeLimits& limits = {});
+// Verifies the body checksum (when verify_crc) and produces the raw entries in `out` (resized to
+// header.raw_size). For a raw chunk `out` receives a copy; use body_is_raw() to avoid it.
+Status decode_chunk_body(const ChunkHeader& header, ByteSpan stored, Bytes& out,
+                         bool verify_crc = true);
+
+// ---- entry encoding (hot path: inline, memcpy and shifts only) ----
+
+inline uint8_t* put_varint(uint8_t* p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = static_cast<uint8_t>(v) | 0x80;
+    v >>= 7;
+  }
+  *p++ = static_cast<uint8_t>(v);
+  return p;
+}
+inline uint64_t zigzag(int64_t v) {
+  return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+}
+inline uint8_t* put_svarint(uint8_t* p, int64_t v) {
+  return put_varint(p, zigzag(v));
+}
+
+// Running state of the data-record delta encoding within one chunk.
+struct DeltaState {
+  int64_t prev_seq = 0;
+  int64_t prev_recv = 0;
+};
+
+// Encodes one data record at `out`, which must have room for kMaxRecordOverhead + payload size.
+// Returns the end of the written bytes.
+inline uint8_t* encode_data_record(uint8_t* out, const RecordMeta& m, ByteSpan payload,
+                                   DeltaState& st) {
+  uint8_t* p = out;
+  *p++ = static_cast<uint8_t>(EntryKind::kData) | (m.has_key_hash ? kEntryHasKeyHash : 0);
+  p = put_varint(p, m.topic);
+  p = put_varint(p, m.writer);
+  p = put_svarint(p, static_cast<int64_t>(static_cast<uint64_t>(m.sequence) -
+                                          static_cast<uint64_t>(st.prev_seq)));
+  p = put_svarint(p, static_cast<int64_t>(static_cast<uint64_t>(m.reception_ns) -
+                                          static_cast<uint64_t>(st.prev_recv)));
+  p = put_svarint(p, static_cast<int64_t>(static_cast<uint64_t>(m.source_ns) -
+                                          static_cast<uint64_t>(m.reception_ns)));
+  p = put_varint(p, m.flags);
+  if (m.has_key_hash) {
+    std::memcpy(p, m.key_hash.data(), 16);
+    p += 16;
+  }
+  p = put_varint(p, payload.size());
+  if (!payload.empty()) std::memcpy(p, payload.data(), payload.size());
+  st.prev_seq = m.sequence;
+  st.prev_recv = m.reception_ns;
+  return p + payload.size();
+}
+
+// Definition and gap entries (rare; allocate freely).
+void append_topic_entry(Bytes& out, TopicId id, const TopicDef& def);
+void append_writer_entry(Bytes& out, WriterId id, const WriterDef& def);
+void append_gap_entry(Bytes& out, const Gap& gap);
+
+// One decoded entry. For kData, `record.payload` points into the decoder's input.
+struct Entry {
+  EntryKind kind = EntryKind::kData;
+  RecordView record;
+  TopicId topic_id = 0;    // kTopic
+  TopicDef topic;          // kTopic
+  WriterId writer_id = 0;  // kWriter
+  WriterDef writer;        // kWriter
+  Gap gap;                 // kGap
+};
+
+// Walks the raw entries of one chunk body.
+class EntryDecoder {
+ public:
+  explicit EntryDecoder(ByteSpan raw, const DecodeLimits& limits = {})
+      : p_(reinterpret_cast<const uint8_t*>(raw.data())), end_(p_ + raw.size()), limits_(limits) {}
+  // Decodes the next entry into `e`. Returns false at the clean end of input; an error status for
+  // bad bytes (the decoder then stays at the failing position).
+  Result<bool> next(Entry& e);
+  size_t remaining() const { return static_cast<size_t>(end_ - p_); }
+
+ private:
+  const uint8_t* p_;
+  const uint8_t* end_;
+  DecodeLimits limits_;
+  DeltaState st_;
+};
+
+}  // namespace storage::format

@@ -1,0 +1,92 @@
+// Byte sinks and sources: the only way the segment code touches storage. Files in production, an
+// in-memory buffer in tests. Not thread-safe; each object has one owner at a time.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+
+#include "storage/status.hpp"
+#include "storage/types.hpp"
+
+namespace storage {
+
+// Append-only destination of bytes.
+class ByteSink {
+ public:
+  virtual ~ByteSink() = default;
+  // Appends all parts (gathered write). On failure nothing is guaranteed about a partial write;
+  // the caller may truncate() back to the size it had before.
+  virtual Status write(std::span<const ByteSpan> parts) = 0;
+  // Makes written bytes durable (fdatasync for files).
+  virtual Status sync() = 0;
+  // Shrinks the sink to `size` bytes.
+  virtual Status truncate(uint64_t size) = 0;
+  virtual uint64_t size() const = 0;
+};
+
+// Random-access source of bytes.
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  virtual uint64_t size() const = 0;
+  // Reads exactly out.size() bytes at offset, or fails with kTruncated past the end.
+  virtual Status read_at(uint64_t offset, std::span<std::byte> out) const = 0;
+};
+
+// Maps errno to a Status: ENOSPC/EDQUOT -> kNoSpace, ENOENT -> kNotFound, else kIo. The message
+// is "<what>: <strerror text>", e.g. "write /x/segments/00000001.seg: No space left on device".
+Status errno_status(int err, const std::string& what);
+
+class FileSink final : public ByteSink {
+ public:
+  // Opens `path` for appending; creates it if `create` (failing if it exists).
+  static Result<std::unique_ptr<FileSink>> open(const std::string& path, bool create);
+  ~FileSink() override;
+  Status write(std::span<const ByteSpan> parts) override;
+  Status sync() override;
+  Status truncate(uint64_t size) override;
+  uint64_t size() const override { return size_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  FileSink(int fd, std::string path, uint64_t size)
+      : fd_(fd), path_(std::move(path)), size_(size) {}
+  int fd_;
+  std::string path_;
+  uint64_t size_;
+};
+
+class FileSource final : public ByteSource {
+ public:
+  static Result<std::unique_ptr<FileSource>> open(const std::string& path);
+  ~FileSource() override;
+  uint64_t size() const override { return size_; }
+  Status read_at(uint64_t offset, std::span<std::byte> out) const override;
+  const std::string& path() const { return path_; }
+
+ private:
+  FileSource(int fd, std::string path, uint64_t size)
+      : fd_(fd), path_(std::move(path)), size_(size) {}
+  int fd_;
+  std::string path_;
+  uint64_t size_;
+};
+
+// Both a sink and a source over a byte vector (tests, tools).
+class MemoryBuffer final : public ByteSink, public ByteSource {
+ public:
+  Status write(std::span<const ByteSpan> parts) override;
+  Status sync() override { return Status::ok(); }
+  Status truncate(uint64_t size) override;
+  uint64_t size() const override { return data_.size(); }
+  Status read_at(uint64_t offset, std::span<std::byte> out) const override;
+  Bytes& data() { return data_; }
+
+ private:
+  Bytes data_;
+};
+
+}  // namespace storage

@@ -1,0 +1,169 @@
+// Recording: read access to a recording directory written by SegmentWriter.
+//
+// Opening never modifies files unless asked: Recording::open() is read-only. If the recording
+// was not closed cleanly (writer killed, disk full, power loss), open() checks the tail of every
+// unfinished segment chunk by chunk and works on a private in-memory copy of the index in which
+// chunks past the first incomplete or corrupt one are dropped and chunks written but not indexed
+// are added. Recording::recover() does the same on disk: it truncates the torn tails and
+// re-syncs index.sqlite3 (needs write access). Recording::reindex() rebuilds index.sqlite3 from
+// the segment files alone.
+//
+// Threads: a Recording and its cursors belong to one thread at a time (they share one SQLite
+// connection and file handles). Open several Recordings for parallel readers.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "storage/format.hpp"
+#include "storage/index.hpp"
+#include "storage/status.hpp"
+#include "storage/types.hpp"
+
+namespace storage {
+
+// Something wrong with one place of a recording.
+struct Problem {
+  enum class Kind {
+    kTornTail,        // the end of a segment is incomplete or corrupt and was (or would be) cut
+    kCorruptChunk,    // a chunk fails its checksum or does not decode; its records are skipped
+    kMissingSegment,  // the index names a segment file that does not exist
+    kUnindexedChunk,  // a valid chunk in a segment that the index does not list
+    kIndexMismatch,   // the index disagrees with a chunk (counts, ranges, location)
+    kBadSegment,      // a segment file without a valid header
+  };
+  Kind kind = Kind::kCorruptChunk;
+  uint64_t segment = 0;         // segment number
+  uint64_t offset = 0;          // byte offset of the chunk (or of the cut) in the segment file
+  uint64_t chunk_sequence = 0;  // 0 when unknown
+  std::vector<TopicId> topics;  // topics whose records are affected (from the index), if known
+  int64_t first_recv_ns = 0;    // reception time range affected, if known (else 0, 0)
+  int64_t last_recv_ns = 0;
+  uint64_t records = 0;  // records affected, if known
+  std::string message;   // what is wrong
+};
+const char* to_string(Problem::Kind kind);
+using ProblemCallback = std::function<void(const Problem&)>;
+
+struct RecordingOptions {
+  // Verify each chunk's body checksum when reading it. Default true.
+  bool verify_checksums = true;
+  // Limits for decoding (largest chunk and record accepted). Default: 1 GiB each.
+  format::DecodeLimits limits;
+  // Receives problems found while opening (tail recovery) and while reading. Default: none
+  // (problems are still counted in RecoveryReport and Cursor::problems()).
+  ProblemCallback on_problem;
+};
+
+// What opening (or recover()) found and repaired.
+struct RecoveryReport {
+  bool was_clean = true;        // the writer closed the recording; nothing was checked
+  uint64_t chunks_checked = 0;  // tail chunks read and verified
+  uint64_t chunks_added = 0;    // valid chunks that were missing from the index
+  uint64_t chunks_dropped = 0;  // index rows removed (chunk missing, truncated or corrupt)
+  uint64_t bytes_cut = 0;       // bytes past the last good chunk of each unfinished segment
+  uint64_t problems = 0;
+};
+
+struct VerifyReport {
+  uint64_t segments = 0;
+  uint64_t chunks_ok = 0;
+  uint64_t chunks_bad = 0;
+  uint64_t records = 0;   // data records in the good chunks
+  uint64_t problems = 0;  // total reported through the callback
+  bool ok() const { return problems == 0; }
+};
+
+struct ReindexReport {
+  uint64_t segments = 0;
+  uint64_t chunks = 0;
+  uint64_t records = 0;
+  uint64_t problems = 0;  // bad chunks skipped, torn tails ignored
+};
+
+struct Totals {
+  uint64_t topics = 0;
+  uint64_t writers = 0;
+  uint64_t records = 0;
+  uint64_t bytes = 0;  // payload bytes
+  uint64_t lost = 0;
+  uint64_t chunks = 0;
+  uint64_t segments = 0;
+  int64_t first_recv_ns = 0;
+  int64_t last_recv_ns = 0;
+};
+
+struct Query {
+  // Topics to return; both empty = all topics. Unknown names match nothing.
+  std::vector<TopicId> topic_ids;
+  std::vector<std::string> topic_names;
+  // Reception time range [start_ns, end_ns).
+  int64_t start_ns = std::numeric_limits<int64_t>::min();
+  int64_t end_ns = std::numeric_limits<int64_t>::max();
+};
+
+// Iterates records in reception-time order (ties: chunk order, then write order), merging the
+// chunks that overlap in time. Corrupt chunks are reported and skipped.
+class Cursor {
+ public:
+  ~Cursor();
+  Cursor(Cursor&&) noexcept;
+  Cursor& operator=(Cursor&&) noexcept;
+  // The next record, or nullptr at the end or on a fatal error (see status()). The view and its
+  // payload stay valid until the next call to next().
+  const RecordView* next();
+  // Ok unless iteration stopped on an error (e.g. an index query failed).
+  const Status& status() const;
+  // Chunks skipped because they could not be read.
+  uint64_t problems() const;
+
+  struct Impl;
+
+ private:
+  friend class Recording;
+  explicit Cursor(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+class Recording {
+ public:
+  // Opens read-only; see the top of this file for what happens after a crash.
+  static Result<std::unique_ptr<Recording>> open(const std::string& dir,
+                                                 RecordingOptions options = {});
+  // Repairs the recording in place: truncates torn segment tails and re-syncs the index, then
+  // marks it clean. Safe to run on a clean recording (does nothing).
+  static Result<RecoveryReport> recover(const std::string& dir, ProblemCallback on_problem = {});
+  // Rebuilds index.sqlite3 from the segment files alone (atomically replaces the old one).
+  // Corrupt chunks are reported and left out; torn tails are ignored (not cut).
+  static Result<ReindexReport> reindex(const std::string& dir, ProblemCallback on_problem = {});
+
+  ~Recording();
+  Recording(const Recording&) = delete;
+  Recording& operator=(const Recording&) = delete;
+
+  const RecoveryReport& recovery() const;
+  Result<std::vector<TopicInfo>> topics();
+  Result<std::vector<WriterInfo>> writers();
+  Result<std::vector<SegmentInfo>> segments();
+  Result<std::vector<Gap>> gaps();
+  Result<Totals> totals();
+  // Topic id by name; 0 when unknown.
+  TopicId topic_id(const std::string& name);
+  // Records matching `query`, in reception-time order.
+  Result<Cursor> query(const Query& query = {});
+  // Reads every chunk, checks checksums, decodes every record and compares the index with the
+  // segments (counts, ranges, per-topic statistics, unindexed chunks, missing files).
+  Result<VerifyReport> verify(const ProblemCallback& on_problem = {});
+
+  struct Impl;
+
+ private:
+  explicit Recording(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace storage

@@ -1,0 +1,146 @@
+// SegmentWriter: appends records and definitions to a recording directory
+// (index.sqlite3 + segments/NNNNNNNN.seg, see shared/DESIGN.md "Storage format").
+//
+// Usage (the recorder):
+//   auto w = SegmentWriter::create(dir, opts);            // new recording, starts the writer
+//   thread TopicId t = *(*w)->add_topic({"Square", "ShapeType", true, qos, type_info}); WriterId wr
+//   = *(*w)->add_writer({t, guid}); Status s = (*w)->try_append(meta, payload);           // kFull
+//   -> stop acknowledging, retry
+//   ... (*w)->poll() from a timer, (*w)->close() at the end.
+//
+// Threads: every public method may be called from any thread (one internal mutex guards the open
+// chunk). Appends copy the record once into the open chunk buffer; closed chunks go to one
+// background writer thread that compresses, checksums, writes, syncs, indexes and applies
+// retention. Errors of that thread are sticky and returned by the next call.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "storage/status.hpp"
+#include "storage/types.hpp"
+
+namespace storage {
+
+enum class FsyncPolicy {
+  kNone,      // never fdatasync (page cache only; survives a process crash, not a power loss)
+  kChunk,     // fdatasync after each written batch of chunks, before their index rows commit
+              // (chunks the writer thread finds queued together share one fdatasync)
+  kSegment,   // fdatasync when a segment is finished (rolled or closed)
+  kInterval,  // fdatasync at most every fsync_interval while data is pending
+};
+
+enum class Compression {
+  kNone,  // store chunks raw
+  kLz4,   // LZ4 block per chunk, stored raw instead when it saves less than min_compression_saving
+};
+
+struct SegmentWriterOptions {
+  // Soft ceiling of a chunk's raw size: a record that does not fit closes the chunk; a record
+  // larger than this gets a chunk of its own. Default 4 MiB.
+  uint32_t chunk_max_bytes = 4u << 20;
+  // A chunk holding records closes when it is this old (the writer thread checks it; poll() too).
+  // Default 100 ms.
+  std::chrono::milliseconds chunk_max_age{100};
+  // A segment file rolls before a chunk would take it over this size. Default 256 MiB.
+  uint64_t segment_max_bytes = 256ull << 20;
+  // A segment rolls when it has been open this long; 0 = no limit. Default 10 minutes.
+  std::chrono::seconds segment_max_duration{600};
+  // Default kLz4.
+  Compression compression = Compression::kLz4;
+  // LZ4_compress_fast acceleration (1 = LZ4 default; higher is faster, compresses less).
+  // Default 1.
+  int lz4_acceleration = 1;
+  // Store a chunk raw when LZ4 saves less than this fraction of its size. Default 0.02.
+  double min_compression_saving = 0.02;
+  // Default kChunk.
+  FsyncPolicy fsync = FsyncPolicy::kChunk;
+  // Period for FsyncPolicy::kInterval. Default 1 s.
+  std::chrono::milliseconds fsync_interval{1000};
+  // Total capacity of the chunk buffers (open + queued + being written). When all are in flight,
+  // try_append returns kFull and append blocks. A record larger than this is still accepted when
+  // the queue is empty. Default 64 MiB.
+  uint64_t queue_max_bytes = 64ull << 20;
+  // Largest accepted payload (kInvalidArgument above it); at most 1 GiB - 4 KiB. Default 64 MiB.
+  uint32_t max_record_bytes = 64u << 20;
+  // Retention: remove whole segments, oldest first, while the recording is larger than this
+  // (0 = unlimited). The segment being written is never removed. Default 0.
+  uint64_t retention_max_bytes = 0;
+  // Retention: remove whole segments whose newest record is older than this (wall clock against
+  // reception time); 0 = unlimited. Default 0.
+  std::chrono::seconds retention_max_age{0};
+  // Test hook: the writer thread sleeps this long before each chunk (back-pressure tests).
+  // Default 0.
+  std::chrono::milliseconds test_delay_per_chunk{0};
+  // Called once, from the writer thread, when it fails (e.g. disk full). Must not call back into
+  // the writer. Default none.
+  std::function<void(const Status&)> on_error;
+};
+
+struct WriterStats {
+  uint64_t records_appended = 0;    // data records accepted by append/try_append
+  uint64_t bytes_appended = 0;      // their payload bytes
+  uint64_t records_written = 0;     // data records in chunks written to segment files
+  uint64_t bytes_written = 0;       // their payload bytes
+  uint64_t chunks_written = 0;      // chunks written (including definition chunks)
+  uint64_t file_bytes = 0;          // bytes written to segment files (headers + stored bodies)
+  uint64_t queued_bytes = 0;        // raw bytes in chunk buffers not yet written (open + queued)
+  uint64_t queue_in_use_bytes = 0;  // capacity of buffers in flight (compare queue_max_bytes)
+  uint64_t queue_max_bytes = 0;
+  uint64_t full_events = 0;  // try_append calls that returned kFull
+  uint64_t segments_created = 0;
+  uint64_t segments_removed = 0;  // by retention
+  uint64_t gaps = 0;              // gap rows recorded (detected + add_gap)
+};
+
+class SegmentWriter {
+ public:
+  // Creates a new recording in `dir` (created if missing; must not already hold index.sqlite3)
+  // and starts the writer thread.
+  static Result<std::unique_ptr<SegmentWriter>> create(const std::string& dir,
+                                                       SegmentWriterOptions options = {});
+  // Closes (see close()) if not closed; an error is then only visible through on_error.
+  ~SegmentWriter();
+  SegmentWriter(const SegmentWriter&) = delete;
+  SegmentWriter& operator=(const SegmentWriter&) = delete;
+
+  // Defines a topic; written into the segment stream and repeated at the start of each segment.
+  Result<TopicId> add_topic(const TopicDef& def);
+  // Defines a writer of an existing topic.
+  Result<WriterId> add_writer(const WriterDef& def);
+  // Records a loss the sequence numbers cannot reveal (e.g. a best-effort writer's lost range).
+  // Later records of the writer up to gap.last_missing do not count as a second gap.
+  Status add_gap(const Gap& gap);
+
+  // Copies the record into the open chunk. Returns kFull (without blocking) when it needs a new
+  // chunk buffer and all are in flight. A sequence jump of the writer (seq > last + 1) records a
+  // gap [last + 1, seq - 1].
+  Status try_append(const RecordMeta& meta, ByteSpan payload);
+  // Like try_append but waits for a free chunk buffer instead of returning kFull.
+  Status append(const RecordMeta& meta, ByteSpan payload);
+  // Closes the open chunk if it is older than chunk_max_age (for a caller's timer).
+  Status poll();
+  // Closes the open chunk and waits until every queued chunk is written and indexed (and
+  // fdatasync'ed unless the policy is kNone).
+  Status flush();
+  // Flushes, finishes the last segment, marks the recording clean and stops the writer thread.
+  // Further calls return kClosed (or the sticky error).
+  Status close();
+
+  WriterStats stats() const;
+  // The sticky error of the writer thread, ok while healthy.
+  Status error() const;
+  const std::string& directory() const;
+
+  struct Impl;
+
+ private:
+  explicit SegmentWriter(std::unique_ptr<Impl> impl);
+  Status append_impl(const RecordMeta& meta, ByteSpan payload, bool block);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace storage

@@ -1,0 +1,59 @@
+// Plain value types shared by the writer, the reader and the chunk codec.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace storage {
+
+using TopicId = uint32_t;   // assigned by SegmentWriter::add_topic, dense from 1; 0 is invalid
+using WriterId = uint32_t;  // assigned by SegmentWriter::add_writer, dense from 1; 0 is invalid
+using Guid = std::array<uint8_t, 16>;
+using KeyHash = std::array<uint8_t, 16>;
+using Bytes = std::vector<std::byte>;
+using ByteSpan = std::span<const std::byte>;
+
+// Metadata of one stored sample. Times are nanoseconds since the UNIX epoch.
+struct RecordMeta {
+  TopicId topic = 0;
+  WriterId writer = 0;
+  int64_t sequence = 0;      // the writer's sequence number
+  int64_t source_ns = 0;     // source timestamp
+  int64_t reception_ns = 0;  // reception timestamp; records are read back in this order
+  uint32_t flags = 0;        // opaque to the store (e.g. dispose/unregister bits)
+  bool has_key_hash = false;
+  KeyHash key_hash{};  // meaningful only when has_key_hash
+};
+
+// A record handed out by a reader: the payload points into a buffer owned by the reader and stays
+// valid until the next call that advances the reader.
+struct RecordView {
+  RecordMeta meta;
+  ByteSpan payload;
+};
+
+struct TopicDef {
+  std::string name;
+  std::string type_name;
+  bool keyed = false;
+  Bytes qos;        // serialized QoS, opaque to the store
+  Bytes type_info;  // type information blob (e.g. XTypes TypeInformation), opaque
+};
+
+struct WriterDef {
+  TopicId topic = 0;
+  Guid guid{};
+};
+
+// A range of sequence numbers a writer sent but the recording does not hold.
+struct Gap {
+  WriterId writer = 0;
+  int64_t first_missing = 0;
+  int64_t last_missing = 0;  // inclusive
+};
+
+}  // namespace storage

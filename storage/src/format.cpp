@@ -1,0 +1,404 @@
+// Chunk and entry codec: see storage/format.hpp for the byte layout. Pure functions, no state
+// beyond the CRC table (built once, thread-safe static initialisation).
+#include "storage/format.hpp"
+
+#include <lz4.h>
+
+#include <array>
+#include <bit>
+
+#if defined(__x86_64__)
+#include <nmmintrin.h>
+#endif
+
+namespace storage::format {
+namespace {
+
+// ---- CRC-32C ----
+struct CrcTables {
+  std::array<std::array<uint32_t, 256>, 8> t{};
+  CrcTables() {
+    for (uint32_t i = 0; i < 256; ++i) {
+      uint32_t c = i;
+      for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1u)));
+      t[0][i] = c;
+    }
+    for (uint32_t i = 0; i < 256; ++i)
+      for (int k = 1; k < 8; ++k) t[k][i] = (t[k - 1][i] >> 8) ^ t[0][t[k - 1][i] & 0xff];
+  }
+};
+
+uint32_t crc32c_sw(const uint8_t* p, size_t n, uint32_t crc) {
+  static const CrcTables tables;
+  const auto& t = tables.t;
+  while (n >= 8) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    v ^= crc;
+    crc = t[7][v & 0xff] ^ t[6][(v >> 8) & 0xff] ^ t[5][(v >> 16) & 0xff] ^ t[4][(v >> 24) & 0xff] ^
+          t[3][(v >> 32) & 0xff] ^ t[2][(v >> 40) & 0xff] ^ t[1][(v >> 48) & 0xff] ^ t[0][v >> 56];
+    p += 8;
+    n -= 8;
+  }
+  while (n--) crc = (crc >> 8) ^ t[0][(crc ^ *p++) & 0xff];
+  return crc;
+}
+
+#if defined(__x86_64__)
+__attribute__((target("sse4.2"))) uint32_t crc32c_hw(const uint8_t* p, size_t n, uint32_t crc) {
+  uint64_t c = crc;
+  while (n >= 8) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    c = _mm_crc32_u64(c, v);
+    p += 8;
+    n -= 8;
+  }
+  uint32_t c32 = static_cast<uint32_t>(c);
+  while (n--) c32 = _mm_crc32_u8(c32, *p++);
+  return c32;
+}
+const bool kHaveSse42 = __builtin_cpu_supports("sse4.2");
+#endif
+
+// ---- little-endian helpers ----
+template <typename T>
+void put_le(uint8_t* p, T v) {
+  std::memcpy(p, &v, sizeof v);  // x86/ARM little-endian hosts only (static_assert below)
+}
+template <typename T>
+T get_le(const uint8_t* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+static_assert(std::endian::native == std::endian::little, "big-endian hosts not supported");
+
+Status corrupt(std::string what) {
+  return {ErrorCode::kCorrupt, std::move(what)};
+}
+Status truncated(std::string what) {
+  return {ErrorCode::kTruncated, std::move(what)};
+}
+
+void put_bytes(Bytes& out, const void* data, size_t n) {
+  uint8_t tmp[10];
+  uint8_t* e = put_varint(tmp, n);
+  const auto* b = reinterpret_cast<const std::byte*>(tmp);
+  out.insert(out.end(), b, b + (e - tmp));
+  const auto* d = static_cast<const std::byte*>(data);
+  out.insert(out.end(), d, d + n);
+}
+void put_varint_to(Bytes& out, uint64_t v) {
+  uint8_t tmp[10];
+  uint8_t* e = put_varint(tmp, v);
+  const auto* b = reinterpret_cast<const std::byte*>(tmp);
+  out.insert(out.end(), b, b + (e - tmp));
+}
+
+}  // namespace
+
+uint32_t crc32c(const void* data, size_t size, uint32_t crc) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  crc = ~crc;
+#if defined(__x86_64__)
+  if (kHaveSse42) return ~crc32c_hw(p, size, crc);
+#endif
+  return ~crc32c_sw(p, size, crc);
+}
+
+const char* to_string(Codec c) {
+  return c == Codec::kLz4 ? "lz4" : "raw";
+}
+
+void encode_segment_header(const SegmentHeader& h, uint8_t out[kSegmentHeaderSize]) {
+  std::memset(out, 0, kSegmentHeaderSize);
+  std::memcpy(out, kSegmentMagic, 8);
+  put_le<uint32_t>(out + 8, h.version);
+  std::memcpy(out + 16, h.recording_id.data(), 16);
+  put_le<uint64_t>(out + 32, h.segment_number);
+  put_le<int64_t>(out + 40, h.created_ns);
+  put_le<uint32_t>(out + 12, crc32c(out, kSegmentHeaderSize));
+}
+
+Result<SegmentHeader> decode_segment_header(ByteSpan bytes) {
+  if (bytes.size() < kSegmentHeaderSize) return truncated("segment header truncated");
+  uint8_t b[kSegmentHeaderSize];
+  std::memcpy(b, bytes.data(), kSegmentHeaderSize);
+  if (std::memcmp(b, kSegmentMagic, 8) != 0) return corrupt("bad segment magic");
+  const uint32_t crc = get_le<uint32_t>(b + 12);
+  put_le<uint32_t>(b + 12, 0);
+  if (crc32c(b, kSegmentHeaderSize) != crc) return corrupt("segment header checksum mismatch");
+  SegmentHeader h;
+  h.version = get_le<uint32_t>(b + 8);
+  if (h.version != kFormatVersion)
+    return Status{ErrorCode::kUnsupported,
+                  "segment format version " + std::to_string(h.version) + " not supported"};
+  std::memcpy(h.recording_id.data(), b + 16, 16);
+  h.segment_number = get_le<uint64_t>(b + 32);
+  h.created_ns = get_le<int64_t>(b + 40);
+  return h;
+}
+
+void encode_chunk_header(const ChunkHeader& h, uint8_t out[kChunkHeaderSize]) {
+  std::memset(out, 0, kChunkHeaderSize);
+  put_le<uint32_t>(out + 0, kChunkMagic);
+  put_le<uint64_t>(out + 8, h.sequence);
+  put_le<uint32_t>(out + 16, h.stored_size);
+  put_le<uint32_t>(out + 20, h.raw_size);
+  put_le<uint32_t>(out + 24, h.record_count);
+  put_le<uint32_t>(out + 28, h.entry_count);
+  put_le<int64_t>(out + 32, h.first_recv_ns);
+  put_le<int64_t>(out + 40, h.last_recv_ns);
+  out[48] = static_cast<uint8_t>(h.codec);
+  out[49] = h.flags;
+  put_le<uint32_t>(out + 52, h.body_crc);
+  put_le<uint32_t>(out + 4, crc32c(out, kChunkHeaderSize));
+}
+
+Result<ChunkHeader> decode_chunk_header(ByteSpan bytes, const DecodeLimits& limits) {
+  if (bytes.size() < kChunkHeaderSize) return truncated("chunk header truncated");
+  uint8_t b[kChunkHeaderSize];
+  std::memcpy(b, bytes.data(), kChunkHeaderSize);
+  if (get_le<uint32_t>(b) != kChunkMagic) return corrupt("bad chunk magic");
+  const uint32_t crc = get_le<uint32_t>(b + 4);
+  put_le<uint32_t>(b + 4, 0);
+  if (crc32c(b, kChunkHeaderSize) != crc) return corrupt("chunk header checksum mismatch");
+  ChunkHeader h;
+  h.sequence = get_le<uint64_t>(b + 8);
+  h.stored_size = get_le<uint32_t>(b + 16);
+  h.raw_size = get_le<uint32_t>(b + 20);
+  h.record_count = get_le<uint32_t>(b + 24);
+  h.entry_count = get_le<uint32_t>(b + 28);
+  h.first_recv_ns = get_le<int64_t>(b + 32);
+  h.last_recv_ns = get_le<int64_t>(b + 40);
+  if (b[48] > 1) return Status{ErrorCode::kUnsupported, "unknown chunk codec"};
+  h.codec = static_cast<Codec>(b[48]);
+  h.flags = b[49];
+  h.body_crc = get_le<uint32_t>(b + 52);
+  if (h.raw_size > limits.max_raw_chunk_bytes) return corrupt("chunk raw size over limit");
+  if (h.codec == Codec::kRaw && h.stored_size != h.raw_size)
+    return corrupt("raw chunk with stored size != raw size");
+  if (h.codec == Codec::kLz4 &&
+      static_cast<uint64_t>(h.stored_size) >
+          static_cast<uint64_t>(LZ4_compressBound(static_cast<int>(h.raw_size))))
+    return corrupt("lz4 chunk larger than its bound");
+  if (h.record_count > h.entry_count) return corrupt("record count over entry count");
+  if (h.entry_count > h.raw_size) return corrupt("entry count over raw size");
+  if (h.first_recv_ns > h.last_recv_ns) return corrupt("chunk time range inverted");
+  return h;
+}
+
+Status decode_chunk_body(const ChunkHeader& h, ByteSpan stored, Bytes& out, bool verify_crc) {
+  if (stored.size() < h.stored_size) return truncated("chunk body truncated");
+  stored = stored.first(h.stored_size);
+  if (verify_crc && crc32c(stored.data(), stored.size()) != h.body_crc)
+    return corrupt("chunk body checksum mismatch");
+  out.resize(h.raw_size);
+  if (h.codec == Codec::kRaw) {
+    if (!stored.empty()) std::memcpy(out.data(), stored.data(), stored.size());
+    return Status::ok();
+  }
+  const int n = LZ4_decompress_safe(reinterpret_cast<const char*>(stored.data()),
+                                    reinterpret_cast<char*>(out.data()),
+                                    static_cast<int>(stored.size()), static_cast<int>(h.raw_size));
+  if (n < 0 || static_cast<uint32_t>(n) != h.raw_size) return corrupt("lz4 body does not decode");
+  return Status::ok();
+}
+
+void append_topic_entry(Bytes& out, TopicId id, const TopicDef& def) {
+  out.push_back(static_cast<std::byte>(EntryKind::kTopic));
+  put_varint_to(out, id);
+  put_bytes(out, def.name.data(), def.name.size());
+  put_bytes(out, def.type_name.data(), def.type_name.size());
+  out.push_back(static_cast<std::byte>(def.keyed ? 1 : 0));
+  put_bytes(out, def.qos.data(), def.qos.size());
+  put_bytes(out, def.type_info.data(), def.type_info.size());
+}
+
+void append_writer_entry(Bytes& out, WriterId id, const WriterDef& def) {
+  out.push_back(static_cast<std::byte>(EntryKind::kWriter));
+  put_varint_to(out, id);
+  put_varint_to(out, def.topic);
+  const auto* g = reinterpret_cast<const std::byte*>(def.guid.data());
+  out.insert(out.end(), g, g + 16);
+}
+
+void append_gap_entry(Bytes& out, const Gap& gap) {
+  out.push_back(static_cast<std::byte>(EntryKind::kGap));
+  put_varint_to(out, gap.writer);
+  put_varint_to(out, zigzag(gap.first_missing));
+  put_varint_to(out, zigzag(gap.last_missing));
+}
+
+namespace {
+struct Reader {
+  const uint8_t* p;
+  const uint8_t* end;
+  bool ok = true;
+
+  uint64_t varint() {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 70; shift += 7) {
+      if (p >= end) {
+        ok = false;
+        return 0;
+      }
+      const uint8_t b = *p++;
+      if (shift == 63 && b > 1) {
+        ok = false;
+        return 0;
+      }
+      v |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if (!(b & 0x80)) return v;
+    }
+    ok = false;
+    return 0;
+  }
+  int64_t svarint() {
+    const uint64_t z = varint();
+    return static_cast<int64_t>((z >> 1) ^ (0 - (z & 1)));
+  }
+  uint32_t u32() {
+    const uint64_t v = varint();
+    if (v > UINT32_MAX) ok = false;
+    return static_cast<uint32_t>(v);
+  }
+  const uint8_t* take(uint64_t n) {
+    if (!ok || n > static_cast<uint64_t>(end - p)) {
+      ok = false;
+      return nullptr;
+    }
+    const uint8_t* r = p;
+    p += n;
+    return r;
+  }
+};
+}  // namespace
+
+Result<bool> EntryDecoder::next(Entry& e) {
+  if (p_ == end_) return false;
+  Reader r{p_, end_};
+  const uint8_t kind = *r.p++;
+  const auto fail = [&](const char* what) -> Result<bool> {
+    return Status{ErrorCode::kCorrupt,
+                  std::string(what) + " at entry offset " + std::to_string(remaining())};
+  };
+  if ((kind & 0x0f) > 3 || (kind & 0xe0) || ((kind & kEntryHasKeyHash) && (kind & 0x0f) != 0))
+    return fail("bad entry kind");
+  e.kind = static_cast<EntryKind>(kind & 0x0f);
+  switch (e.kind) {
+    case EntryKind::kData: {
+      RecordMeta& m = e.record.meta;
+      m.topic = r.u32();
+      m.writer = r.u32();
+      m.sequence = static_cast<int64_t>(static_cast<uint64_t>(st_.prev_seq) +
+                                        static_cast<uint64_t>(r.svarint()));
+      m.reception_ns = static_cast<int64_t>(static_cast<uint64_t>(st_.prev_recv) +
+                                            static_cast<uint64_t>(r.svarint()));
+      m.source_ns = static_cast<int64_t>(static_cast<uint64_t>(m.reception_ns) +
+                                         static_cast<uint64_t>(r.svarint()));
+      m.flags = r.u32();
+      m.has_key_hash = (kind & kEntryHasKeyHash) != 0;
+      if (m.has_key_hash) {
+        const uint8_t* k = r.take(16);
+        if (k) std::memcpy(m.key_hash.data(), k, 16);
+      }
+      const uint64_t len = r.varint();
+      if (r.ok && len > limits_.max_record_bytes) return fail("payload over limit");
+      const uint8_t* payload = r.take(len);
+      if (!r.ok) return fail("truncated data record");
+      e.record.payload = ByteSpan(reinterpret_cast<const std::byte*>(payload), len);
+      st_.prev_seq = m.sequence;
+      st_.prev_recv = m.reception_ns;
+      break;
+    }
+    case EntryKind::kTopic: {
+      e.topic_id = r.u32();
+      const auto str = [&](std::string& s) {
+        const uint64_t n = r.varint();
+        if (n > limits_.max_record_bytes) r.ok = false;
+        const uint8_t* d = r.take(n);
+        if (d) s.assign(reinterpret_cast<const char*>(d), n);
+      };
+      const auto blob = [&](Bytes& b) {
+        const uint64_t n = r.varint();
+        if (n > limits_.max_record_bytes) r.ok = false;
+        const uint8_t* d = r.take(n);
+        if (d)
+          b.assign(reinterpret_cast<const std::byte*>(d),
+                   reinterpret_cast<const std::byte*>(d + n));
+      };
+      str(e.topic.name);
+      str(e.topic.type_name);
+      const uint8_t* keyed = r.take(1);
+      e.topic.keyed = keyed && *keyed != 0;
+      if (keyed && *keyed > 1) r.ok = false;
+      blob(e.topic.qos);
+      blob(e.topic.type_info);
+      if (!r.ok) return fail("bad topic definition");
+      if (e.topic_id == 0) return fail("topic id 0");
+      break;
+    }
+    case EntryKind::kWriter: {
+      e.writer_id = r.u32();
+      e.writer.topic = r.u32();
+      const uint8_t* g = r.take(16);
+      if (!r.ok) return fail("bad writer definition");
+      std::memcpy(e.writer.guid.data(), g, 16);
+      if (e.writer_id == 0) return fail("writer id 0");
+      break;
+    }
+    case EntryKind::kGap: {
+      e.gap.writer = r.u32();
+      e.gap.first_missing = r.svarint();
+      e.gap.last_missing = r.svarint();
+      if (!r.ok) return fail("bad gap entry");
+      if (e.gap.first_missing > e.gap.last_missing) return fail("inverted gap");
+      break;
+    }
+  }
+  p_ = r.p;
+  return true;
+}
+
+}  // namespace storage::format
+
+namespace storage {
+
+const char* to_string(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kOk:
+      return "ok";
+    case ErrorCode::kInvalidArgument:
+      return "invalid argument";
+    case ErrorCode::kNotFound:
+      return "not found";
+    case ErrorCode::kAlreadyExists:
+      return "already exists";
+    case ErrorCode::kIo:
+      return "i/o error";
+    case ErrorCode::kNoSpace:
+      return "no space left";
+    case ErrorCode::kCorrupt:
+      return "corrupt data";
+    case ErrorCode::kTruncated:
+      return "truncated data";
+    case ErrorCode::kFull:
+      return "queue full";
+    case ErrorCode::kClosed:
+      return "closed";
+    case ErrorCode::kIndex:
+      return "index error";
+    case ErrorCode::kUnsupported:
+      return "unsupported";
+  }
+  return "unknown";
+}
+
+std::string Status::to_string() const {
+  if (is_ok()) return "ok";
+  return std::string(storage::to_string(code_)) + ": " + message_;
+}
+
+}  // namespace storage

@@ -1,0 +1,131 @@
+// File and memory implementations of ByteSink / ByteSource.
+#include "storage/io.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+namespace storage {
+
+Status errno_status(int err, const std::string& what) {
+  ErrorCode code = ErrorCode::kIo;
+  if (err == ENOSPC || err == EDQUOT) code = ErrorCode::kNoSpace;
+  if (err == ENOENT) code = ErrorCode::kNotFound;
+  if (err == EEXIST) code = ErrorCode::kAlreadyExists;
+  return {code, what + ": " + std::strerror(err)};
+}
+
+Result<std::unique_ptr<FileSink>> FileSink::open(const std::string& path, bool create) {
+  const int flags = O_WRONLY | O_CLOEXEC | (create ? (O_CREAT | O_EXCL) : 0);
+  const int fd = ::open(path.c_str(), flags, 0644);
+  if (fd < 0) return errno_status(errno, "open " + path);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return errno_status(err, "stat " + path);
+  }
+  return std::unique_ptr<FileSink>(new FileSink(fd, path, static_cast<uint64_t>(st.st_size)));
+}
+
+FileSink::~FileSink() {
+  ::close(fd_);
+}
+
+Status FileSink::write(std::span<const ByteSpan> parts) {
+  // pwritev at the tracked end, looping over short writes.
+  std::vector<iovec> iov;
+  iov.reserve(parts.size());
+  for (const auto& p : parts)
+    if (!p.empty()) iov.push_back({const_cast<std::byte*>(p.data()), p.size()});
+  size_t first = 0;
+  while (first < iov.size()) {
+    const int cnt = static_cast<int>(std::min<size_t>(iov.size() - first, IOV_MAX));
+    const ssize_t n = ::pwritev(fd_, iov.data() + first, cnt, static_cast<off_t>(size_));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno_status(errno, "write " + path_);
+    }
+    if (n == 0) return errno_status(ENOSPC, "write " + path_);
+    size_ += static_cast<uint64_t>(n);
+    size_t left = static_cast<size_t>(n);
+    while (left > 0 && first < iov.size()) {
+      if (left >= iov[first].iov_len) {
+        left -= iov[first].iov_len;
+        ++first;
+      } else {
+        iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + left;
+        iov[first].iov_len -= left;
+        left = 0;
+      }
+    }
+  }
+  return Status::ok();
+}
+
+Status FileSink::sync() {
+  if (::fdatasync(fd_) != 0) return errno_status(errno, "fdatasync " + path_);
+  return Status::ok();
+}
+
+Status FileSink::truncate(uint64_t size) {
+  if (::ftruncate(fd_, static_cast<off_t>(size)) != 0)
+    return errno_status(errno, "truncate " + path_);
+  size_ = size;
+  return Status::ok();
+}
+
+Result<std::unique_ptr<FileSource>> FileSource::open(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno_status(errno, "open " + path);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return errno_status(err, "stat " + path);
+  }
+  return std::unique_ptr<FileSource>(new FileSource(fd, path, static_cast<uint64_t>(st.st_size)));
+}
+
+FileSource::~FileSource() {
+  ::close(fd_);
+}
+
+Status FileSource::read_at(uint64_t offset, std::span<std::byte> out) const {
+  size_t done = 0;
+  while (done < out.size()) {
+    const ssize_t n =
+        ::pread(fd_, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno_status(errno, "read " + path_);
+    }
+    if (n == 0) return {ErrorCode::kTruncated, "read past end of " + path_};
+    done += static_cast<size_t>(n);
+  }
+  return Status::ok();
+}
+
+Status MemoryBuffer::write(std::span<const ByteSpan> parts) {
+  for (const auto& p : parts) data_.insert(data_.end(), p.begin(), p.end());
+  return Status::ok();
+}
+
+Status MemoryBuffer::truncate(uint64_t size) {
+  if (size < data_.size()) data_.resize(size);
+  return Status::ok();
+}
+
+Status MemoryBuffer::read_at(uint64_t offset, std::span<std::byte> out) const {
+  if (offset > data_.size() || out.size() > data_.size() - offset)
+    return {ErrorCode::kTruncated, "read past end of buffer"};
+  if (!out.empty()) std::memcpy(out.data(), data_.data() + offset, out.size());
+  return Status::ok();
+}
+
+}  // namespace storage

@@ -1,0 +1,805 @@
+// Recording (reader), tail recovery, verify and reindex. OVERVIEW
+//
+// - A Recording owns one SQLite connection (the file opened read-only, or a private in-memory
+//   copy after tail recovery) and one FileSource per segment, opened lazily. Cursors borrow both;
+//   all of it belongs to the thread using the Recording.
+// - Tail recovery (resync) runs on an Index: for each segment the writer did not finish it
+//   verifies indexed chunks from the end backwards until one is good (dropping bad rows), then
+//   scans forward from there, adding valid unindexed chunks and stopping (cutting, when allowed
+//   to modify files) at the first incomplete or corrupt one. Segment files newer than the index
+//   knows are scanned the same way.
+// - A Cursor streams chunk rows from one SQL statement ordered by first reception time, loads a
+//   chunk only when the merge frontier reaches its first reception time, and merges loaded chunks
+//   with a heap. Each loaded chunk keeps its decoded body; record views point into it.
+#include "storage/recording.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <queue>
+#include <set>
+
+#include "index.hpp"
+#include "segment_file.hpp"
+#include "storage/io.hpp"
+
+namespace storage {
+
+using detail::ChunkRow;
+using detail::Index;
+using detail::Stmt;
+
+const char* to_string(Problem::Kind kind) {
+  switch (kind) {
+    case Problem::Kind::kTornTail:
+      return "torn tail";
+    case Problem::Kind::kCorruptChunk:
+      return "corrupt chunk";
+    case Problem::Kind::kMissingSegment:
+      return "missing segment";
+    case Problem::Kind::kUnindexedChunk:
+      return "unindexed chunk";
+    case Problem::Kind::kIndexMismatch:
+      return "index mismatch";
+    case Problem::Kind::kBadSegment:
+      return "bad segment";
+  }
+  return "?";
+}
+
+namespace {
+
+bool file_exists(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0;
+}
+
+// Fills topics / time range / record count of a problem from the index row of a chunk.
+void describe_from_index(Index& idx, const ChunkInfo& c, Problem& p) {
+  p.chunk_sequence = c.sequence;
+  p.segment = c.segment;
+  p.offset = c.offset;
+  p.first_recv_ns = c.first_recv_ns;
+  p.last_recv_ns = c.last_recv_ns;
+  p.records = c.record_count;
+  if (auto t = idx.chunk_topics(c.sequence))
+    for (auto& s : *t) p.topics.push_back(s.topic);
+}
+
+struct Resync {
+  Index& idx;
+  std::string dir;
+  bool modify;  // truncate files / delete stray files
+  format::DecodeLimits limits;
+  const ProblemCallback& cb;
+  RecoveryReport rep;
+
+  void report(const Problem& p) {
+    ++rep.problems;
+    if (cb) cb(p);
+  }
+
+  // Scans `src` from `pos`, adding valid chunks to the index; returns the end of the last good one.
+  Result<uint64_t> scan_forward(const ByteSource& src, uint64_t seg, uint64_t pos) {
+    Bytes stored, raw;
+    ChunkRow row;
+    while (pos < src.size()) {
+      auto h = detail::read_chunk(src, pos, stored, &raw, limits);
+      Status bad = h ? detail::summarize_chunk(*h, raw, row, limits) : h.status();
+      ++rep.chunks_checked;
+      if (!bad) {
+        Problem p;
+        p.kind = Problem::Kind::kTornTail;
+        p.segment = seg;
+        p.offset = pos;
+        if (h) {
+          p.chunk_sequence = h->sequence;
+          p.first_recv_ns = h->first_recv_ns;
+          p.last_recv_ns = h->last_recv_ns;
+          p.records = h->record_count;
+        }
+        p.message = "incomplete or corrupt chunk at the end of the segment (" + bad.message() +
+                    "): " + std::to_string(src.size() - pos) + " bytes " +
+                    (modify ? "cut" : "ignored");
+        rep.bytes_cut += src.size() - pos;
+        report(p);
+        break;
+      }
+      row.info.segment = seg;
+      row.info.offset = pos;
+      if (auto s = idx.put_chunk(row); !s) return s;
+      ++rep.chunks_added;
+      pos += format::kChunkHeaderSize + h->stored_size;
+    }
+    return pos;
+  }
+
+  Status check_segment(uint64_t seg, bool known) {
+    const std::string path = detail::segment_path(dir, seg);
+    auto src = FileSource::open(path);
+    if (!src) return src.status();
+    std::vector<ChunkInfo> chunks;
+    if (known) {
+      auto c = idx.chunks_of_segment(seg);
+      if (!c) return c.status();
+      chunks = std::move(*c);
+    }
+    std::byte hb[format::kSegmentHeaderSize];
+    const bool header_ok = (*src)->size() >= sizeof hb && (*src)->read_at(0, hb) &&
+                           format::decode_segment_header(ByteSpan(hb, sizeof hb)).is_ok();
+    uint64_t pos = format::kSegmentHeaderSize;
+    if (!header_ok) {
+      for (auto& c : chunks) {
+        if (auto s = idx.delete_chunk(c.sequence); !s) return s;
+        ++rep.chunks_dropped;
+      }
+      Problem p;
+      p.kind = Problem::Kind::kBadSegment;
+      p.segment = seg;
+      p.message = "segment header missing or corrupt (file of " + std::to_string((*src)->size()) +
+                  " bytes)";
+      rep.bytes_cut += (*src)->size();
+      report(p);
+      if (modify) {
+        if (auto s = idx.delete_segment(seg); !s) return s;
+        ::unlink(path.c_str());
+      }
+      return Status::ok();
+    }
+    if (!known) {
+      auto h = format::decode_segment_header(ByteSpan(hb, sizeof hb));
+      if (auto s = idx.put_segment(seg, h->created_ns); !s) return s;
+    }
+    // Backwards over indexed chunks until one verifies.
+    Bytes stored;
+    while (!chunks.empty()) {
+      const ChunkInfo& c = chunks.back();
+      auto h = detail::read_chunk(**src, c.offset, stored, nullptr, limits);
+      ++rep.chunks_checked;
+      if (h && h->sequence == c.sequence && h->stored_size == c.stored_size) {
+        pos = c.offset + format::kChunkHeaderSize + c.stored_size;
+        break;
+      }
+      Problem p;
+      p.kind = Problem::Kind::kTornTail;
+      describe_from_index(idx, c, p);
+      p.message = "indexed chunk at the end of the segment is " +
+                  std::string(h ? "not the one indexed" : h.status().message());
+      report(p);
+      if (auto s = idx.delete_chunk(c.sequence); !s) return s;
+      ++rep.chunks_dropped;
+      chunks.pop_back();
+    }
+    auto end = scan_forward(**src, seg, pos);
+    if (!end) return end.status();
+    if (modify) {
+      if (*end < (*src)->size() && ::truncate(path.c_str(), static_cast<off_t>(*end)) != 0)
+        return errno_status(errno, "truncate " + path);
+      if (auto s = idx.set_segment_closed(seg, true); !s) return s;
+    }
+    return Status::ok();
+  }
+
+  Status run() {
+    rep.was_clean = false;
+    auto segs = idx.segments();
+    if (!segs) return segs.status();
+    std::set<uint64_t> on_disk;
+    for (uint64_t n : detail::list_segment_files(dir)) on_disk.insert(n);
+    uint64_t max_known = 0, min_known = UINT64_MAX;
+    for (const SegmentInfo& s : *segs) {
+      max_known = std::max(max_known, s.number);
+      min_known = std::min(min_known, s.number);
+      if (!on_disk.count(s.number)) {
+        auto chunks = idx.chunks_of_segment(s.number);
+        if (!chunks) return chunks.status();
+        Problem p;
+        p.kind = Problem::Kind::kMissingSegment;
+        p.segment = s.number;
+        p.first_recv_ns = s.first_recv_ns;
+        p.last_recv_ns = s.last_recv_ns;
+        p.records = s.record_count;
+        std::set<TopicId> topics;
+        for (auto& c : *chunks)
+          if (auto t = idx.chunk_topics(c.sequence))
+            for (auto& x : *t) topics.insert(x.topic);
+        p.topics.assign(topics.begin(), topics.end());
+        p.message = "segment file missing";
+        report(p);
+        rep.chunks_dropped += chunks->size();
+        if (auto st = idx.delete_segment(s.number); !st) return st;
+        continue;
+      }
+      if (!s.closed)
+        if (auto st = check_segment(s.number, true); !st) return st;
+    }
+    for (uint64_t n : on_disk) {
+      if (n > max_known || segs->empty()) {
+        if (auto st = check_segment(n, false); !st) return st;
+      } else if (n < min_known && modify) {
+        // Left over by retention that crashed between the index commit and the unlink.
+        ::unlink(detail::segment_path(dir, n).c_str());
+      }
+    }
+    return Status::ok();
+  }
+};
+
+Status resync(Index& idx, const std::string& dir, bool modify, const format::DecodeLimits& limits,
+              const ProblemCallback& cb, RecoveryReport& rep) {
+  Resync r{idx, dir, modify, limits, cb, {}};
+  if (auto s = idx.begin(); !s) return s;
+  Status st = r.run();
+  if (st && modify) st = idx.set_meta("clean", "1");
+  if (st) {
+    st = idx.commit();
+  } else {
+    idx.rollback();
+  }
+  rep = r.rep;
+  return st;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+struct Recording::Impl {
+  std::string dir;
+  RecordingOptions opt;
+  std::unique_ptr<Index> idx;
+  RecoveryReport recovery;
+  std::map<uint64_t, std::unique_ptr<FileSource>> sources;
+
+  Result<const ByteSource*> source(uint64_t seg) {
+    auto it = sources.find(seg);
+    if (it != sources.end()) return static_cast<const ByteSource*>(it->second.get());
+    auto src = FileSource::open(detail::segment_path(dir, seg));
+    if (!src) return src.status();
+    const ByteSource* p = src->get();
+    sources.emplace(seg, std::move(*src));
+    return p;
+  }
+};
+
+Recording::Recording(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Recording::~Recording() = default;
+
+Result<std::unique_ptr<Recording>> Recording::open(const std::string& dir,
+                                                   RecordingOptions options) {
+  const std::string ipath = detail::index_path(dir);
+  if (!file_exists(ipath))
+    return Status{ErrorCode::kNotFound, ipath + " does not exist (run reindex to rebuild it)"};
+  auto impl = std::make_unique<Impl>();
+  impl->dir = dir;
+  impl->opt = std::move(options);
+  auto idx = Index::open(ipath, Index::Mode::kReadOnly);
+  if (!idx) return idx.status();
+  auto v = (*idx)->meta("format_version");
+  if (!v || *v != std::to_string(format::kFormatVersion))
+    return Status{ErrorCode::kUnsupported, "index format version " + v.value_or("(none)")};
+  auto clean = (*idx)->meta("clean");
+  if (clean && *clean == "1") {
+    impl->idx = std::move(*idx);
+  } else {
+    idx->reset();
+    auto mem = Index::open_memory_copy(ipath);
+    if (!mem) return mem.status();
+    impl->idx = std::move(*mem);
+    if (auto s =
+            resync(*impl->idx, dir, false, impl->opt.limits, impl->opt.on_problem, impl->recovery);
+        !s)
+      return s;
+  }
+  return std::unique_ptr<Recording>(new Recording(std::move(impl)));
+}
+
+Result<RecoveryReport> Recording::recover(const std::string& dir, ProblemCallback on_problem) {
+  const std::string ipath = detail::index_path(dir);
+  if (!file_exists(ipath))
+    return Status{ErrorCode::kNotFound, ipath + " does not exist (run reindex to rebuild it)"};
+  auto idx = Index::open(ipath, Index::Mode::kReadWrite);
+  if (!idx) return idx.status();
+  RecoveryReport rep;
+  auto clean = (*idx)->meta("clean");
+  if (clean && *clean == "1") return rep;
+  if (auto s = resync(**idx, dir, true, {}, on_problem, rep); !s) return s;
+  (void)(*idx)->exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  return rep;
+}
+
+Result<ReindexReport> Recording::reindex(const std::string& dir, ProblemCallback on_problem) {
+  const std::string ipath = detail::index_path(dir);
+  const std::string tmp = ipath + ".reindex";
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) ::unlink((tmp + suffix).c_str());
+  ReindexReport rep;
+  std::string recording_id;
+  {
+    auto idx = Index::open(tmp, Index::Mode::kCreate);
+    if (!idx) return idx.status();
+    Index& x = **idx;
+    if (auto s = x.begin(); !s) return s;
+    const auto report = [&](const Problem& p) {
+      ++rep.problems;
+      if (on_problem) on_problem(p);
+    };
+    Bytes stored, raw;
+    ChunkRow row;
+    for (uint64_t seg : detail::list_segment_files(dir)) {
+      const std::string path = detail::segment_path(dir, seg);
+      auto src = FileSource::open(path);
+      if (!src) return src.status();
+      std::byte hb[format::kSegmentHeaderSize];
+      Result<format::SegmentHeader> sh =
+          Status{ErrorCode::kTruncated, "segment shorter than header"};
+      if ((*src)->size() >= sizeof hb) {
+        if (auto s = (*src)->read_at(0, hb); !s) return s;
+        sh = format::decode_segment_header(ByteSpan(hb, sizeof hb));
+      }
+      if (!sh) {
+        report({Problem::Kind::kBadSegment, seg, 0, 0, {}, 0, 0, 0, sh.status().message()});
+        continue;
+      }
+      static const char* kHex = "0123456789abcdef";
+      if (recording_id.empty())
+        for (uint8_t b : sh->recording_id) {
+          recording_id += kHex[b >> 4];
+          recording_id += kHex[b & 15];
+        }
+      if (auto s = x.put_segment(seg, sh->created_ns); !s) return s;
+      ++rep.segments;
+      uint64_t pos = format::kSegmentHeaderSize;
+      const uint64_t size = (*src)->size();
+      while (pos < size) {
+        auto h = detail::read_chunk(**src, pos, stored, &raw);
+        Status st = h ? detail::summarize_chunk(*h, raw, row) : h.status();
+        if (st) {
+          row.info.segment = seg;
+          row.info.offset = pos;
+          if (auto s = x.put_chunk(row); !s) return s;
+          ++rep.chunks;
+          rep.records += h->record_count;
+          pos += format::kChunkHeaderSize + h->stored_size;
+          continue;
+        }
+        Problem p;
+        p.segment = seg;
+        p.offset = pos;
+        if (h) {  // header intact, body bad: skip exactly this chunk
+          p.kind = Problem::Kind::kCorruptChunk;
+          p.chunk_sequence = h->sequence;
+          p.first_recv_ns = h->first_recv_ns;
+          p.last_recv_ns = h->last_recv_ns;
+          p.records = h->record_count;
+          p.message = st.message() + "; chunk left out of the index";
+          report(p);
+          pos += format::kChunkHeaderSize + h->stored_size;
+          continue;
+        }
+        // Header unreadable: look for the next chunk header that verifies.
+        uint64_t next = pos + 1;
+        bool found = false;
+        Bytes window(1 << 20);
+        while (next + format::kChunkHeaderSize <= size && !found) {
+          const size_t n = static_cast<size_t>(std::min<uint64_t>(window.size(), size - next));
+          if (auto s = (*src)->read_at(next, std::span(window.data(), n)); !s) return s;
+          for (size_t i = 0; i + format::kChunkHeaderSize <= n; ++i) {
+            if (std::memcmp(window.data() + i, "PSCK", 4) != 0) continue;
+            if (format::decode_chunk_header(
+                    ByteSpan(window.data() + i, format::kChunkHeaderSize))) {
+              next += i;
+              found = true;
+              break;
+            }
+          }
+          if (!found) next += n > format::kChunkHeaderSize ? n - format::kChunkHeaderSize + 1 : n;
+        }
+        p.kind = found ? Problem::Kind::kCorruptChunk : Problem::Kind::kTornTail;
+        p.message = st.message() + (found ? "; skipped " + std::to_string(next - pos) + " bytes"
+                                          : "; ignoring the rest of the segment");
+        report(p);
+        if (!found) break;
+        pos = next;
+      }
+      if (auto s = x.set_segment_closed(seg, true); !s) return s;
+    }
+    Status s = x.set_meta("format_version", std::to_string(format::kFormatVersion));
+    if (s) s = x.set_meta("recording_id", recording_id);
+    if (s) s = x.set_meta("clean", "1");
+    if (s) s = x.commit();
+    if (s) s = x.exec("PRAGMA journal_mode=DELETE");
+    if (!s) return s;
+  }
+  for (const char* suffix : {"-wal", "-shm"}) ::unlink((ipath + suffix).c_str());
+  if (::rename(tmp.c_str(), ipath.c_str()) != 0) return errno_status(errno, "rename " + tmp);
+  // Back to WAL mode for later writers of the index (recover()).
+  auto idx = Index::open(ipath, Index::Mode::kReadWrite);
+  if (!idx) return idx.status();
+  return rep;
+}
+
+const RecoveryReport& Recording::recovery() const {
+  return impl_->recovery;
+}
+Result<std::vector<TopicInfo>> Recording::topics() {
+  return impl_->idx->topics();
+}
+Result<std::vector<WriterInfo>> Recording::writers() {
+  return impl_->idx->writers();
+}
+Result<std::vector<SegmentInfo>> Recording::segments() {
+  return impl_->idx->segments();
+}
+Result<std::vector<Gap>> Recording::gaps() {
+  return impl_->idx->gaps();
+}
+
+Result<Totals> Recording::totals() {
+  Totals t;
+  auto topics = impl_->idx->topics();
+  if (!topics) return topics.status();
+  auto writers = impl_->idx->writers();
+  if (!writers) return writers.status();
+  auto segs = impl_->idx->segments();
+  if (!segs) return segs.status();
+  t.topics = topics->size();
+  t.writers = writers->size();
+  bool any = false;
+  for (auto& x : *topics) {
+    t.records += x.count;
+    t.bytes += x.bytes;
+    t.lost += x.lost;
+    if (x.count == 0) continue;
+    t.first_recv_ns = any ? std::min(t.first_recv_ns, x.first_recv_ns) : x.first_recv_ns;
+    t.last_recv_ns = any ? std::max(t.last_recv_ns, x.last_recv_ns) : x.last_recv_ns;
+    any = true;
+  }
+  t.segments = segs->size();
+  for (auto& s : *segs) t.chunks += s.chunk_count;
+  return t;
+}
+
+TopicId Recording::topic_id(const std::string& name) {
+  Stmt s(impl_->idx->db(), "SELECT id FROM topics WHERE name = ? ORDER BY id LIMIT 1");
+  s.bind(1, name);
+  return s.step() == SQLITE_ROW ? static_cast<TopicId>(s.i64(0)) : 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+struct Cursor::Impl {
+  Recording::Impl* rec = nullptr;
+  std::unique_ptr<Stmt> stmt;
+  bool rows_done = false;
+  bool have_row = false;
+  ChunkInfo row;
+  int64_t start = 0, end = 0;
+  bool all_topics = true;
+  std::vector<bool> topic_on;  // by topic id
+  Status status;
+  uint64_t problems = 0;
+  uint64_t loaded = 0;
+
+  struct Loaded {
+    Bytes stored, raw;
+    std::vector<RecordView> recs;
+    size_t pos = 0;
+    uint64_t order = 0;
+  };
+  std::vector<std::unique_ptr<Loaded>> pool;  // free Loaded objects (buffers reused)
+  struct HeapItem {
+    int64_t recv;
+    uint64_t order;
+    Loaded* chunk;
+    bool operator>(const HeapItem& o) const {
+      return recv != o.recv ? recv > o.recv : order > o.order;
+    }
+  };
+  std::priority_queue<HeapItem, std::vector<HeapItem>, std::greater<>> heap;
+  std::vector<std::unique_ptr<Loaded>> active;
+  Loaded* current = nullptr;  // the chunk of the record returned last (advanced on next call)
+  RecordView view;
+
+  void next_row() {
+    have_row = false;
+    if (rows_done) return;
+    const int rc = stmt->step();
+    if (rc == SQLITE_ROW) {
+      row.sequence = static_cast<uint64_t>(stmt->i64(0));
+      row.segment = static_cast<uint64_t>(stmt->i64(1));
+      row.offset = static_cast<uint64_t>(stmt->i64(2));
+      row.stored_size = static_cast<uint32_t>(stmt->i64(3));
+      row.first_recv_ns = stmt->i64(4);
+      row.last_recv_ns = stmt->i64(5);
+      row.record_count = static_cast<uint32_t>(stmt->i64(6));
+      have_row = true;
+    } else {
+      rows_done = true;
+      if (rc != SQLITE_DONE)
+        status = {ErrorCode::kIndex,
+                  std::string("query chunks: ") + sqlite3_errmsg(rec->idx->db())};
+    }
+  }
+
+  void problem(const ChunkInfo& c, const Status& why) {
+    ++problems;
+    if (!rec->opt.on_problem) return;
+    Problem p;
+    p.kind = Problem::Kind::kCorruptChunk;
+    describe_from_index(*rec->idx, c, p);
+    p.message = why.message() + "; its records are skipped";
+    rec->opt.on_problem(p);
+  }
+
+  void load(const ChunkInfo& c) {
+    std::unique_ptr<Loaded> l;
+    if (!pool.empty()) {
+      l = std::move(pool.back());
+      pool.pop_back();
+    } else {
+      l = std::make_unique<Loaded>();
+    }
+    l->recs.clear();
+    l->pos = 0;
+    l->order = loaded++;
+    auto src = rec->source(c.segment);
+    if (!src) return problem(c, src.status());
+    auto h = detail::read_chunk(**src, c.offset, l->stored, nullptr, rec->opt.limits);
+    Status st = h ? Status::ok() : h.status();
+    if (st && h->sequence != c.sequence)
+      st = {ErrorCode::kCorrupt, "chunk at the indexed offset has another sequence number"};
+    if (st) st = format::decode_chunk_body(*h, l->stored, l->raw, rec->opt.verify_checksums);
+    if (!st) {
+      pool.push_back(std::move(l));
+      return problem(c, st);
+    }
+    format::EntryDecoder dec(l->raw, rec->opt.limits);
+    format::Entry e;
+    for (;;) {
+      auto more = dec.next(e);
+      if (!more) {
+        l->recs.clear();
+        pool.push_back(std::move(l));
+        return problem(c, more.status());
+      }
+      if (!*more) break;
+      if (e.kind != format::EntryKind::kData) continue;
+      const RecordMeta& m = e.record.meta;
+      if (m.reception_ns < start || m.reception_ns >= end) continue;
+      if (!all_topics && (m.topic >= topic_on.size() || !topic_on[m.topic])) continue;
+      l->recs.push_back(e.record);
+    }
+    if (!(h->flags & format::kChunkFlagRecvSorted))
+      std::stable_sort(l->recs.begin(), l->recs.end(),
+                       [](const RecordView& a, const RecordView& b) {
+                         return a.meta.reception_ns < b.meta.reception_ns;
+                       });
+    if (l->recs.empty()) {
+      pool.push_back(std::move(l));
+      return;
+    }
+    heap.push({l->recs[0].meta.reception_ns, l->order, l.get()});
+    active.push_back(std::move(l));
+  }
+
+  void retire(Loaded* l) {
+    auto it = std::find_if(active.begin(), active.end(), [l](auto& p) { return p.get() == l; });
+    pool.push_back(std::move(*it));
+    active.erase(it);
+  }
+
+  const RecordView* next() {
+    if (current) {  // advance the chunk that produced the previous record
+      Loaded* l = current;
+      current = nullptr;
+      if (++l->pos < l->recs.size()) {
+        heap.push({l->recs[l->pos].meta.reception_ns, l->order, l});
+      } else {
+        retire(l);
+      }
+    }
+    for (;;) {
+      while (have_row && (heap.empty() || row.first_recv_ns <= heap.top().recv)) {
+        const ChunkInfo c = row;
+        next_row();
+        load(c);
+      }
+      if (!status.is_ok() || heap.empty()) return nullptr;
+      const HeapItem top = heap.top();
+      heap.pop();
+      current = top.chunk;
+      view = top.chunk->recs[top.chunk->pos];
+      return &view;
+    }
+  }
+};
+
+Cursor::Cursor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Cursor::~Cursor() = default;
+Cursor::Cursor(Cursor&&) noexcept = default;
+Cursor& Cursor::operator=(Cursor&&) noexcept = default;
+const RecordView* Cursor::next() {
+  return impl_->next();
+}
+const Status& Cursor::status() const {
+  return impl_->status;
+}
+uint64_t Cursor::problems() const {
+  return impl_->problems;
+}
+
+Result<Cursor> Recording::query(const Query& q) {
+  auto c = std::make_unique<Cursor::Impl>();
+  c->rec = impl_.get();
+  c->start = q.start_ns;
+  c->end = q.end_ns;
+  std::vector<TopicId> ids = q.topic_ids;
+  for (const auto& name : q.topic_names) {
+    Stmt s(impl_->idx->db(), "SELECT id FROM topics WHERE name = ?");
+    s.bind(1, name);
+    while (s.step() == SQLITE_ROW) ids.push_back(static_cast<TopicId>(s.i64(0)));
+  }
+  c->all_topics = q.topic_ids.empty() && q.topic_names.empty();
+  std::string topic_list;
+  for (TopicId id : ids) {
+    if (id >= c->topic_on.size()) c->topic_on.resize(id + 1, false);
+    c->topic_on[id] = true;
+    topic_list += (topic_list.empty() ? "" : ",") + std::to_string(id);
+  }
+  // Chunks whose first record lies in [start - max span, end): seeks the time index instead of
+  // scanning from the start; max span is the longest time range of any chunk.
+  const int64_t span = impl_->idx->max_chunk_span();
+  const int64_t lo = q.start_ns < std::numeric_limits<int64_t>::min() + span
+                         ? std::numeric_limits<int64_t>::min()
+                         : q.start_ns - span;
+  std::string sql =
+      "SELECT id, segment_id, offset, stored_size, first_recv, last_recv, record_count "
+      "FROM chunks WHERE record_count > 0 AND first_recv >= ?1 AND first_recv < ?2 AND "
+      "last_recv >= ?3";
+  if (!c->all_topics)
+    sql +=
+        " AND EXISTS (SELECT 1 FROM chunk_topics ct WHERE ct.chunk_id = chunks.id AND "
+        "ct.topic_id IN (" +
+        topic_list + ") AND ct.last_recv >= ?3 AND ct.first_recv < ?2)";
+  sql += " ORDER BY first_recv, id";
+  c->stmt = std::make_unique<Stmt>(impl_->idx->db(), sql.c_str());
+  if (!c->stmt->ok()) return impl_->idx->error("prepare chunk query");
+  c->stmt->bind(1, lo).bind(2, q.end_ns).bind(3, q.start_ns);
+  if (q.start_ns >= q.end_ns || (!c->all_topics && ids.empty())) c->rows_done = true;
+  c->next_row();
+  return Cursor(std::move(c));
+}
+
+Result<VerifyReport> Recording::verify(const ProblemCallback& on_problem) {
+  VerifyReport rep;
+  Index& idx = *impl_->idx;
+  const auto report = [&](const Problem& p) {
+    ++rep.problems;
+    if (on_problem) on_problem(p);
+  };
+  auto segs = idx.segments();
+  if (!segs) return segs.status();
+  std::set<uint64_t> known;
+  Bytes stored, raw;
+  ChunkRow row;
+  for (const SegmentInfo& s : *segs) {
+    known.insert(s.number);
+    ++rep.segments;
+    auto chunks = idx.chunks_of_segment(s.number);
+    if (!chunks) return chunks.status();
+    auto src = impl_->source(s.number);
+    if (!src) {
+      Problem p;
+      p.kind = Problem::Kind::kMissingSegment;
+      p.segment = s.number;
+      p.first_recv_ns = s.first_recv_ns;
+      p.last_recv_ns = s.last_recv_ns;
+      p.records = s.record_count;
+      p.message = src.status().message();
+      report(p);
+      rep.chunks_bad += chunks->size();
+      continue;
+    }
+    std::byte hb[format::kSegmentHeaderSize];
+    if ((*src)->read_at(0, hb).is_ok()) {
+      auto h = format::decode_segment_header(ByteSpan(hb, sizeof hb));
+      if (!h)
+        report({Problem::Kind::kBadSegment, s.number, 0, 0, {}, 0, 0, 0, h.status().message()});
+    } else {
+      report({Problem::Kind::kBadSegment, s.number, 0, 0, {}, 0, 0, 0, "segment header truncated"});
+    }
+    uint64_t expect = format::kSegmentHeaderSize;
+    const auto scan_unindexed = [&](uint64_t from, uint64_t to) {
+      // Valid chunks between indexed ones (or after the last) that the index does not list.
+      while (from < to) {
+        auto h = detail::read_chunk(**src, from, stored, nullptr, impl_->opt.limits);
+        Problem p;
+        p.segment = s.number;
+        p.offset = from;
+        if (!h) {
+          p.kind = Problem::Kind::kTornTail;
+          p.message = std::to_string(to - from) + " bytes not covered by the index (" +
+                      h.status().message() + ")";
+          report(p);
+          return;
+        }
+        p.kind = Problem::Kind::kUnindexedChunk;
+        p.chunk_sequence = h->sequence;
+        p.first_recv_ns = h->first_recv_ns;
+        p.last_recv_ns = h->last_recv_ns;
+        p.records = h->record_count;
+        p.message = "valid chunk missing from the index";
+        report(p);
+        from += format::kChunkHeaderSize + h->stored_size;
+      }
+    };
+    for (const ChunkInfo& c : *chunks) {
+      if (c.offset != expect) {
+        if (c.offset > expect)
+          scan_unindexed(expect, c.offset);
+        else {
+          Problem p;
+          p.kind = Problem::Kind::kIndexMismatch;
+          describe_from_index(idx, c, p);
+          p.message = "indexed chunk overlaps the previous one";
+          report(p);
+        }
+      }
+      expect = c.offset + format::kChunkHeaderSize + c.stored_size;
+      auto h = detail::read_chunk(**src, c.offset, stored, &raw, impl_->opt.limits);
+      Status st = h ? detail::summarize_chunk(*h, raw, row, impl_->opt.limits) : h.status();
+      Problem p;
+      describe_from_index(idx, c, p);
+      if (!st) {
+        ++rep.chunks_bad;
+        p.kind = Problem::Kind::kCorruptChunk;
+        p.message = st.message();
+        report(p);
+        continue;
+      }
+      std::string diff;
+      const ChunkInfo& r = row.info;
+      if (r.sequence != c.sequence) diff += " sequence";
+      if (r.stored_size != c.stored_size || r.raw_size != c.raw_size) diff += " sizes";
+      if (r.record_count != c.record_count || r.entry_count != c.entry_count) diff += " counts";
+      if (r.record_count &&
+          (r.first_recv_ns != c.first_recv_ns || r.last_recv_ns != c.last_recv_ns))
+        diff += " time range";
+      if (r.record_count && (r.min_seq != c.min_seq || r.max_seq != c.max_seq))
+        diff += " sequence range";
+      auto it = idx.chunk_topics(c.sequence);
+      if (!it) return it.status();
+      bool topics_equal = it->size() == row.topics.size();
+      for (size_t i = 0; topics_equal && i < it->size(); ++i) {
+        const auto &a = (*it)[i], &b = row.topics[i];
+        topics_equal = a.topic == b.topic && a.count == b.count && a.bytes == b.bytes &&
+                       a.first_recv_ns == b.first_recv_ns && a.last_recv_ns == b.last_recv_ns;
+      }
+      if (!topics_equal) diff += " per-topic counts";
+      if (!diff.empty()) {
+        ++rep.chunks_bad;
+        p.kind = Problem::Kind::kIndexMismatch;
+        p.message = "index disagrees with the chunk:" + diff;
+        report(p);
+        continue;
+      }
+      ++rep.chunks_ok;
+      rep.records += r.record_count;
+    }
+    scan_unindexed(expect, (*src)->size());
+  }
+  for (uint64_t n : detail::list_segment_files(impl_->dir)) {
+    if (known.count(n)) continue;
+    Problem p;
+    p.kind = Problem::Kind::kUnindexedChunk;
+    p.segment = n;
+    p.message = "segment file not in the index";
+    report(p);
+  }
+  return rep;
+}
+
+}  // namespace storage

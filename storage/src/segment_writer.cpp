@@ -1,0 +1,754 @@
+// SegmentWriter implementation. OVERVIEW
+//
+// Threads and ownership:
+// - Caller threads (any number) run add_topic/add_writer/add_gap/append/poll/flush/close. They
+//   hold `mu` while touching the open chunk (`open`), the chunk queue, the buffer pool and the
+//   per-writer sequence state. Appending is a memcpy of the encoded record into `open`; no
+//   allocation once the pool has warmed up.
+// - One writer thread (`run`) owns the segment file, the index, the compression buffer and the
+//   segment list. It takes closed chunks from `queue` (under `mu`), then without the lock
+//   compresses, checksums, writes, syncs and indexes them (one SQLite transaction per batch),
+//   applies retention, and hands the buffers back to the pool (under `mu`).
+// - A ChunkBuf is owned by the pool (free), by the appenders (`open`), or by the writer thread
+//   (after it leaves `queue`), never by two at once.
+// - Errors of the writer thread are stored in `error` (sticky) and reported by every later call.
+#include "storage/segment_writer.hpp"
+
+#include <lz4.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "index.hpp"
+#include "segment_file.hpp"
+#include "storage/format.hpp"
+#include "storage/io.hpp"
+
+namespace storage {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr size_t kGapEntryMax = 1 + 5 + 10 + 10;
+constexpr int64_t kNoSeq = INT64_MIN;
+
+int64_t wall_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string hex(const uint8_t* p, size_t n) {
+  static const char* d = "0123456789abcdef";
+  std::string s;
+  for (size_t i = 0; i < n; ++i) {
+    s += d[p[i] >> 4];
+    s += d[p[i] & 15];
+  }
+  return s;
+}
+
+Status mkdirs(const std::string& path) {
+  std::string cur;
+  size_t pos = 0;
+  while (pos != std::string::npos) {
+    pos = path.find('/', pos + 1);
+    cur = path.substr(0, pos);
+    if (cur.empty()) continue;
+    if (::mkdir(cur.c_str(), 0755) != 0 && errno != EEXIST)
+      return errno_status(errno, "mkdir " + cur);
+  }
+  return Status::ok();
+}
+
+// One chunk buffer with the statistics gathered while it was open.
+struct ChunkBuf {
+  std::unique_ptr<uint8_t[]> data;
+  size_t cap = 0;
+  size_t size = 0;
+  bool pooled = true;  // false: dedicated buffer of an oversized record, freed after writing
+  uint32_t records = 0;
+  uint32_t entries = 0;
+  uint64_t payload_bytes = 0;
+  int64_t first_recv = 0, last_recv = 0, min_seq = 0, max_seq = 0;
+  bool sorted = true;
+  format::DeltaState delta;
+  Clock::time_point opened;
+  detail::ChunkRow row;  // topics/writers filled at close; gaps and definitions while open
+
+  void reset() {
+    size = records = entries = 0;
+    payload_bytes = 0;
+    first_recv = last_recv = min_seq = max_seq = 0;
+    sorted = true;
+    delta = {};
+    row.topics.clear();
+    row.writers.clear();
+    row.gaps.clear();
+    row.topic_defs.clear();
+    row.writer_defs.clear();
+  }
+};
+
+struct SegState {
+  uint64_t number = 0;
+  uint64_t size = 0;
+  int64_t last_recv = 0;  // newest reception time in the segment (0 if none)
+};
+
+}  // namespace
+
+struct SegmentWriter::Impl {
+  std::string dir;
+  SegmentWriterOptions opt;
+  std::array<uint8_t, 16> recording_id{};
+
+  // ---- guarded by mu ----
+  mutable std::mutex mu;
+  std::condition_variable work_cv;   // writer thread waits for chunks / stop / flush
+  std::condition_variable space_cv;  // appenders wait for buffers; flushers wait for progress
+  ChunkBuf* open = nullptr;
+  std::vector<ChunkBuf*> queue;
+  std::vector<std::unique_ptr<ChunkBuf>> all;  // every pooled buffer (owner of memory)
+  std::vector<ChunkBuf*> free_list;
+  uint64_t in_use_cap = 0;  // capacity of buffers open, queued or being written
+  uint64_t closed_chunks = 0, done_chunks = 0;
+  uint64_t sync_req_gen = 0;   // bumped by flush(): "fdatasync everything written so far"
+  uint64_t sync_done_gen = 0;  // highest generation the writer thread has honoured
+  bool stop = false;
+  bool closed = false;
+  Status error;
+  // Definitions: by id (index 0 unused), and encoded for repeating at each segment start.
+  std::vector<TopicDef> topics{TopicDef{}};
+  std::vector<WriterDef> writers{WriterDef{}};
+  Bytes defs_blob;
+  uint32_t defs_count = 0;
+  // Per open chunk: slot of each topic/writer in open->row.topics/writers, -1 when untouched.
+  std::vector<int32_t> topic_slot{-1};
+  std::vector<int32_t> writer_slot{-1};
+  std::vector<int64_t> last_seq{kNoSeq};  // per writer, for gap detection
+  WriterStats stats;
+
+  // ---- writer thread only ----
+  std::unique_ptr<detail::Index> index;
+  std::unique_ptr<FileSink> seg;
+  Clock::time_point seg_opened;
+  std::deque<SegState> segs;
+  uint64_t next_chunk_seq = 1;
+  std::vector<char> cbuf;
+  bool unsynced = false;
+  Clock::time_point last_sync = Clock::now();
+  std::thread thread;
+
+  // ---------------- caller side (mu held) ----------------
+
+  void close_open_locked() {
+    ChunkBuf* c = open;
+    if (!c) return;
+    open = nullptr;
+    if (c->entries == 0) {  // nothing in it: straight back to the pool
+      release_locked(c);
+      return;
+    }
+    for (auto& t : c->row.topics) topic_slot[t.topic] = -1;
+    for (auto& w : c->row.writers) writer_slot[w.writer] = -1;
+    queue.push_back(c);
+    ++closed_chunks;
+    work_cv.notify_one();
+  }
+
+  void release_locked(ChunkBuf* c) {
+    in_use_cap -= c->cap;
+    stats.queued_bytes -= c->size;
+    if (c->pooled) {
+      c->reset();
+      free_list.push_back(c);
+    } else {
+      auto it = std::find_if(all.begin(), all.end(), [c](auto& p) { return p.get() == c; });
+      if (it != all.end()) all.erase(it);
+    }
+  }
+
+  // Makes `open` a buffer with room for `need` more bytes.
+  Status ensure_room(size_t need, bool block, std::unique_lock<std::mutex>& lk) {
+    if (open && open->size + need <= open->cap) return Status::ok();
+    close_open_locked();
+    const size_t chunk_cap = opt.chunk_max_bytes;
+    for (;;) {
+      if (!error.is_ok()) return error;
+      if (closed) return {ErrorCode::kClosed, "writer closed"};
+      ChunkBuf* c = nullptr;
+      if (need <= chunk_cap) {
+        if (!free_list.empty() && in_use_cap + chunk_cap <= opt.queue_max_bytes) {
+          c = free_list.back();
+          free_list.pop_back();
+        } else if (in_use_cap + chunk_cap <= opt.queue_max_bytes || in_use_cap == 0) {
+          auto b = std::make_unique<ChunkBuf>();
+          b->data.reset(new uint8_t[chunk_cap]);
+          b->cap = chunk_cap;
+          c = b.get();
+          all.push_back(std::move(b));
+        }
+      } else if (in_use_cap + need <= opt.queue_max_bytes || in_use_cap == 0) {
+        // Dedicated buffer for an oversized record; drop idle pooled buffers to stay in budget.
+        while (!free_list.empty() && (all.size() * chunk_cap + need > opt.queue_max_bytes)) {
+          ChunkBuf* f = free_list.back();
+          free_list.pop_back();
+          auto it = std::find_if(all.begin(), all.end(), [f](auto& p) { return p.get() == f; });
+          all.erase(it);
+        }
+        auto b = std::make_unique<ChunkBuf>();
+        b->data.reset(new (std::nothrow) uint8_t[need]);
+        if (!b->data)
+          return {ErrorCode::kNoSpace,
+                  "out of memory for a " + std::to_string(need) + " byte record"};
+        b->cap = need;
+        b->pooled = false;
+        c = b.get();
+        all.push_back(std::move(b));
+      }
+      if (c) {
+        in_use_cap += c->cap;
+        c->opened = Clock::now();
+        open = c;
+        return Status::ok();
+      }
+      if (!block) {
+        ++stats.full_events;
+        return {ErrorCode::kFull, "all chunk buffers are in flight"};
+      }
+      space_cv.wait(lk);
+    }
+  }
+
+  // Appends an already encoded definition/gap entry to the open chunk (blocking for room).
+  Status put_entry_locked(const Bytes& entry, std::unique_lock<std::mutex>& lk) {
+    if (auto s = ensure_room(entry.size(), true, lk); !s) return s;
+    if (open->entries == 0) work_cv.notify_one();  // the writer thread now watches its age
+    std::memcpy(open->data.get() + open->size, entry.data(), entry.size());
+    open->size += entry.size();
+    stats.queued_bytes += entry.size();
+    ++open->entries;
+    return Status::ok();
+  }
+
+  uint8_t* put_gap(uint8_t* p, const Gap& g) {
+    if (open->entries == 0) work_cv.notify_one();
+    *p++ = static_cast<uint8_t>(format::EntryKind::kGap);
+    p = format::put_varint(p, g.writer);
+    p = format::put_svarint(p, g.first_missing);
+    p = format::put_svarint(p, g.last_missing);
+    ++open->entries;
+    open->row.gaps.push_back(g);
+    ++stats.gaps;
+    return p;
+  }
+
+  // ---------------- writer thread ----------------
+
+  void run();
+  Status write_batch(std::vector<ChunkBuf*>& batch);
+  Status write_chunk(const format::ChunkHeader& h, ByteSpan body, detail::ChunkRow& row);
+  Status open_segment(uint64_t number);
+  Status finish_segment();
+  Status maybe_roll(size_t next_chunk_bytes);
+  Status apply_retention(std::vector<uint64_t>& removed);
+  Status sync_now() {
+    if (!seg || !unsynced) return Status::ok();
+    if (auto s = seg->sync(); !s) return s;
+    unsynced = false;
+    last_sync = Clock::now();
+    return Status::ok();
+  }
+};
+
+Status SegmentWriter::Impl::open_segment(uint64_t number) {
+  auto sink = FileSink::open(detail::segment_path(dir, number), true);
+  if (!sink) return sink.status();
+  seg = std::move(*sink);
+  format::SegmentHeader h;
+  h.recording_id = recording_id;
+  h.segment_number = number;
+  h.created_ns = wall_ns();
+  uint8_t hb[format::kSegmentHeaderSize];
+  format::encode_segment_header(h, hb);
+  const ByteSpan parts[] = {ByteSpan(reinterpret_cast<std::byte*>(hb), sizeof hb)};
+  if (auto s = seg->write(parts); !s) return s;
+  unsynced = true;
+  seg_opened = Clock::now();
+  segs.push_back({number, seg->size(), 0});
+  {
+    std::lock_guard lk(mu);
+    ++stats.segments_created;
+    stats.file_bytes += sizeof hb;
+  }
+  if (auto s = index->put_segment(number, h.created_ns); !s) return s;
+  // Repeat every definition known so far so this segment decodes on its own.
+  Bytes defs;
+  uint32_t count;
+  std::vector<std::pair<TopicId, TopicDef>> tdefs;
+  std::vector<std::pair<WriterId, WriterDef>> wdefs;
+  {
+    std::lock_guard lk(mu);
+    defs = defs_blob;
+    count = defs_count;
+    for (TopicId i = 1; i < topics.size(); ++i) tdefs.emplace_back(i, topics[i]);
+    for (WriterId i = 1; i < writers.size(); ++i) wdefs.emplace_back(i, writers[i]);
+  }
+  if (count == 0) return Status::ok();
+  format::ChunkHeader ch;
+  ch.raw_size = ch.stored_size = static_cast<uint32_t>(defs.size());
+  ch.entry_count = count;
+  ch.codec = format::Codec::kRaw;
+  ch.flags = format::kChunkFlagRecvSorted;
+  detail::ChunkRow row;
+  row.topic_defs = std::move(tdefs);
+  row.writer_defs = std::move(wdefs);
+  return write_chunk(ch, defs, row);
+}
+
+Status SegmentWriter::Impl::finish_segment() {
+  if (!seg) return Status::ok();
+  if (opt.fsync != FsyncPolicy::kNone) {
+    if (auto s = sync_now(); !s) return s;
+  }
+  if (auto s = index->set_segment_closed(segs.back().number, true); !s) return s;
+  seg.reset();
+  return Status::ok();
+}
+
+Status SegmentWriter::Impl::maybe_roll(size_t next_chunk_bytes) {
+  if (seg) {
+    const bool has_data = seg->size() > format::kSegmentHeaderSize;
+    const bool too_big = seg->size() + next_chunk_bytes > opt.segment_max_bytes;
+    const bool too_old = opt.segment_max_duration.count() > 0 &&
+                         Clock::now() - seg_opened >= opt.segment_max_duration;
+    if (!has_data || (!too_big && !too_old)) return Status::ok();
+    if (auto s = finish_segment(); !s) return s;
+  }
+  const uint64_t next = segs.empty() ? 1 : segs.back().number + 1;
+  return open_segment(next);
+}
+
+// Writes header + body at the end of the current segment and fills the row's location.
+Status SegmentWriter::Impl::write_chunk(const format::ChunkHeader& h0, ByteSpan body,
+                                        detail::ChunkRow& row) {
+  format::ChunkHeader h = h0;
+  h.sequence = next_chunk_seq;
+  h.stored_size = static_cast<uint32_t>(body.size());
+  h.body_crc = format::crc32c(body.data(), body.size());
+  uint8_t hb[format::kChunkHeaderSize];
+  format::encode_chunk_header(h, hb);
+  const uint64_t offset = seg->size();
+  const ByteSpan parts[] = {ByteSpan(reinterpret_cast<std::byte*>(hb), sizeof hb), body};
+  if (auto s = seg->write(parts); !s) {
+    (void)seg->truncate(offset);  // never leave a torn chunk behind when we can help it
+    return s;
+  }
+  ++next_chunk_seq;
+  unsynced = true;
+  SegState& ss = segs.back();
+  ss.size = seg->size();
+  if (h.record_count > 0) ss.last_recv = std::max(ss.last_recv, h.last_recv_ns);
+  ChunkInfo& c = row.info;
+  c.sequence = h.sequence;
+  c.segment = ss.number;
+  c.offset = offset;
+  c.stored_size = h.stored_size;
+  c.raw_size = h.raw_size;
+  c.codec = static_cast<uint8_t>(h.codec);
+  c.record_count = h.record_count;
+  c.entry_count = h.entry_count;
+  c.first_recv_ns = h.first_recv_ns;
+  c.last_recv_ns = h.last_recv_ns;
+  if (auto s = index->put_chunk(row); !s) return s;
+  std::lock_guard lk(mu);
+  ++stats.chunks_written;
+  stats.file_bytes += sizeof hb + body.size();
+  return Status::ok();
+}
+
+Status SegmentWriter::Impl::apply_retention(std::vector<uint64_t>& removed) {
+  if (opt.retention_max_bytes == 0 && opt.retention_max_age.count() == 0) return Status::ok();
+  uint64_t total = 0;
+  for (auto& s : segs) total += s.size;
+  const int64_t now = wall_ns();
+  const int64_t max_age_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(opt.retention_max_age).count();
+  while (segs.size() > 1) {
+    const SegState& old = segs.front();
+    const bool over_size = opt.retention_max_bytes > 0 && total > opt.retention_max_bytes;
+    const bool over_age = max_age_ns > 0 && old.last_recv > 0 && now - old.last_recv > max_age_ns;
+    if (!over_size && !over_age) break;
+    if (auto s = index->delete_segment(old.number); !s) return s;
+    removed.push_back(old.number);
+    total -= old.size;
+    segs.pop_front();
+  }
+  return Status::ok();
+}
+
+Status SegmentWriter::Impl::write_batch(std::vector<ChunkBuf*>& batch) {
+  if (auto s = index->begin(); !s) return s;
+  Status st;
+  for (ChunkBuf* c : batch) {
+    if (opt.test_delay_per_chunk.count() > 0) std::this_thread::sleep_for(opt.test_delay_per_chunk);
+    format::ChunkHeader h;
+    h.raw_size = static_cast<uint32_t>(c->size);
+    h.record_count = c->records;
+    h.entry_count = c->entries;
+    h.first_recv_ns = c->first_recv;
+    h.last_recv_ns = c->last_recv;
+    h.flags = c->sorted ? format::kChunkFlagRecvSorted : 0;
+    h.codec = format::Codec::kRaw;
+    c->row.info.min_seq = c->records ? c->min_seq : 0;
+    c->row.info.max_seq = c->records ? c->max_seq : 0;
+    ByteSpan body(reinterpret_cast<const std::byte*>(c->data.get()), c->size);
+    if (opt.compression == Compression::kLz4 && c->size >= 64) {
+      const int bound = LZ4_compressBound(static_cast<int>(c->size));
+      if (cbuf.size() < static_cast<size_t>(bound)) cbuf.resize(static_cast<size_t>(bound));
+      const int n = LZ4_compress_fast(reinterpret_cast<const char*>(c->data.get()), cbuf.data(),
+                                      static_cast<int>(c->size), bound, opt.lz4_acceleration);
+      if (n > 0 && static_cast<double>(n) <=
+                       static_cast<double>(c->size) * (1.0 - opt.min_compression_saving)) {
+        h.codec = format::Codec::kLz4;
+        body = ByteSpan(reinterpret_cast<const std::byte*>(cbuf.data()), static_cast<size_t>(n));
+      }
+    }
+    st = maybe_roll(format::kChunkHeaderSize + body.size());
+    if (st) st = write_chunk(h, body, c->row);
+    if (!st) break;
+    std::lock_guard lk(mu);
+    stats.records_written += c->records;
+    stats.bytes_written += c->payload_bytes;
+  }
+  // Durability before the index rows become visible (kChunk), so the index never points at
+  // data a power loss could take away.
+  if (st && opt.fsync == FsyncPolicy::kChunk) st = sync_now();
+  if (st && opt.fsync == FsyncPolicy::kInterval && Clock::now() - last_sync >= opt.fsync_interval)
+    st = sync_now();
+  std::vector<uint64_t> removed;
+  if (st) st = apply_retention(removed);
+  // Commit what was written even after a failure: those chunks are complete on disk.
+  if (auto s = index->commit(); !s) {
+    index->rollback();
+    if (st) st = s;
+  }
+  for (uint64_t n : removed) {
+    if (::unlink(detail::segment_path(dir, n).c_str()) == 0) {
+      std::lock_guard lk(mu);
+      ++stats.segments_removed;
+    }
+  }
+  return st;
+}
+
+void SegmentWriter::Impl::run() {
+  std::vector<ChunkBuf*> batch;
+  for (;;) {
+    uint64_t gen = 0;
+    {
+      std::unique_lock lk(mu);
+      for (;;) {
+        if (!queue.empty() || stop) break;
+        if (sync_req_gen > sync_done_gen && error.is_ok()) break;
+        if (open && open->entries > 0) {
+          const auto deadline = open->opened + opt.chunk_max_age;
+          if (Clock::now() >= deadline) {
+            close_open_locked();
+            continue;
+          }
+          work_cv.wait_until(lk, deadline);
+        } else if (opt.fsync == FsyncPolicy::kInterval && unsynced) {
+          work_cv.wait_until(lk, last_sync + opt.fsync_interval);
+          if (Clock::now() >= last_sync + opt.fsync_interval) break;
+        } else {
+          work_cv.wait(lk);
+        }
+      }
+      if (queue.empty() && stop) break;
+      batch.swap(queue);
+      gen = sync_req_gen;
+    }
+    Status st;
+    bool report = false;
+    {
+      std::unique_lock lk(mu);
+      st = error;
+    }
+    if (st.is_ok() && !batch.empty()) st = write_batch(batch);
+    // Explicit flush requests and the kInterval timer end here with an fdatasync.
+    if (st.is_ok() && opt.fsync != FsyncPolicy::kNone &&
+        (gen > 0 ||
+         (opt.fsync == FsyncPolicy::kInterval && Clock::now() - last_sync >= opt.fsync_interval)))
+      st = sync_now();
+    {
+      std::lock_guard lk(mu);
+      for (ChunkBuf* c : batch) release_locked(c);
+      done_chunks += batch.size();
+      sync_done_gen = std::max(sync_done_gen, gen);
+      if (!st.is_ok() && error.is_ok()) {
+        error = st;
+        report = true;
+      }
+    }
+    batch.clear();
+    space_cv.notify_all();
+    if (report && opt.on_error) opt.on_error(st);
+  }
+}
+
+// ---------------- public API ----------------
+
+SegmentWriter::SegmentWriter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+SegmentWriter::~SegmentWriter() {
+  if (impl_) (void)close();
+}
+
+Result<std::unique_ptr<SegmentWriter>> SegmentWriter::create(const std::string& dir,
+                                                             SegmentWriterOptions options) {
+  if (options.chunk_max_bytes < 1024 || options.chunk_max_bytes > (1u << 30))
+    return Status{ErrorCode::kInvalidArgument, "chunk_max_bytes must be in [1 KiB, 1 GiB]"};
+  if (options.max_record_bytes > (1u << 30) - 4096)
+    return Status{ErrorCode::kInvalidArgument, "max_record_bytes must be at most 1 GiB - 4 KiB"};
+  if (options.queue_max_bytes < options.chunk_max_bytes)
+    return Status{ErrorCode::kInvalidArgument, "queue_max_bytes must hold at least one chunk"};
+  if (options.lz4_acceleration < 1) options.lz4_acceleration = 1;
+  if (auto s = mkdirs(detail::segments_dir(dir)); !s) return s;
+  struct stat st {};
+  if (::stat(detail::index_path(dir).c_str(), &st) == 0)
+    return Status{ErrorCode::kAlreadyExists, dir + " already holds a recording"};
+  if (!detail::list_segment_files(dir).empty())
+    return Status{ErrorCode::kAlreadyExists, dir + "/segments is not empty"};
+
+  auto impl = std::make_unique<Impl>();
+  impl->dir = dir;
+  impl->opt = std::move(options);
+  impl->stats.queue_max_bytes = impl->opt.queue_max_bytes;
+  std::random_device rd;
+  for (auto& b : impl->recording_id) b = static_cast<uint8_t>(rd());
+  auto index = detail::Index::open(detail::index_path(dir), detail::Index::Mode::kCreate);
+  if (!index) return index.status();
+  impl->index = std::move(*index);
+  auto& idx = *impl->index;
+  if (auto s = idx.begin(); !s) return s;
+  Status s = idx.set_meta("format_version", std::to_string(format::kFormatVersion));
+  if (s) s = idx.set_meta("recording_id", hex(impl->recording_id.data(), 16));
+  if (s) s = idx.set_meta("clean", "0");
+  if (s) s = idx.commit();
+  if (!s) return s;
+  Impl* raw = impl.get();
+  impl->thread = std::thread([raw] { raw->run(); });
+  return std::unique_ptr<SegmentWriter>(new SegmentWriter(std::move(impl)));
+}
+
+Result<TopicId> SegmentWriter::add_topic(const TopicDef& def) {
+  Impl& m = *impl_;
+  std::unique_lock lk(m.mu);
+  if (!m.error.is_ok()) return m.error;
+  if (m.closed) return Status{ErrorCode::kClosed, "writer closed"};
+  const auto id = static_cast<TopicId>(m.topics.size());
+  Bytes entry;
+  format::append_topic_entry(entry, id, def);
+  if (entry.size() > m.opt.max_record_bytes + format::kMaxRecordOverhead)
+    return Status{ErrorCode::kInvalidArgument, "topic definition too large"};
+  if (auto s = m.put_entry_locked(entry, lk); !s) return s;
+  m.topics.push_back(def);
+  m.topic_slot.push_back(-1);
+  m.open->row.topic_defs.emplace_back(id, def);
+  m.defs_blob.insert(m.defs_blob.end(), entry.begin(), entry.end());
+  ++m.defs_count;
+  return id;
+}
+
+Result<WriterId> SegmentWriter::add_writer(const WriterDef& def) {
+  Impl& m = *impl_;
+  std::unique_lock lk(m.mu);
+  if (!m.error.is_ok()) return m.error;
+  if (m.closed) return Status{ErrorCode::kClosed, "writer closed"};
+  if (def.topic == 0 || def.topic >= m.topics.size())
+    return Status{ErrorCode::kInvalidArgument, "add_writer: unknown topic id"};
+  const auto id = static_cast<WriterId>(m.writers.size());
+  Bytes entry;
+  format::append_writer_entry(entry, id, def);
+  if (auto s = m.put_entry_locked(entry, lk); !s) return s;
+  m.writers.push_back(def);
+  m.writer_slot.push_back(-1);
+  m.last_seq.push_back(kNoSeq);
+  m.open->row.writer_defs.emplace_back(id, def);
+  m.defs_blob.insert(m.defs_blob.end(), entry.begin(), entry.end());
+  ++m.defs_count;
+  return id;
+}
+
+Status SegmentWriter::add_gap(const Gap& gap) {
+  Impl& m = *impl_;
+  std::unique_lock lk(m.mu);
+  if (!m.error.is_ok()) return m.error;
+  if (m.closed) return {ErrorCode::kClosed, "writer closed"};
+  if (gap.writer == 0 || gap.writer >= m.writers.size())
+    return {ErrorCode::kInvalidArgument, "add_gap: unknown writer id"};
+  if (gap.first_missing > gap.last_missing)
+    return {ErrorCode::kInvalidArgument, "add_gap: first_missing > last_missing"};
+  if (auto s = m.ensure_room(kGapEntryMax, true, lk); !s) return s;
+  uint8_t* p = m.open->data.get() + m.open->size;
+  uint8_t* e = m.put_gap(p, gap);
+  m.open->size += static_cast<size_t>(e - p);
+  m.stats.queued_bytes += static_cast<size_t>(e - p);
+  int64_t& last = m.last_seq[gap.writer];
+  last = std::max(last, gap.last_missing);
+  return Status::ok();
+}
+
+Status SegmentWriter::try_append(const RecordMeta& meta, ByteSpan payload) {
+  return append_impl(meta, payload, false);
+}
+Status SegmentWriter::append(const RecordMeta& meta, ByteSpan payload) {
+  return append_impl(meta, payload, true);
+}
+
+Status SegmentWriter::append_impl(const RecordMeta& meta, ByteSpan payload, bool block) {
+  Impl& m = *impl_;
+  std::unique_lock lk(m.mu);
+  if (!m.error.is_ok()) [[unlikely]]
+    return m.error;
+  if (m.closed) [[unlikely]]
+    return {ErrorCode::kClosed, "writer closed"};
+  if (meta.writer == 0 || meta.writer >= m.writers.size() ||
+      m.writers[meta.writer].topic != meta.topic) [[unlikely]]
+    return {ErrorCode::kInvalidArgument, "append: unknown writer id or writer of another topic"};
+  if (payload.size() > m.opt.max_record_bytes) [[unlikely]]
+    return {ErrorCode::kInvalidArgument, "append: payload of " + std::to_string(payload.size()) +
+                                             " bytes over max_record_bytes"};
+  const size_t need = format::kMaxRecordOverhead + kGapEntryMax + payload.size();
+  if (!m.open || m.open->size + need > m.open->cap) {
+    if (auto s = m.ensure_room(need, block, lk); !s) return s;
+  }
+  ChunkBuf& c = *m.open;
+  uint8_t* const start = c.data.get() + c.size;
+  uint8_t* p = start;
+  int64_t& last = m.last_seq[meta.writer];
+  if (last != kNoSeq && meta.sequence > last + 1) [[unlikely]]
+    p = m.put_gap(p, Gap{meta.writer, last + 1, meta.sequence - 1});
+  if (meta.sequence > last) last = meta.sequence;
+  p = format::encode_data_record(p, meta, payload, c.delta);
+  const size_t written = static_cast<size_t>(p - start);
+  c.size += written;
+  m.stats.queued_bytes += written;
+  ++m.stats.records_appended;
+  m.stats.bytes_appended += payload.size();
+  const int64_t t = meta.reception_ns;
+  if (c.records == 0) {
+    c.first_recv = c.last_recv = t;
+    c.min_seq = c.max_seq = meta.sequence;
+  } else {
+    if (t < c.last_recv) c.sorted = false;
+    c.first_recv = std::min(c.first_recv, t);
+    c.last_recv = std::max(c.last_recv, t);
+    c.min_seq = std::min(c.min_seq, meta.sequence);
+    c.max_seq = std::max(c.max_seq, meta.sequence);
+  }
+  c.payload_bytes += payload.size();
+  if (c.entries == 0) m.work_cv.notify_one();  // the writer thread now watches its age
+  ++c.records;
+  ++c.entries;
+  int32_t& ts = m.topic_slot[meta.topic];
+  if (ts < 0) {
+    ts = static_cast<int32_t>(c.row.topics.size());
+    c.row.topics.push_back({meta.topic, 0, 0, t, t});
+  }
+  ChunkTopicStat& tst = c.row.topics[static_cast<size_t>(ts)];
+  ++tst.count;
+  tst.bytes += payload.size();
+  tst.first_recv_ns = std::min(tst.first_recv_ns, t);
+  tst.last_recv_ns = std::max(tst.last_recv_ns, t);
+  int32_t& ws = m.writer_slot[meta.writer];
+  if (ws < 0) {
+    ws = static_cast<int32_t>(c.row.writers.size());
+    c.row.writers.push_back({meta.writer, 0, 0, t, t, meta.sequence, meta.sequence});
+  }
+  ChunkWriterStat& wst = c.row.writers[static_cast<size_t>(ws)];
+  ++wst.count;
+  wst.bytes += payload.size();
+  wst.first_recv_ns = std::min(wst.first_recv_ns, t);
+  wst.last_recv_ns = std::max(wst.last_recv_ns, t);
+  wst.min_seq = std::min(wst.min_seq, meta.sequence);
+  wst.max_seq = std::max(wst.max_seq, meta.sequence);
+  if (c.size >= m.opt.chunk_max_bytes) m.close_open_locked();
+  return Status::ok();
+}
+
+Status SegmentWriter::poll() {
+  Impl& m = *impl_;
+  std::lock_guard lk(m.mu);
+  if (!m.error.is_ok()) return m.error;
+  if (m.open && m.open->entries > 0 && Clock::now() - m.open->opened >= m.opt.chunk_max_age)
+    m.close_open_locked();
+  return Status::ok();
+}
+
+Status SegmentWriter::flush() {
+  Impl& m = *impl_;
+  std::unique_lock lk(m.mu);
+  if (!m.error.is_ok()) return m.error;
+  if (m.closed) return {ErrorCode::kClosed, "writer closed"};
+  m.close_open_locked();
+  const uint64_t target = m.closed_chunks;
+  const uint64_t gen = ++m.sync_req_gen;
+  m.work_cv.notify_one();
+  m.space_cv.wait(
+      lk, [&] { return (m.done_chunks >= target && m.sync_done_gen >= gen) || !m.error.is_ok(); });
+  return m.error;
+}
+
+Status SegmentWriter::close() {
+  Impl& m = *impl_;
+  {
+    std::unique_lock lk(m.mu);
+    if (m.closed) return m.error.is_ok() ? Status{ErrorCode::kClosed, "writer closed"} : m.error;
+    m.close_open_locked();
+    m.closed = true;
+    m.stop = true;
+    m.work_cv.notify_one();
+    m.space_cv.notify_all();
+  }
+  if (m.thread.joinable()) m.thread.join();
+  std::lock_guard lk(m.mu);
+  if (!m.error.is_ok()) {
+    m.index.reset();
+    m.seg.reset();
+    return m.error;  // left unclean: a reader checks the tail
+  }
+  Status s = m.index->begin();
+  if (s) s = m.finish_segment();
+  if (s) s = m.index->set_meta("clean", "1");
+  if (s) s = m.index->commit();
+  if (s) s = m.index->exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  if (!s) m.error = s;
+  m.index.reset();
+  return s;
+}
+
+WriterStats SegmentWriter::stats() const {
+  std::lock_guard lk(impl_->mu);
+  WriterStats s = impl_->stats;
+  s.queue_in_use_bytes = impl_->in_use_cap;
+  return s;
+}
+
+Status SegmentWriter::error() const {
+  std::lock_guard lk(impl_->mu);
+  return impl_->error;
+}
+
+const std::string& SegmentWriter::directory() const {
+  return impl_->dir;
+}
+
+}  // namespace storage

@@ -1,0 +1,496 @@
+// SegmentWriter + Recording: round trip, queries, definitions, gaps, rolling, retention,
+// back-pressure, reindex.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "test_util.hpp"
+
+using namespace storage;
+using storage_test::Rec;
+using storage_test::TempDir;
+
+namespace {
+
+Guid guid_of(uint32_t i) {
+  Guid g{};
+  for (int k = 0; k < 16; ++k) g[static_cast<size_t>(k)] = static_cast<uint8_t>(i * 31 + k);
+  return g;
+}
+
+struct Workload {
+  std::vector<TopicDef> topics;
+  std::vector<TopicId> writer_topic;  // index = writer id - 1
+  std::vector<Rec> recs;              // in append order
+};
+
+// `n` records over `topics` topics and `writers` writers, payload sizes from 0 B to `max_big`
+// (a few big ones), reception times jittered (not monotone) but unique.
+Workload make_workload(size_t n, uint32_t topics, uint32_t writers, size_t max_big, uint64_t seed) {
+  Workload w;
+  uint64_t s = seed;
+  for (uint32_t t = 1; t <= topics; ++t)
+    w.topics.push_back({"topic_" + std::to_string(t), "Type" + std::to_string(t % 3), t % 2 == 0,
+                        storage_test::make_payload(t, t % 5),
+                        storage_test::make_payload(t + 99, 20)});
+  for (uint32_t i = 0; i < writers; ++i) w.writer_topic.push_back(1 + i % topics);
+  std::vector<int64_t> next_seq(writers, 1);
+  std::set<int64_t> used;
+  const int64_t base = 1'700'000'000'000'000'000;
+  for (size_t i = 0; i < n; ++i) {
+    RecordMeta m;
+    m.writer = 1 + static_cast<WriterId>(storage_test::splitmix(s) % writers);
+    m.topic = w.writer_topic[m.writer - 1];
+    m.sequence = next_seq[m.writer - 1]++;
+    int64_t recv = base + static_cast<int64_t>(i) * 1000 +
+                   static_cast<int64_t>(storage_test::splitmix(s) % 20000) - 10000;
+    while (!used.insert(recv).second) ++recv;
+    m.reception_ns = recv;
+    m.source_ns = recv - static_cast<int64_t>(storage_test::splitmix(s) % 5000);
+    m.flags = static_cast<uint32_t>(i % 4);
+    m.has_key_hash = (i % 3) == 0;
+    if (m.has_key_hash)
+      for (auto& k : m.key_hash) k = static_cast<uint8_t>(storage_test::splitmix(s));
+    size_t size;
+    const uint64_t r = storage_test::splitmix(s) % 1000;
+    if (i == 5)
+      size = max_big;  // the biggest, early
+    else if (i == n / 2)
+      size = 0;
+    else if (r < 3)
+      size = max_big / 2 + storage_test::splitmix(s) % (max_big / 2);
+    else if (r < 300)
+      size = storage_test::splitmix(s) % 8192;
+    else
+      size = storage_test::splitmix(s) % 100;
+    w.recs.push_back({m, storage_test::make_payload(i * 7919 + seed, size, i % 2 == 0)});
+  }
+  return w;
+}
+
+void write_workload(SegmentWriter& w, const Workload& wl) {
+  for (auto& t : wl.topics) REQUIRE(w.add_topic(t).is_ok());
+  for (size_t i = 0; i < wl.writer_topic.size(); ++i) {
+    auto id = w.add_writer({wl.writer_topic[i], guid_of(static_cast<uint32_t>(i + 1))});
+    REQUIRE(id.is_ok());
+    REQUIRE(*id == i + 1);
+  }
+  for (auto& r : wl.recs) {
+    const Status s = w.append(r.meta, r.payload);
+    REQUIRE(s.is_ok());
+  }
+}
+
+std::vector<const Rec*> expected(const Workload& wl, const Query& q) {
+  std::vector<const Rec*> out;
+  std::set<TopicId> topics(q.topic_ids.begin(), q.topic_ids.end());
+  for (auto& r : wl.recs) {
+    if (r.meta.reception_ns < q.start_ns || r.meta.reception_ns >= q.end_ns) continue;
+    if (!topics.empty() && !topics.count(r.meta.topic)) continue;
+    out.push_back(&r);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Rec* a, const Rec* b) {
+    return a->meta.reception_ns < b->meta.reception_ns;
+  });
+  return out;
+}
+
+// Checks that the query returns exactly the expected records, in order, byte-identical.
+void check_query(Recording& rec, const Workload& wl, const Query& q) {
+  const auto want = expected(wl, q);
+  auto cur = rec.query(q);
+  REQUIRE(cur.is_ok());
+  size_t i = 0;
+  while (const RecordView* v = cur->next()) {
+    REQUIRE(i < want.size());
+    INFO("record " << i << " of " << want.size());
+    REQUIRE(storage_test::same_meta(v->meta, want[i]->meta));
+    REQUIRE(storage_test::same_payload(v->payload, want[i]->payload));
+    ++i;
+  }
+  REQUIRE(cur->status().is_ok());
+  CHECK(cur->problems() == 0);
+  CHECK(i == want.size());
+}
+
+SegmentWriterOptions small_opts() {
+  SegmentWriterOptions o;
+  o.chunk_max_bytes = 64 << 10;
+  o.segment_max_bytes = 4 << 20;
+  o.fsync = FsyncPolicy::kNone;
+  o.queue_max_bytes = 8 << 20;
+  o.max_record_bytes = 16 << 20;
+  return o;
+}
+
+// Everything a reader can be asked, as comparable strings.
+std::vector<std::string> answers(Recording& rec) {
+  std::vector<std::string> out;
+  const auto topics = rec.topics().value();
+  const auto writers = rec.writers().value();
+  const auto gaps = rec.gaps().value();
+  const auto segments = rec.segments().value();
+  for (auto& t : topics)
+    out.push_back("T" + std::to_string(t.id) + " " + t.def.name + " " + t.def.type_name + " " +
+                  std::to_string(t.def.keyed) + " " + std::to_string(t.def.qos.size()) + " " +
+                  std::to_string(t.count) + " " + std::to_string(t.bytes) + " " +
+                  std::to_string(t.first_recv_ns) + " " + std::to_string(t.last_recv_ns) + " " +
+                  std::to_string(t.lost));
+  for (auto& w : writers)
+    out.push_back("W" + std::to_string(w.id) + " " + std::to_string(w.def.topic) + " " +
+                  std::to_string(w.def.guid[0]) + " " + std::to_string(w.count) + " " +
+                  std::to_string(w.bytes) + " " + std::to_string(w.min_seq) + " " +
+                  std::to_string(w.max_seq) + " " + std::to_string(w.lost));
+  for (auto& g : gaps)
+    out.push_back("G" + std::to_string(g.writer) + " " + std::to_string(g.first_missing) + " " +
+                  std::to_string(g.last_missing));
+  for (auto& s : segments)
+    out.push_back("S" + std::to_string(s.number) + " " + std::to_string(s.chunk_count) + " " +
+                  std::to_string(s.record_count) + " " + std::to_string(s.end_offset));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("SegmentWriter round trip: random records read back byte-identical and in order") {
+  TempDir dir;
+  const Workload wl = make_workload(6000, 12, 20, 16u << 20, 1);
+  {
+    auto w = SegmentWriter::create(dir.path(), small_opts());
+    REQUIRE(w.is_ok());
+    write_workload(**w, wl);
+    REQUIRE((*w)->close().is_ok());
+    const WriterStats st = (*w)->stats();
+    CHECK(st.records_appended == wl.recs.size());
+    CHECK(st.records_written == wl.recs.size());
+    CHECK(st.queued_bytes == 0);
+    CHECK(st.segments_created > 3);  // rolled at 4 MiB
+  }
+  auto rec = Recording::open(dir.path());
+  REQUIRE(rec.is_ok());
+  CHECK((*rec)->recovery().was_clean);
+
+  check_query(**rec, wl, {});
+
+  // Topic statistics equal the model.
+  auto topics = (*rec)->topics();
+  REQUIRE(topics.is_ok());
+  REQUIRE(topics->size() == wl.topics.size());
+  for (auto& t : *topics) {
+    uint64_t count = 0, bytes = 0;
+    int64_t first = INT64_MAX, last = INT64_MIN;
+    for (auto& r : wl.recs)
+      if (r.meta.topic == t.id) {
+        ++count;
+        bytes += r.payload.size();
+        first = std::min(first, r.meta.reception_ns);
+        last = std::max(last, r.meta.reception_ns);
+      }
+    CHECK(t.def.name == wl.topics[t.id - 1].name);
+    CHECK(t.def.qos == wl.topics[t.id - 1].qos);
+    CHECK(t.def.type_info == wl.topics[t.id - 1].type_info);
+    CHECK(t.count == count);
+    CHECK(t.bytes == bytes);
+    CHECK(t.first_recv_ns == first);
+    CHECK(t.last_recv_ns == last);
+    CHECK(t.lost == 0);
+  }
+  auto totals = (*rec)->totals();
+  REQUIRE(totals.is_ok());
+  CHECK(totals->records == wl.recs.size());
+  CHECK(totals->writers == 20);
+
+  SECTION("time-range and topic queries return exactly the expected records") {
+    uint64_t s = 77;
+    const int64_t lo = wl.recs.front().meta.reception_ns - 20000;
+    const int64_t span = static_cast<int64_t>(wl.recs.size()) * 1000 + 40000;
+    for (int i = 0; i < 12; ++i) {
+      Query q;
+      q.start_ns =
+          lo + static_cast<int64_t>(storage_test::splitmix(s) % static_cast<uint64_t>(span));
+      q.end_ns = q.start_ns + static_cast<int64_t>(storage_test::splitmix(s) % 2000000);
+      if (i % 2) {
+        q.topic_ids = {static_cast<TopicId>(1 + storage_test::splitmix(s) % 12),
+                       static_cast<TopicId>(1 + storage_test::splitmix(s) % 12)};
+      }
+      check_query(**rec, wl, q);
+    }
+    Query by_name;
+    by_name.topic_names = {"topic_3"};
+    auto got = storage_test::read_all(**rec, by_name);
+    Query by_id;
+    by_id.topic_ids = {3};
+    CHECK(got.size() == expected(wl, by_id).size());
+    CHECK(got.size() > 0);
+    Query unknown;
+    unknown.topic_names = {"nope"};
+    CHECK(storage_test::read_all(**rec, unknown).empty());
+    Query empty_range;
+    empty_range.start_ns = empty_range.end_ns = lo + span / 2;
+    CHECK(storage_test::read_all(**rec, empty_range).empty());
+  }
+
+  SECTION("verify finds no problem in a healthy recording") {
+    auto v = (*rec)->verify([](const Problem& p) { FAIL("unexpected problem: " << p.message); });
+    REQUIRE(v.is_ok());
+    CHECK(v->ok());
+    CHECK(v->records == wl.recs.size());
+    CHECK(v->chunks_bad == 0);
+  }
+}
+
+TEST_CASE("Deleting index.sqlite3 and reindexing reproduces the same answers") {
+  TempDir dir;
+  const Workload wl = make_workload(3000, 5, 7, 1u << 20, 2);
+  {
+    auto w = SegmentWriter::create(dir.path(), small_opts());
+    REQUIRE(w.is_ok());
+    write_workload(**w, wl);
+    REQUIRE((*w)->add_gap({3, 1000, 1004}).is_ok());
+    REQUIRE((*w)->close().is_ok());
+  }
+  std::vector<std::string> before;
+  std::vector<Rec> all_before, some_before;
+  Query q;
+  q.topic_ids = {2, 4};
+  q.start_ns = wl.recs[500].meta.reception_ns;
+  q.end_ns = wl.recs[2000].meta.reception_ns;
+  {
+    auto rec = Recording::open(dir.path());
+    REQUIRE(rec.is_ok());
+    before = answers(**rec);
+    all_before = storage_test::read_all(**rec);
+    some_before = storage_test::read_all(**rec, q);
+  }
+  REQUIRE(std::filesystem::remove(dir.sub("index.sqlite3")));
+  CHECK_FALSE(Recording::open(dir.path()).is_ok());
+  auto r = Recording::reindex(dir.path());
+  REQUIRE(r.is_ok());
+  CHECK(r->problems == 0);
+  CHECK(r->records == wl.recs.size());
+  auto rec = Recording::open(dir.path());
+  REQUIRE(rec.is_ok());
+  CHECK(answers(**rec) == before);
+  auto all_after = storage_test::read_all(**rec);
+  auto some_after = storage_test::read_all(**rec, q);
+  REQUIRE(all_after.size() == all_before.size());
+  REQUIRE(all_after.size() == wl.recs.size());
+  for (size_t i = 0; i < all_after.size(); ++i) {
+    REQUIRE(storage_test::same_meta(all_after[i].meta, all_before[i].meta));
+    REQUIRE(all_after[i].payload == all_before[i].payload);
+  }
+  REQUIRE(some_after.size() == some_before.size());
+  REQUIRE(!some_after.empty());
+  for (size_t i = 0; i < some_after.size(); ++i)
+    REQUIRE(storage_test::same_meta(some_after[i].meta, some_before[i].meta));
+  auto v = (*rec)->verify();
+  REQUIRE(v.is_ok());
+  CHECK(v->ok());
+}
+
+TEST_CASE("SegmentWriter records sequence gaps per writer and explicit gaps") {
+  TempDir dir;
+  {
+    auto w = SegmentWriter::create(dir.path(), small_opts());
+    REQUIRE(w.is_ok());
+    auto& wr = **w;
+    const TopicId t = *wr.add_topic({"a", "A", false, {}, {}});
+    const WriterId w1 = *wr.add_writer({t, guid_of(1)});
+    const WriterId w2 = *wr.add_writer({t, guid_of(2)});
+    const Bytes p(10, std::byte{7});
+    int64_t now = 1000;
+    for (int64_t seq : {1, 2, 3, 7, 8, 20}) REQUIRE(wr.append({t, w1, seq, now, now++}, p).is_ok());
+    REQUIRE(wr.flush().is_ok());  // a gap spanning chunks is still found
+    for (int64_t seq : {21, 23}) REQUIRE(wr.append({t, w1, seq, now, now++}, p).is_ok());
+    for (int64_t seq : {5, 6}) REQUIRE(wr.append({t, w2, seq, now, now++}, p).is_ok());
+    REQUIRE(wr.add_gap({w2, 7, 9}).is_ok());
+    REQUIRE(wr.append({t, w2, 10, now, now++}, p).is_ok());  // covered by the explicit gap
+    REQUIRE(wr.append({t, w2, 4, now, now++}, p).is_ok());   // late: no gap
+    CHECK(wr.add_gap({99, 1, 2}).code() == ErrorCode::kInvalidArgument);
+    CHECK(wr.append({t, 99, 1, 0, 0}, p).code() == ErrorCode::kInvalidArgument);
+    CHECK(wr.append({t + 1, w1, 1, 0, 0}, p).code() == ErrorCode::kInvalidArgument);
+    REQUIRE(wr.close().is_ok());
+    CHECK(wr.append({t, w1, 30, 0, 0}, p).code() == ErrorCode::kClosed);
+  }
+  auto rec = Recording::open(dir.path());
+  REQUIRE(rec.is_ok());
+  auto gaps = (*rec)->gaps();
+  REQUIRE(gaps.is_ok());
+  REQUIRE(gaps->size() == 4);
+  CHECK(((*gaps)[0].writer == 1 && (*gaps)[0].first_missing == 4 && (*gaps)[0].last_missing == 6));
+  CHECK(((*gaps)[1].writer == 1 && (*gaps)[1].first_missing == 9 && (*gaps)[1].last_missing == 19));
+  CHECK(
+      ((*gaps)[2].writer == 1 && (*gaps)[2].first_missing == 22 && (*gaps)[2].last_missing == 22));
+  CHECK(((*gaps)[3].writer == 2 && (*gaps)[3].first_missing == 7 && (*gaps)[3].last_missing == 9));
+  auto writers = (*rec)->writers();
+  REQUIRE(writers->size() == 2);
+  CHECK((*writers)[0].lost == 3 + 11 + 1);
+  CHECK((*writers)[0].count == 8);
+  CHECK((*writers)[0].min_seq == 1);
+  CHECK((*writers)[0].max_seq == 23);
+  CHECK((*writers)[1].lost == 3);
+  CHECK((*writers)[1].count == 4);
+  CHECK((*writers)[1].def.guid == guid_of(2));
+  CHECK((*rec)->topics()->at(0).lost == 18);
+}
+
+TEST_CASE("SegmentWriter try_append reports full without blocking; append waits") {
+  TempDir dir;
+  SegmentWriterOptions o = small_opts();
+  o.chunk_max_bytes = 16 << 10;
+  o.queue_max_bytes = 64 << 10;  // four chunk buffers
+  o.test_delay_per_chunk = std::chrono::milliseconds(50);
+  auto w = SegmentWriter::create(dir.path(), o);
+  REQUIRE(w.is_ok());
+  auto& wr = **w;
+  const TopicId t = *wr.add_topic({"a", "A", false, {}, {}});
+  const WriterId id = *wr.add_writer({t, guid_of(1)});
+  const Bytes p(1000, std::byte{1});
+  int64_t seq = 1;
+  Status s;
+  const auto t0 = std::chrono::steady_clock::now();
+  while ((s = wr.try_append({t, id, seq, seq, seq}, p)).is_ok()) ++seq;
+  const auto took = std::chrono::steady_clock::now() - t0;
+  CHECK(s.code() == ErrorCode::kFull);
+  CHECK(took < std::chrono::milliseconds(40));  // did not wait for the slow writer thread
+  CHECK(seq > 40);                              // about 4 x 16 records fit
+  CHECK(seq < 70);
+  const WriterStats st = wr.stats();
+  CHECK(st.full_events == 1);
+  CHECK(st.queue_in_use_bytes <= o.queue_max_bytes);
+  CHECK(st.queued_bytes > 40 * 1000);
+  // The blocking variant succeeds once the writer thread frees a buffer.
+  REQUIRE(wr.append({t, id, seq, seq, seq}, p).is_ok());
+  REQUIRE(wr.close().is_ok());
+  auto rec = Recording::open(dir.path());
+  REQUIRE(rec.is_ok());
+  auto all = storage_test::read_all(**rec);
+  REQUIRE(all.size() == static_cast<size_t>(seq));
+  for (size_t i = 0; i < all.size(); ++i)
+    CHECK(all[i].meta.sequence == static_cast<int64_t>(i + 1));
+  CHECK((*rec)->gaps()->empty());  // the rejected sequence number was retried, not lost
+}
+
+TEST_CASE("SegmentWriter closes chunks by age and poll, and flush makes them readable") {
+  TempDir dir;
+  SegmentWriterOptions o = small_opts();
+  o.chunk_max_age = std::chrono::milliseconds(30);
+  auto w = SegmentWriter::create(dir.path(), o);
+  REQUIRE(w.is_ok());
+  auto& wr = **w;
+  const TopicId t = *wr.add_topic({"a", "A", false, {}, {}});
+  const WriterId id = *wr.add_writer({t, guid_of(1)});
+  REQUIRE(wr.append({t, id, 1, 1, 1}, Bytes(5)).is_ok());
+  // The writer thread closes and writes the chunk by itself after ~30 ms.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (wr.stats().records_written < 1 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  CHECK(wr.stats().records_written == 1);
+  REQUIRE(wr.append({t, id, 2, 2, 2}, Bytes(5)).is_ok());
+  REQUIRE(wr.flush().is_ok());
+  CHECK(wr.stats().records_written == 2);
+  {
+    // Readable while the writer is still open (not clean: recovered in memory, files untouched).
+    auto rec = Recording::open(dir.path());
+    REQUIRE(rec.is_ok());
+    CHECK_FALSE((*rec)->recovery().was_clean);
+    CHECK((*rec)->recovery().problems == 0);
+    CHECK(storage_test::read_all(**rec).size() == 2);
+  }
+  REQUIRE(wr.close().is_ok());
+}
+
+TEST_CASE("A record larger than a chunk gets a chunk of its own; over the limit is refused") {
+  TempDir dir;
+  SegmentWriterOptions o = small_opts();
+  o.max_record_bytes = 20 << 20;
+  auto w = SegmentWriter::create(dir.path(), o);
+  REQUIRE(w.is_ok());
+  auto& wr = **w;
+  const TopicId t = *wr.add_topic({"big", "B", false, {}, {}});
+  const WriterId id = *wr.add_writer({t, guid_of(1)});
+  const Bytes big = storage_test::make_payload(5, 16u << 20);
+  REQUIRE(wr.append({t, id, 1, 1, 1}, Bytes(10)).is_ok());
+  REQUIRE(wr.try_append({t, id, 2, 2, 2}, big).is_ok());  // queue empty enough: accepted
+  REQUIRE(wr.append({t, id, 3, 3, 3}, Bytes(10)).is_ok());
+  CHECK(wr.append({t, id, 4, 4, 4}, Bytes((20u << 20) + 1)).code() == ErrorCode::kInvalidArgument);
+  REQUIRE(wr.close().is_ok());
+  auto rec = Recording::open(dir.path());
+  auto all = storage_test::read_all(**rec);
+  REQUIRE(all.size() == 3);
+  CHECK(all[1].payload == big);
+  auto segs = (*rec)->segments();
+  uint64_t chunks = 0;
+  for (auto& s : *segs) chunks += s.chunk_count;
+  CHECK(chunks >= 3);
+}
+
+TEST_CASE("Definitions are repeated in every segment and retention removes oldest segments") {
+  TempDir dir;
+  SegmentWriterOptions o = small_opts();
+  o.chunk_max_bytes = 16 << 10;
+  o.segment_max_bytes = 64 << 10;
+  o.retention_max_bytes = 256 << 10;
+  o.compression = Compression::kNone;
+  auto w = SegmentWriter::create(dir.path(), o);
+  REQUIRE(w.is_ok());
+  auto& wr = **w;
+  const TopicId t1 = *wr.add_topic({"first", "A", false, {}, {}});
+  const WriterId w1 = *wr.add_writer({t1, guid_of(1)});
+  const Bytes p = storage_test::make_payload(1, 1000);
+  int64_t seq = 1;
+  for (; seq <= 400; ++seq) REQUIRE(wr.append({t1, w1, seq, seq, seq}, p).is_ok());
+  REQUIRE(wr.flush().is_ok());
+  const TopicId t2 = *wr.add_topic({"second", "B", true, {}, {}});
+  const WriterId w2 = *wr.add_writer({t2, guid_of(2)});
+  for (; seq <= 1000; ++seq) REQUIRE(wr.append({t2, w2, seq, seq, seq}, p).is_ok());
+  REQUIRE(wr.close().is_ok());
+  const WriterStats st = wr.stats();
+  CHECK(st.segments_removed > 5);
+  auto files = std::filesystem::directory_iterator(dir.sub("segments"));
+  uint64_t total = 0, n = 0;
+  for (auto& f : files) {
+    total += f.file_size();
+    ++n;
+  }
+  CHECK(n == st.segments_created - st.segments_removed);
+  CHECK(total <= (256 << 10) + (64 << 10));
+  auto rec = Recording::open(dir.path());
+  REQUIRE(rec.is_ok());
+  auto topics = (*rec)->topics();
+  REQUIRE(topics->size() == 2);
+  CHECK((*topics)[0].count == 0);  // all of "first" aged out, its definition stays
+  const auto all = storage_test::read_all(**rec);
+  REQUIRE(!all.empty());
+  CHECK(all.back().meta.sequence == 1000);
+  for (size_t i = 1; i < all.size(); ++i)
+    REQUIRE(all[i].meta.sequence == all[i - 1].meta.sequence + 1);
+  CHECK((*topics)[1].count == all.size());
+  // Every remaining segment decodes alone: reindex from segments only knows both topics.
+  const auto before = answers(**rec);
+  rec->reset();
+  std::filesystem::remove(dir.sub("index.sqlite3"));
+  REQUIRE(Recording::reindex(dir.path()).is_ok());
+  auto again = Recording::open(dir.path());
+  REQUIRE(again.is_ok());
+  CHECK(answers(**again) == before);
+}
+
+TEST_CASE("SegmentWriter refuses a directory that already holds a recording") {
+  TempDir dir;
+  {
+    auto w = SegmentWriter::create(dir.path());
+    REQUIRE(w.is_ok());
+    REQUIRE((*w)->close().is_ok());
+  }
+  auto again = SegmentWriter::create(dir.path());
+  REQUIRE_FALSE(again.is_ok());
+  CHECK(again.status().code() == ErrorCode::kAlreadyExists);
+  auto rec = Recording::open(dir.path());
+  REQUIRE(rec.is_ok());
+  CHECK(storage_test::read_all(**rec).empty());
+  CHECK(Recording::open(dir.sub("nothing")).status().code() == ErrorCode::kNotFound);
+}
