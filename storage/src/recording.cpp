@@ -551,12 +551,19 @@ struct Cursor::Impl {
     Status st = h ? Status::ok() : h.status();
     if (st && h->sequence != c.sequence)
       st = {ErrorCode::kCorrupt, "chunk at the indexed offset has another sequence number"};
-    if (st) st = format::decode_chunk_body(*h, l->stored, l->raw, rec->opt.verify_checksums);
+    ByteSpan body = l->stored;  // raw chunks are decoded in place, without a copy
+    if (st && h->codec != format::Codec::kRaw) {
+      st = format::decode_chunk_body(*h, l->stored, l->raw, rec->opt.verify_checksums);
+      body = l->raw;
+    } else if (st && rec->opt.verify_checksums &&
+               format::crc32c(l->stored.data(), l->stored.size()) != h->body_crc) {
+      st = {ErrorCode::kCorrupt, "chunk body checksum mismatch"};
+    }
     if (!st) {
       pool.push_back(std::move(l));
       return problem(c, st);
     }
-    format::EntryDecoder dec(l->raw, rec->opt.limits);
+    format::EntryDecoder dec(body, rec->opt.limits);
     format::Entry e;
     for (;;) {
       auto more = dec.next(e);
@@ -596,7 +603,16 @@ struct Cursor::Impl {
       Loaded* l = current;
       current = nullptr;
       if (++l->pos < l->recs.size()) {
-        heap.push({l->recs[l->pos].meta.reception_ns, l->order, l});
+        const int64_t t = l->recs[l->pos].meta.reception_ns;
+        // Fast path: the same chunk still holds the smallest record (no other chunk is due).
+        if ((heap.empty() || t < heap.top().recv ||
+             (t == heap.top().recv && l->order < heap.top().order)) &&
+            (!have_row || t < row.first_recv_ns)) {
+          current = l;
+          view = l->recs[l->pos];
+          return &view;
+        }
+        heap.push({t, l->order, l});
       } else {
         retire(l);
       }

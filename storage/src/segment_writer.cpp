@@ -141,6 +141,10 @@ struct SegmentWriter::Impl {
   std::deque<SegState> segs;
   uint64_t next_chunk_seq = 1;
   std::vector<char> cbuf;
+  // Compression backoff: after a chunk that LZ4 could not shrink enough, the next
+  // lz4_skip chunks are stored raw without trying (1, 2, 4 ... 64 chunks; reset on success).
+  uint32_t lz4_skip = 0;
+  uint32_t lz4_backoff = 0;
   bool unsynced = false;
   Clock::time_point last_sync = Clock::now();
   std::thread thread;
@@ -409,7 +413,12 @@ Status SegmentWriter::Impl::write_batch(std::vector<ChunkBuf*>& batch) {
     c->row.info.min_seq = c->records ? c->min_seq : 0;
     c->row.info.max_seq = c->records ? c->max_seq : 0;
     ByteSpan body(reinterpret_cast<const std::byte*>(c->data.get()), c->size);
-    if (opt.compression == Compression::kLz4 && c->size >= 64) {
+    bool try_lz4 = opt.compression == Compression::kLz4 && c->size >= 64;
+    if (try_lz4 && lz4_skip > 0) {
+      --lz4_skip;
+      try_lz4 = false;
+    }
+    if (try_lz4) {
       const int bound = LZ4_compressBound(static_cast<int>(c->size));
       if (cbuf.size() < static_cast<size_t>(bound)) cbuf.resize(static_cast<size_t>(bound));
       const int n = LZ4_compress_fast(reinterpret_cast<const char*>(c->data.get()), cbuf.data(),
@@ -418,6 +427,10 @@ Status SegmentWriter::Impl::write_batch(std::vector<ChunkBuf*>& batch) {
                        static_cast<double>(c->size) * (1.0 - opt.min_compression_saving)) {
         h.codec = format::Codec::kLz4;
         body = ByteSpan(reinterpret_cast<const std::byte*>(cbuf.data()), static_cast<size_t>(n));
+        lz4_backoff = 0;
+      } else {
+        lz4_backoff = std::min<uint32_t>(lz4_backoff == 0 ? 1 : lz4_backoff * 2, 64);
+        lz4_skip = lz4_backoff;
       }
     }
     st = maybe_roll(format::kChunkHeaderSize + body.size());

@@ -35,7 +35,9 @@ enum class FsyncPolicy {
 
 enum class Compression {
   kNone,  // store chunks raw
-  kLz4,   // LZ4 block per chunk, stored raw instead when it saves less than min_compression_saving
+  kLz4,   // LZ4 block per chunk, stored raw instead when it saves less than
+          // min_compression_saving; after such a chunk the next 1, 2, 4 ... 64 chunks are stored
+          // raw without trying (the backoff resets when compression pays again)
 };
 
 struct SegmentWriterOptions {
@@ -52,8 +54,8 @@ struct SegmentWriterOptions {
   // Default kLz4.
   Compression compression = Compression::kLz4;
   // LZ4_compress_fast acceleration (1 = LZ4 default; higher is faster, compresses less).
-  // Default 1.
-  int lz4_acceleration = 1;
+  // Default 4: about twice as fast as 1 on small records, within ~1% of its ratio.
+  int lz4_acceleration = 4;
   // Store a chunk raw when LZ4 saves less than this fraction of its size. Default 0.02.
   double min_compression_saving = 0.02;
   // Default kChunk.

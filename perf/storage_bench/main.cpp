@@ -1,0 +1,223 @@
+// storage_bench: measures SegmentWriter ingest (one appending thread) and Recording read-back.
+// Usage: storage_bench --dir DIR [--size BYTES] [--count N] [--payload zeros|random]
+//          [--fsync none|chunk|segment|interval] [--chunk-bytes N] [--segment-bytes N]
+//          [--queue-bytes N] [--compression lz4|none] [--accel N] [--topics N] [--key-hash]
+//          [--read] [--keep]
+// Prints one line per phase. Records carry full metadata: topic, writer, sequence number,
+// source and reception timestamps, flags (and a key hash with --key-hash).
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "storage/recording.hpp"
+#include "storage/segment_writer.hpp"
+
+using namespace storage;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+[[noreturn]] void usage(const char* msg) {
+  std::fprintf(stderr, "storage_bench: %s\n", msg);
+  std::fprintf(stderr,
+               "usage: storage_bench --dir DIR [--size BYTES] [--count N] "
+               "[--payload zeros|random] [--fsync none|chunk|segment|interval] "
+               "[--chunk-bytes N] [--segment-bytes N] [--queue-bytes N] "
+               "[--compression lz4|none] [--accel N] [--topics N] [--key-hash] [--read] "
+               "[--keep]\n");
+  std::exit(2);
+}
+
+uint64_t parse_size(const std::string& s) {
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  std::string suffix(end);
+  if (suffix == "K" || suffix == "k" || suffix == "KiB")
+    v *= 1024;
+  else if (suffix == "M" || suffix == "MiB")
+    v *= 1024 * 1024;
+  else if (suffix == "G" || suffix == "GiB")
+    v *= 1024.0 * 1024 * 1024;
+  else if (!suffix.empty())
+    usage(("bad size " + s).c_str());
+  return static_cast<uint64_t>(v);
+}
+
+double secs(Clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string dir, payload_kind = "random", fsync = "none", compression = "lz4";
+  uint64_t size = 1024, count = 0, topics = 8;
+  bool read_back = false, keep = false, key_hash = false;
+  SegmentWriterOptions opt;
+  opt.segment_max_bytes = 1ull << 30;
+  opt.max_record_bytes = 256u << 20;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto val = [&]() -> std::string {
+      if (i + 1 >= argc) usage(("missing value for " + a).c_str());
+      return argv[++i];
+    };
+    if (a == "--dir")
+      dir = val();
+    else if (a == "--size")
+      size = parse_size(val());
+    else if (a == "--count")
+      count = parse_size(val());
+    else if (a == "--payload")
+      payload_kind = val();
+    else if (a == "--fsync")
+      fsync = val();
+    else if (a == "--chunk-bytes")
+      opt.chunk_max_bytes = static_cast<uint32_t>(parse_size(val()));
+    else if (a == "--segment-bytes")
+      opt.segment_max_bytes = parse_size(val());
+    else if (a == "--queue-bytes")
+      opt.queue_max_bytes = parse_size(val());
+    else if (a == "--compression")
+      compression = val();
+    else if (a == "--accel")
+      opt.lz4_acceleration = std::atoi(val().c_str());
+    else if (a == "--topics")
+      topics = parse_size(val());
+    else if (a == "--key-hash")
+      key_hash = true;
+    else if (a == "--read")
+      read_back = true;
+    else if (a == "--keep")
+      keep = true;
+    else
+      usage(("unknown option " + a).c_str());
+  }
+  if (dir.empty()) usage("--dir is required");
+  if (topics == 0 || topics > 100000) usage("--topics must be in [1, 100000]");
+  if (count == 0) count = std::max<uint64_t>(1000, (2ull << 30) / std::max<uint64_t>(size, 1));
+  if (fsync == "none")
+    opt.fsync = FsyncPolicy::kNone;
+  else if (fsync == "chunk")
+    opt.fsync = FsyncPolicy::kChunk;
+  else if (fsync == "segment")
+    opt.fsync = FsyncPolicy::kSegment;
+  else if (fsync == "interval")
+    opt.fsync = FsyncPolicy::kInterval;
+  else
+    usage("bad --fsync");
+  if (compression == "lz4")
+    opt.compression = Compression::kLz4;
+  else if (compression == "none")
+    opt.compression = Compression::kNone;
+  else
+    usage("bad --compression");
+  if (payload_kind != "zeros" && payload_kind != "random") usage("bad --payload");
+
+  std::filesystem::remove_all(dir);
+  // Payload pool: records take slices at varying offsets (random: every record differs).
+  const size_t pool_size = std::max<size_t>(size * 2, 64u << 20);
+  std::vector<std::byte> pool(pool_size + size);
+  if (payload_kind == "random") {
+    std::mt19937_64 rng(42);
+    for (size_t i = 0; i + 8 <= pool.size(); i += 8) {
+      const uint64_t v = rng();
+      std::memcpy(pool.data() + i, &v, 8);
+    }
+  }
+
+  auto w = SegmentWriter::create(dir, opt);
+  if (!w) {
+    std::fprintf(stderr, "create: %s\n", w.status().to_string().c_str());
+    return 1;
+  }
+  SegmentWriter& wr = **w;
+  std::vector<WriterId> writers;
+  for (uint64_t t = 0; t < topics; ++t) {
+    auto tid =
+        wr.add_topic({"bench/topic" + std::to_string(t), "bench::Payload", key_hash, {}, {}});
+    auto wid = wr.add_writer({*tid, Guid{1, 2, 3, static_cast<uint8_t>(t)}});
+    if (!tid || !wid) return 1;
+    writers.push_back(*wid);
+  }
+  std::vector<int64_t> seqs(topics, 1);
+  const int64_t t0_ns = 1'700'000'000'000'000'000;
+  RecordMeta m;
+  m.has_key_hash = key_hash;
+  const auto start = Clock::now();
+  size_t off = 0;
+  for (uint64_t i = 0; i < count; ++i) {
+    const size_t t = static_cast<size_t>(i % topics);
+    m.topic = static_cast<TopicId>(t + 1);
+    m.writer = writers[t];
+    m.sequence = seqs[t]++;
+    m.reception_ns = t0_ns + static_cast<int64_t>(i) * 100;
+    m.source_ns = m.reception_ns - 20000;
+    m.flags = 0;
+    if (key_hash) std::memcpy(m.key_hash.data(), &i, sizeof i);
+    // Consecutive, non-overlapping slices (like a receive buffer; random stays incompressible).
+    off += size;
+    if (off + size > pool_size) off = (off + 64) % 4096;
+    const Status s = wr.append(m, ByteSpan(pool.data() + off, size));
+    if (!s) {
+      std::fprintf(stderr, "append: %s\n", s.to_string().c_str());
+      return 1;
+    }
+  }
+  const auto appended = Clock::now();
+  const Status cs = wr.close();
+  const auto done = Clock::now();
+  if (!cs) {
+    std::fprintf(stderr, "close: %s\n", cs.to_string().c_str());
+    return 1;
+  }
+  const WriterStats st = wr.stats();
+  const double payload_mb = static_cast<double>(count * size) / 1e6;
+  const double t_total = secs(done - start);
+  std::printf(
+      "ingest size=%llu payload=%s fsync=%s compression=%s count=%llu: %.3f s, %.2f M rec/s, "
+      "%.1f MB/s payload, file %.1f MB (ratio %.3f), append-only %.2f M rec/s, %llu full\n",
+      static_cast<unsigned long long>(size), payload_kind.c_str(), fsync.c_str(),
+      compression.c_str(), static_cast<unsigned long long>(count), t_total,
+      static_cast<double>(count) / t_total / 1e6, payload_mb / t_total,
+      static_cast<double>(st.file_bytes) / 1e6,
+      static_cast<double>(st.file_bytes) / static_cast<double>(std::max<uint64_t>(1, count * size)),
+      static_cast<double>(count) / secs(appended - start) / 1e6,
+      static_cast<unsigned long long>(st.full_events));
+
+  if (read_back) {
+    auto rec = Recording::open(dir);
+    if (!rec) {
+      std::fprintf(stderr, "open: %s\n", rec.status().to_string().c_str());
+      return 1;
+    }
+    const auto r0 = Clock::now();
+    auto cur = (*rec)->query();
+    uint64_t n = 0, bytes = 0, check = 0;
+    while (const RecordView* v = cur->next()) {
+      ++n;
+      bytes += v->payload.size();
+      if (!v->payload.empty()) check += static_cast<uint8_t>(v->payload[v->payload.size() / 2]);
+      check += static_cast<uint64_t>(v->meta.sequence);
+    }
+    const double tr = secs(Clock::now() - r0);
+    std::printf(
+        "read   size=%llu payload=%s: %llu records in %.3f s, %.2f M rec/s, %.1f MB/s "
+        "payload (checksum %llu)\n",
+        static_cast<unsigned long long>(size), payload_kind.c_str(),
+        static_cast<unsigned long long>(n), tr, static_cast<double>(n) / tr / 1e6,
+        static_cast<double>(bytes) / 1e6 / tr, static_cast<unsigned long long>(check));
+    if (n != count || !cur->status()) {
+      std::fprintf(stderr, "read back %llu of %llu records\n", static_cast<unsigned long long>(n),
+                   static_cast<unsigned long long>(count));
+      return 1;
+    }
+  }
+  if (!keep) std::filesystem::remove_all(dir);
+  return 0;
+}
