@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the project builds and tests with, only those missing.
+# Idempotent and non-interactive; run as root on Debian 12 (bookworm).
+set -euo pipefail
+
+build_pkgs=(cmake g++ make pkg-config libboost-dev libsqlite3-dev liblz4-dev libspdlog-dev
+            nlohmann-json3-dev catch2 libcli11-dev clang libclang-rt-14-dev clang-format)
+test_pkgs=(iproute2 cyclonedds-tools tshark iperf procps util-linux gnuplot-nox)
+
+missing=()
+for p in "${build_pkgs[@]}" "${test_pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "setup.sh: missing packages (${missing[*]}); run as root to install them" >&2
+  exit 1
+fi
+echo "setup.sh: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+# tshark asks whether non-root users may capture; answer no without a prompt.
+echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
