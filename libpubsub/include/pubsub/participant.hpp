@@ -1,0 +1,101 @@
+// Participant: the entry point of libpubsub. One participant joins one DDS domain on one network
+// interface, discovers others (SPDP/SEDP) and creates writers and readers.
+//
+//   auto p = pubsub::Participant::create({.domain_id = 0, .interface = "eth0"});
+//   auto w = p.value()->create_writer({"Temperature", "sensors::Reading"});
+//   w.value()->write(cdr_bytes);
+//
+// Threads: a participant runs one receive thread (the transport's) and one event thread
+// (timers: heartbeats, acknowledgement retries, announcements, leases). Writers publish on the
+// caller's thread. Listeners run on the receive thread and must not block for long.
+// Destroy writers and readers before their participant (the participant's destructor closes
+// them if they are still alive, after which their calls return kClosed).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pubsub/qos.hpp"
+#include "pubsub/reader.hpp"
+#include "pubsub/stats.hpp"
+#include "pubsub/transport.hpp"
+#include "pubsub/types.hpp"
+#include "pubsub/writer.hpp"
+
+namespace pubsub {
+
+namespace detail {
+class ParticipantImpl;
+}
+
+struct ParticipantOptions {
+  uint32_t domain_id = 0;
+  // Interface name ("eth0") or IPv4 address; empty: the first up, multicast-capable interface.
+  std::string interface;
+  // Multicast for discovery and data where the interface supports it.
+  bool multicast = true;
+  // Participant index for unicast ports (7410 + 250*domain + 2*id); -1 takes the first free.
+  int participant_id = -1;
+  // Unicast discovery peers (IPv4 addresses) in addition to multicast.
+  std::vector<std::string> peers;
+  // How long others keep us without hearing from us; we announce every announce_period.
+  Duration lease_duration = std::chrono::seconds(10);
+  Duration announce_period = std::chrono::seconds(3);
+  // Largest datagram; samples above it are fragmented (DATA_FRAG).
+  size_t max_message_size = 65000;
+  // Socket receive buffer requested (forced beyond net.core.rmem_max when running as root).
+  size_t socket_receive_buffer = 8u << 20;
+  // Largest sample a reader reassembles; bigger ones are dropped and counted.
+  size_t max_sample_size = 256u << 20;
+  // Flow-control window of reliable writers: unacknowledged bytes before write() waits.
+  size_t max_unacked_bytes = 4u << 20;
+  // Participant user data (PID_USER_DATA), e.g. an application name.
+  std::string user_data;
+  // Tests: run over this in-process network instead of UDP sockets.
+  std::shared_ptr<FakeNetwork> fake_network;
+};
+
+struct TopicDescription {
+  std::string name;
+  std::string type_name;
+  bool keyed = false;
+  std::vector<std::string> partitions;       // empty: the default partition
+  std::vector<uint8_t> type_information;     // PID_TYPE_INFORMATION blob to announce, if any
+  std::vector<int16_t> data_representation;  // announced; empty: XCDR1 (readers: XCDR1+2)
+};
+
+struct DiscoveredParticipant {
+  GuidPrefix guid_prefix{};
+  uint8_t vendor[2] = {};
+  std::string user_data;
+  std::vector<Locator> unicast;
+};
+
+class Participant {
+ public:
+  static Result<std::unique_ptr<Participant>> create(const ParticipantOptions& options);
+  ~Participant();
+  Participant(const Participant&) = delete;
+  Participant& operator=(const Participant&) = delete;
+
+  Result<std::unique_ptr<Writer>> create_writer(const TopicDescription& topic,
+                                                const WriterQos& qos = {});
+  Result<std::unique_ptr<Reader>> create_reader(const TopicDescription& topic, const ReaderQos& qos,
+                                                SampleCallback on_sample);
+  Result<std::unique_ptr<RawReader>> create_raw_reader(const RawReaderOptions& options,
+                                                       RawReaderListener listener);
+
+  Guid guid() const;
+  const ParticipantOptions& options() const;
+  std::vector<DiscoveredParticipant> discovered_participants() const;
+  ParticipantStats stats() const;
+  // Unicast locator of this participant's user traffic (its address and port).
+  Locator unicast_locator() const;
+
+ private:
+  explicit Participant(std::shared_ptr<detail::ParticipantImpl> impl);
+  std::shared_ptr<detail::ParticipantImpl> impl_;
+};
+
+}  // namespace pubsub

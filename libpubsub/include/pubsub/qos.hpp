@@ -1,0 +1,55 @@
+// Quality-of-service settings for writers and readers. Every field has a documented default;
+// the defaults favour "nothing is lost" (reliable, keep-all with bounded resources).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+
+#include "pubsub/types.hpp"
+
+namespace pubsub {
+
+enum class ReliabilityKind : uint8_t { kBestEffort, kReliable };
+enum class DurabilityKind : uint8_t { kVolatile, kTransientLocal };
+enum class HistoryKind : uint8_t { kKeepLast, kKeepAll };
+
+struct HistoryQos {
+  HistoryKind kind = HistoryKind::kKeepAll;  // keep every unacknowledged sample
+  int32_t depth = 1;                         // only for kKeepLast: samples kept per writer
+};
+
+// Bounds on what a writer's history (or a reader's reorder/reassembly buffers) may hold.
+struct ResourceLimits {
+  size_t max_samples = 16384;    // samples in the writer history / reader reorder buffer
+  size_t max_bytes = 64u << 20;  // serialized bytes held (a single sample must fit)
+};
+
+// Message packing: many small samples in one datagram. Off unless asked for.
+struct BatchingQos {
+  bool enabled = false;
+  size_t max_bytes = 8192;    // flush when the datagram would exceed this many bytes
+  size_t max_samples = 1024;  // flush after this many samples
+  Duration max_flush_delay = std::chrono::milliseconds(1);  // flush a partial batch this late
+};
+
+struct WriterQos {
+  ReliabilityKind reliability = ReliabilityKind::kReliable;
+  DurabilityKind durability = DurabilityKind::kVolatile;
+  HistoryQos history;
+  ResourceLimits resource_limits;
+  // How long write() waits for space in a KEEP_ALL history full of unacknowledged samples.
+  Duration max_blocking_time = std::chrono::milliseconds(100);
+  BatchingQos batching;
+  // Period of HEARTBEATs while samples are unacknowledged (also sent piggybacked on data).
+  Duration heartbeat_period = std::chrono::milliseconds(100);
+};
+
+struct ReaderQos {
+  ReliabilityKind reliability = ReliabilityKind::kReliable;
+  DurabilityKind durability = DurabilityKind::kVolatile;
+  HistoryQos history;
+  ResourceLimits resource_limits;  // bounds the out-of-order and fragment buffers
+};
+
+}  // namespace pubsub

@@ -1,0 +1,72 @@
+// Counters that writers, readers and participants expose. Snapshots: each call copies them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace pubsub {
+
+struct WriterStats {
+  uint64_t samples_written = 0;
+  uint64_t bytes_written = 0;
+  uint64_t datagrams_sent = 0;
+  uint64_t heartbeats_sent = 0;
+  uint64_t acknacks_received = 0;
+  uint64_t samples_retransmitted = 0;
+  uint64_t fragments_retransmitted = 0;
+  uint64_t gaps_sent = 0;
+  uint64_t write_blocked = 0;   // write() calls that had to wait for acknowledgements
+  uint64_t write_timeouts = 0;  // ... and gave up after max_blocking_time
+  size_t matched_readers = 0;
+  size_t history_samples = 0;
+  size_t history_bytes = 0;
+};
+
+struct ReaderStats {
+  uint64_t samples_delivered = 0;
+  uint64_t bytes_delivered = 0;
+  uint64_t duplicates = 0;
+  uint64_t out_of_order = 0;       // samples buffered behind a hole
+  uint64_t lost = 0;               // best-effort gaps, or samples the writer no longer had
+  uint64_t gapped = 0;             // sequence numbers a GAP declared irrelevant
+  uint64_t buffer_full_drops = 0;  // out-of-order samples dropped at the resource limits
+  uint64_t too_large_drops = 0;    // samples above max_sample_size
+  uint64_t refused = 0;            // deliveries the application refused (back-pressure)
+  uint64_t acknacks_sent = 0;
+  uint64_t nackfrags_sent = 0;
+  uint64_t fragments_received = 0;
+  size_t matched_writers = 0;
+  size_t buffered_bytes = 0;
+
+  ReaderStats& operator+=(const ReaderStats& o) {
+    samples_delivered += o.samples_delivered;
+    bytes_delivered += o.bytes_delivered;
+    duplicates += o.duplicates;
+    out_of_order += o.out_of_order;
+    lost += o.lost;
+    gapped += o.gapped;
+    buffer_full_drops += o.buffer_full_drops;
+    too_large_drops += o.too_large_drops;
+    refused += o.refused;
+    acknacks_sent += o.acknacks_sent;
+    nackfrags_sent += o.nackfrags_sent;
+    fragments_received += o.fragments_received;
+    matched_writers += o.matched_writers;
+    buffered_bytes += o.buffered_bytes;
+    return *this;
+  }
+};
+
+struct ParticipantStats {
+  uint64_t datagrams_received = 0;
+  uint64_t bytes_received = 0;
+  uint64_t datagrams_sent = 0;
+  uint64_t bytes_sent = 0;
+  uint64_t malformed_messages = 0;  // datagrams dropped by the decoder (see malformed_by_reason)
+  uint64_t malformed_by_reason[16] = {};  // indexed by the decoder's error kind
+  size_t remote_participants = 0;
+  size_t remote_writers = 0;
+  size_t remote_readers = 0;
+};
+
+}  // namespace pubsub

@@ -1,0 +1,118 @@
+// Transports move RTPS datagrams. A participant owns one; it sends from the caller's thread and
+// receives on the transport's own receive thread, which lends each datagram to a
+// TransportReceiver for the duration of one call.
+//
+// Two implementations: UDP (unicast + multicast through Boost.Asio sockets, received with
+// recvmmsg) and FakeNetwork, an in-process network that drops, duplicates, reorders and delays
+// datagrams with a seeded generator, so protocol tests can inject faults deterministically.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "pubsub/types.hpp"
+
+namespace pubsub {
+
+struct ConstBuffer {
+  const void* data;
+  size_t size;
+};
+
+// Where a participant can be reached (advertised in SPDP) and where it sends SPDP.
+struct TransportLocators {
+  Locator meta_unicast;
+  Locator user_unicast;
+  std::optional<Locator> meta_multicast;   // SPDP group, when multicast is usable
+  std::optional<Locator> user_multicast;   // default data multicast locator
+  std::vector<Locator> spdp_destinations;  // group and/or unicast peers for SPDP announcements
+};
+
+class TransportReceiver {
+ public:
+  virtual ~TransportReceiver() = default;
+  virtual void on_datagram(const uint8_t* data, size_t size) = 0;
+  // After a burst of datagrams: the moment to send acknowledgements gathered over the burst.
+  virtual void on_receive_batch_end() = 0;
+};
+
+struct TransportStats {
+  uint64_t datagrams_sent = 0;
+  uint64_t bytes_sent = 0;
+  uint64_t send_errors = 0;
+  uint64_t datagrams_received = 0;
+  uint64_t bytes_received = 0;
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  // Starts the receive thread(s); the receiver must outlive stop().
+  virtual Result<void> start(TransportReceiver& receiver) = 0;
+  virtual void stop() = 0;
+  // Sends one datagram, gathered from parts, to every locator. Thread-safe.
+  virtual void send(std::span<const Locator> to, std::span<const ConstBuffer> parts) = 0;
+  virtual const TransportLocators& locators() const = 0;
+  // Largest datagram this transport sends in one piece.
+  virtual size_t max_message_size() const = 0;
+  // True on a thread that delivers datagrams (which must never block waiting for a datagram).
+  virtual bool on_receive_thread() const = 0;
+  virtual TransportStats stats() const = 0;
+};
+
+struct UdpTransportOptions {
+  uint32_t domain_id = 0;
+  // Interface name ("eth0") or IPv4 address. Empty: the first interface that is up, has an
+  // IPv4 address and supports multicast (else loopback).
+  std::string interface;
+  // Use multicast for SPDP and data when the interface supports it.
+  bool multicast = true;
+  // Participant index for the unicast port mapping; -1 takes the first free one.
+  int participant_id = -1;
+  // Extra unicast addresses (host order IPv4) to send SPDP to, ports of participant ids 0..9.
+  std::vector<uint32_t> peers;
+  // Socket buffer sizes requested (as root beyond net.core.[rw]mem_max).
+  size_t receive_buffer_bytes = 8u << 20;
+  size_t send_buffer_bytes = 4u << 20;
+  // Largest datagram sent; bigger samples go as DATA_FRAG. Datagrams above the interface MTU
+  // are fragmented by IP, which loopback and veth links carry cheaply.
+  size_t max_message_size = 65000;
+  int multicast_ttl = 1;
+};
+
+Result<std::unique_ptr<Transport>> make_udp_transport(const UdpTransportOptions& options);
+
+// ---- fault injection ------------------------------------------------------------------------
+
+struct FaultOptions {
+  double drop = 0.0;       // probability a datagram is lost (per destination)
+  double duplicate = 0.0;  // probability it is delivered twice
+  double reorder = 0.0;    // probability it is held back by up to max_reorder_delay
+  Duration max_reorder_delay = std::chrono::milliseconds(2);
+  Duration latency = std::chrono::microseconds(0);  // added to every datagram
+  uint64_t seed = 1;
+};
+
+struct FakeNetworkStats {
+  uint64_t delivered = 0, dropped = 0, duplicated = 0, reordered = 0;
+};
+
+// An in-process network: transports created from it reach each other by locator (multicast
+// locators reach every member). One delivery thread runs the receivers, so each receiver sees
+// its datagrams one at a time, as from a socket.
+class FakeNetwork {
+ public:
+  static std::shared_ptr<FakeNetwork> create(FaultOptions faults = {});
+  virtual ~FakeNetwork() = default;
+  // Transport for one participant; max_message_size as in UdpTransportOptions.
+  virtual std::unique_ptr<Transport> make_transport(size_t max_message_size = 65000) = 0;
+  virtual void set_faults(const FaultOptions& faults) = 0;
+  virtual FakeNetworkStats stats() const = 0;
+};
+
+}  // namespace pubsub

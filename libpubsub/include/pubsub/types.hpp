@@ -1,0 +1,148 @@
+// Basic vocabulary of libpubsub: identifiers (GUIDs, entity ids), sequence numbers, time,
+// locators, key hashes, and the Result type every fallible call returns.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <compare>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace pubsub {
+
+using Bytes = std::span<const std::byte>;
+
+// ---- errors ---------------------------------------------------------------------------------
+
+enum class ErrorCode {
+  kInvalidArgument,  // a bad option, name or size
+  kTimeout,          // max_blocking_time or a wait expired
+  kNetwork,          // a socket could not be created, bound or joined
+  kNotFound,         // no such interface, topic or entity
+  kResourceLimit,    // a sample larger than the history or the max sample size
+  kClosed,           // the participant was closed
+  kIo,               // a file or system call failed
+  kCorrupt,          // bytes that do not decode
+};
+
+const char* to_string(ErrorCode code);
+
+struct Error {
+  ErrorCode code;
+  std::string message;
+};
+
+// A value or an error, in the spirit of std::expected (C++23).
+template <class T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : v_(std::move(value)) {}      // NOLINT: implicit by design
+  Result(Error error) : v_(std::move(error)) {}  // NOLINT
+  bool ok() const { return v_.index() == 0; }
+  explicit operator bool() const { return ok(); }
+  T& value() & { return std::get<0>(v_); }
+  T&& value() && { return std::get<0>(std::move(v_)); }
+  const T& value() const& { return std::get<0>(v_); }
+  T* operator->() { return &value(); }
+  T& operator*() { return value(); }
+  const Error& error() const { return std::get<1>(v_); }
+
+ private:
+  std::variant<T, Error> v_;
+};
+
+template <>
+class [[nodiscard]] Result<void> {
+ public:
+  Result() = default;
+  Result(Error error) : e_(std::move(error)) {}  // NOLINT
+  bool ok() const { return !e_.has_value(); }
+  explicit operator bool() const { return ok(); }
+  const Error& error() const { return *e_; }
+
+ private:
+  std::optional<Error> e_;
+};
+
+inline Error make_error(ErrorCode code, std::string message) {
+  return Error{code, std::move(message)};
+}
+
+// ---- identifiers ----------------------------------------------------------------------------
+
+using GuidPrefix = std::array<uint8_t, 12>;
+
+// 4 bytes: 3-byte key + 1-byte kind, compared and stored big endian as on the wire.
+struct EntityId {
+  uint32_t value = 0;
+  constexpr uint8_t kind() const { return static_cast<uint8_t>(value & 0xff); }
+  constexpr auto operator<=>(const EntityId&) const = default;
+};
+
+struct Guid {
+  GuidPrefix prefix{};
+  EntityId entity;
+  auto operator<=>(const Guid&) const = default;
+  bool operator==(const Guid&) const = default;
+  std::array<uint8_t, 16> bytes() const;
+  static Guid from_bytes(const uint8_t* sixteen);
+  std::string to_string() const;  // "0102...0c:000001c1"
+};
+
+struct GuidHash {
+  size_t operator()(const Guid& g) const noexcept;
+  size_t operator()(const GuidPrefix& p) const noexcept;
+};
+
+// RTPS sequence numbers are 64-bit, starting at 1.
+using SequenceNumber = int64_t;
+
+// ---- time -----------------------------------------------------------------------------------
+
+using Duration = std::chrono::nanoseconds;
+
+// Wall-clock time in nanoseconds since the UNIX epoch (what goes into INFO_TS).
+struct Time {
+  int64_t ns = 0;
+  static Time now();
+  auto operator<=>(const Time&) const = default;
+};
+
+// ---- locators -------------------------------------------------------------------------------
+
+struct Locator {
+  static constexpr int32_t kUdpV4 = 1;
+  int32_t kind = kUdpV4;
+  uint32_t port = 0;
+  std::array<uint8_t, 16> address{};  // IPv4 in the last 4 bytes
+
+  static Locator udp_v4(uint32_t ipv4_host_order, uint32_t port);
+  uint32_t ipv4() const;  // host order
+  bool is_multicast() const;
+  std::string to_string() const;  // "198.18.0.1:7411"
+  auto operator<=>(const Locator&) const = default;
+};
+
+// ---- keys -----------------------------------------------------------------------------------
+
+// The RTPS key hash: the key fields serialized big endian (XCDR1), zero-padded when they fit in
+// 16 bytes, otherwise the MD5 of that serialization.
+struct KeyHash {
+  std::array<uint8_t, 16> value{};
+  static KeyHash from_key_cdr_be(Bytes key_fields_cdr_be);
+  auto operator<=>(const KeyHash&) const = default;
+};
+
+}  // namespace pubsub
+
+template <>
+struct std::hash<pubsub::Guid> {
+  size_t operator()(const pubsub::Guid& g) const noexcept { return pubsub::GuidHash{}(g); }
+};

@@ -1,0 +1,55 @@
+// Writer: publishes serialized samples of one topic. Created by Participant::create_writer.
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include "pubsub/qos.hpp"
+#include "pubsub/stats.hpp"
+#include "pubsub/types.hpp"
+
+namespace pubsub {
+
+namespace detail {
+class WriterImpl;
+}
+
+struct WriteOptions {
+  // Instance of a keyed topic (see KeyHash::from_key_cdr_be). Required on keyed topics.
+  const KeyHash* key_hash = nullptr;
+  // Source timestamp; default: now.
+  std::optional<Time> timestamp;
+};
+
+class Writer {
+ public:
+  ~Writer();  // unregisters the writer (readers see it go)
+
+  // Publishes one sample given as the little-endian CDR (XCDR1) serialization of the data type,
+  // without the encapsulation header, which the writer adds (CDR_LE, padded to 4 bytes).
+  // Reliable KEEP_ALL: blocks while the history is full of unacknowledged samples, up to
+  // max_blocking_time, then returns kTimeout. Thread-safe.
+  Result<void> write(Bytes cdr_body, const WriteOptions& options = {});
+  // Publishes a payload that already starts with its encapsulation header (replay of recorded
+  // samples, byte for byte).
+  Result<void> write_serialized(Bytes payload, const WriteOptions& options = {});
+  // Sends a partially filled batch now.
+  void flush();
+
+  size_t matched_readers() const;
+  // Waits until n readers are matched and every reliable one has acknowledged once (so it will
+  // see everything written afterwards). False on timeout.
+  bool wait_for_readers(size_t n, Duration timeout);
+  // Waits until every reliable reader acknowledged everything written so far.
+  bool wait_for_acknowledgments(Duration timeout);
+
+  const Guid& guid() const;
+  WriterStats stats() const;
+
+ private:
+  friend class Participant;
+  explicit Writer(std::shared_ptr<detail::WriterImpl> impl);
+  std::shared_ptr<detail::WriterImpl> impl_;
+};
+
+}  // namespace pubsub

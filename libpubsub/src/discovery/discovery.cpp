@@ -1,0 +1,419 @@
+#include "discovery/discovery.hpp"
+
+#include <cstring>
+
+#include "wire/constants.hpp"
+
+namespace pubsub::discovery {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int64_t steady_ns(rtps::SteadyTime t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+Guid builtin(const GuidPrefix& p, uint32_t entity) {
+  return Guid{p, EntityId{entity}};
+}
+
+rtps::WriterConfig sedp_writer_config(const GuidPrefix& p, uint32_t entity) {
+  rtps::WriterConfig c;
+  c.guid = builtin(p, entity);
+  c.keyed = true;
+  c.qos.reliability = ReliabilityKind::kReliable;
+  c.qos.durability = DurabilityKind::kTransientLocal;
+  c.qos.history.kind = HistoryKind::kKeepAll;
+  c.qos.resource_limits.max_samples = 65536;
+  c.qos.resource_limits.max_bytes = 32u << 20;
+  c.qos.max_blocking_time = Duration::zero();
+  return c;
+}
+
+rtps::ReaderConfig sedp_reader_config(const GuidPrefix& p, uint32_t entity, size_t max_sample) {
+  rtps::ReaderConfig c;
+  c.guid = builtin(p, entity);
+  c.qos.reliability = ReliabilityKind::kReliable;
+  c.qos.durability = DurabilityKind::kTransientLocal;
+  c.qos.resource_limits.max_samples = 65536;
+  c.qos.resource_limits.max_bytes = 32u << 20;
+  c.max_sample_size = max_sample;
+  return c;
+}
+
+// Participant GUID as a key hash, and as the serialized key of a dispose.
+KeyHash guid_key_hash(const Guid& g) {
+  KeyHash h;
+  h.value = g.bytes();
+  return h;
+}
+
+std::vector<uint8_t> key_payload(uint16_t pid, const Guid& g) {
+  std::vector<uint8_t> out{0x00, 0x03, 0x00, 0x00};
+  const auto b = g.bytes();
+  out.push_back(static_cast<uint8_t>(pid));
+  out.push_back(static_cast<uint8_t>(pid >> 8));
+  out.push_back(16);
+  out.push_back(0);
+  out.insert(out.end(), b.begin(), b.end());
+  out.insert(out.end(), {0x01, 0x00, 0x00, 0x00});  // sentinel
+  return out;
+}
+
+}  // namespace
+
+Discovery::Discovery(const DiscoveryConfig& config, Transport& transport, const GuidPrefix& prefix,
+                     DiscoveryListener& listener)
+    : config_(config), transport_(transport), prefix_(prefix), listener_(listener) {
+  wire::ParticipantData me;
+  me.guid_prefix = prefix;
+  me.vendor[0] = wire::kVendorId[0];
+  me.vendor[1] = wire::kVendorId[1];
+  me.version[0] = wire::kProtocolMajor;
+  me.version[1] = wire::kProtocolMinor;
+  me.domain_id = config.domain_id;
+  me.builtin_endpoints = wire::kBuiltinParticipantAnnouncer | wire::kBuiltinParticipantDetector |
+                         wire::kBuiltinPublicationsAnnouncer | wire::kBuiltinPublicationsDetector |
+                         wire::kBuiltinSubscriptionsAnnouncer | wire::kBuiltinSubscriptionsDetector;
+  me.lease_duration = config.lease_duration;
+  const auto& loc = transport.locators();
+  me.default_unicast.push_back(loc.user_unicast);
+  me.metatraffic_unicast.push_back(loc.meta_unicast);
+  if (loc.user_multicast) me.default_multicast.push_back(*loc.user_multicast);
+  if (loc.meta_multicast) me.metatraffic_multicast.push_back(*loc.meta_multicast);
+  me.user_data = config.user_data;
+  spdp_payload_ = wire::encode_participant_data(me);
+
+  pub_writer_ = std::make_unique<rtps::StatefulWriter>(
+      sedp_writer_config(prefix, wire::kEntityIdSedpPubWriter), transport, prefix);
+  sub_writer_ = std::make_unique<rtps::StatefulWriter>(
+      sedp_writer_config(prefix, wire::kEntityIdSedpSubWriter), transport, prefix);
+  pub_reader_ = std::make_unique<rtps::StatefulReader>(
+      sedp_reader_config(prefix, wire::kEntityIdSedpPubReader, config.max_sample_size), transport,
+      prefix, [this](const rtps::ReceivedSample& s) { return handle_sedp(s, true); });
+  sub_reader_ = std::make_unique<rtps::StatefulReader>(
+      sedp_reader_config(prefix, wire::kEntityIdSedpSubReader, config.max_sample_size), transport,
+      prefix, [this](const rtps::ReceivedSample& s) { return handle_sedp(s, false); });
+}
+
+// ---- SPDP -----------------------------------------------------------------------------------
+
+void Discovery::send_spdp(std::span<const Locator> to, bool dispose) {
+  if (to.empty()) return;
+  std::lock_guard lk(spdp_mu_);
+  std::vector<uint8_t> buf(spdp_payload_.size() + 256);
+  wire::MessageBuilder b(buf.data(), buf.size());
+  b.header(prefix_);
+  b.info_ts(Time::now());
+  const KeyHash key = guid_key_hash(builtin(prefix_, wire::kEntityIdParticipant));
+  wire::OutgoingInlineQos qos;
+  qos.key_hash = &key;
+  if (dispose) {
+    qos.status_info = wire::kStatusDisposed | wire::kStatusUnregistered;
+    const auto k =
+        key_payload(wire::kPidParticipantGuid, builtin(prefix_, wire::kEntityIdParticipant));
+    b.data(EntityId{wire::kEntityIdUnknown}, EntityId{wire::kEntityIdSpdpWriter}, ++spdp_sn_, qos,
+           k.data(), k.size(), nullptr, 0, true);
+  } else {
+    b.data(EntityId{wire::kEntityIdUnknown}, EntityId{wire::kEntityIdSpdpWriter}, ++spdp_sn_, qos,
+           spdp_payload_.data(), spdp_payload_.size());
+  }
+  const ConstBuffer part{buf.data(), b.size()};
+  transport_.send(to, {&part, 1});
+}
+
+void Discovery::announce_participant() {
+  send_spdp(transport_.locators().spdp_destinations, false);
+}
+
+void Discovery::leave() {
+  std::vector<Locator> to = transport_.locators().spdp_destinations;
+  {
+    std::lock_guard lk(mu_);
+    for (const auto& [prefix, p] : participants_) {
+      if (!p->data.metatraffic_unicast.empty()) to.push_back(p->data.metatraffic_unicast.front());
+    }
+  }
+  send_spdp(to, true);
+}
+
+void Discovery::handle_spdp(const wire::ReceiveContext& ctx, const wire::DataSubmessage& m) {
+  if (ctx.source_prefix == prefix_) return;  // our own announcement, looped back
+  if (m.qos.status_info & (wire::kStatusDisposed | wire::kStatusUnregistered)) {
+    remove_participant(ctx.source_prefix);
+    return;
+  }
+  if (!m.has_data) return;
+  wire::ParticipantData data;
+  if (!wire::decode_participant_data(m.payload, m.payload_size, data)) {
+    malformed_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  if (data.guid_prefix == prefix_) return;
+  if (data.domain_id && *data.domain_id != config_.domain_id) return;
+  const auto now = Clock::now();
+  bool is_new = false;
+  {
+    std::lock_guard lk(mu_);
+    auto& slot = participants_[data.guid_prefix];
+    if (!slot) {
+      slot = std::make_shared<RemoteParticipant>();
+      is_new = true;
+    }
+    slot->data = data;
+    slot->last_seen_ns.store(steady_ns(now), std::memory_order_relaxed);
+  }
+  if (is_new) {
+    add_builtin_proxies(data, now);
+    // Answer at once so the newcomer need not wait for our next periodic announcement.
+    std::vector<Locator> to = data.metatraffic_unicast;
+    if (to.size() > 1) to.resize(1);
+    send_spdp(to, false);
+  }
+}
+
+void Discovery::add_builtin_proxies(const wire::ParticipantData& p, rtps::SteadyTime now) {
+  std::vector<Locator> meta = p.metatraffic_unicast;
+  if (meta.empty()) meta = p.default_unicast;
+  auto reader_info = [&](uint32_t entity) {
+    rtps::RemoteReaderInfo r;
+    r.guid = builtin(p.guid_prefix, entity);
+    r.reliable = true;
+    r.durable = true;
+    r.unicast = meta;
+    return r;
+  };
+  auto writer_info = [&](uint32_t entity) {
+    rtps::RemoteWriterInfo w;
+    w.guid = builtin(p.guid_prefix, entity);
+    w.reliable = true;
+    w.unicast = meta;
+    return w;
+  };
+  const uint32_t set = p.builtin_endpoints;
+  if (set & wire::kBuiltinPublicationsDetector) {
+    pub_writer_->add_reader(reader_info(wire::kEntityIdSedpPubReader), now);
+  }
+  if (set & wire::kBuiltinSubscriptionsDetector) {
+    sub_writer_->add_reader(reader_info(wire::kEntityIdSedpSubReader), now);
+  }
+  if (set & wire::kBuiltinPublicationsAnnouncer) {
+    pub_reader_->add_writer(writer_info(wire::kEntityIdSedpPubWriter), now);
+  }
+  if (set & wire::kBuiltinSubscriptionsAnnouncer) {
+    sub_reader_->add_writer(writer_info(wire::kEntityIdSedpSubWriter), now);
+  }
+}
+
+void Discovery::remove_participant(const GuidPrefix& prefix) {
+  std::shared_ptr<RemoteParticipant> gone;
+  {
+    std::lock_guard lk(mu_);
+    auto it = participants_.find(prefix);
+    if (it == participants_.end()) return;
+    gone = it->second;
+    participants_.erase(it);
+  }
+  pub_writer_->remove_reader(builtin(prefix, wire::kEntityIdSedpPubReader));
+  sub_writer_->remove_reader(builtin(prefix, wire::kEntityIdSedpSubReader));
+  pub_reader_->remove_writer(builtin(prefix, wire::kEntityIdSedpPubWriter));
+  sub_reader_->remove_writer(builtin(prefix, wire::kEntityIdSedpSubWriter));
+  for (const Guid& g : gone->endpoints) listener_.on_endpoint_lost(g);
+}
+
+void Discovery::renew_lease(const GuidPrefix& prefix) {
+  if (prefix == prefix_) return;
+  const int64_t now = steady_ns(Clock::now());
+  if (lease_cache_ && lease_cache_prefix_ == prefix) {
+    lease_cache_->last_seen_ns.store(now, std::memory_order_relaxed);
+    return;
+  }
+  std::lock_guard lk(mu_);
+  auto it = participants_.find(prefix);
+  if (it == participants_.end()) return;
+  it->second->last_seen_ns.store(now, std::memory_order_relaxed);
+  lease_cache_prefix_ = prefix;
+  lease_cache_ = it->second;
+}
+
+// ---- SEDP -----------------------------------------------------------------------------------
+
+bool Discovery::resolve(const wire::EndpointData& data, RemoteEndpoint& out) const {
+  out.data = data;
+  out.unicast = data.unicast;
+  out.multicast = data.multicast;
+  if (data.guid.prefix == prefix_) {
+    const auto& loc = transport_.locators();
+    if (out.unicast.empty()) out.unicast.push_back(loc.user_unicast);
+    if (out.multicast.empty() && loc.user_multicast) out.multicast.push_back(*loc.user_multicast);
+    out.local = true;
+    return true;
+  }
+  std::lock_guard lk(mu_);
+  auto it = participants_.find(data.guid.prefix);
+  if (it == participants_.end()) return false;
+  if (out.unicast.empty()) out.unicast = it->second->data.default_unicast;
+  if (out.multicast.empty()) out.multicast = it->second->data.default_multicast;
+  return true;
+}
+
+bool Discovery::handle_sedp(const rtps::ReceivedSample& s, bool publications) {
+  if (s.status_info & (wire::kStatusDisposed | wire::kStatusUnregistered)) {
+    Guid g;
+    if (s.has_key_hash) {
+      g = Guid::from_bytes(s.key_hash.value.data());
+    } else if (!wire::decode_endpoint_key(s.data, s.size, g)) {
+      malformed_.fetch_add(1, std::memory_order_relaxed);
+      return true;
+    }
+    {
+      std::lock_guard lk(mu_);
+      auto it = participants_.find(g.prefix);
+      if (it != participants_.end()) std::erase(it->second->endpoints, g);
+    }
+    listener_.on_endpoint_lost(g);
+    return true;
+  }
+  wire::EndpointData data;
+  if (!wire::decode_endpoint_data(s.data, s.size, publications, data) ||
+      data.is_writer() != publications) {
+    malformed_.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+  RemoteEndpoint e;
+  if (!resolve(data, e)) return true;  // participant gone meanwhile
+  {
+    std::lock_guard lk(mu_);
+    auto it = participants_.find(data.guid.prefix);
+    if (it != participants_.end()) {
+      auto& eps = it->second->endpoints;
+      if (std::find(eps.begin(), eps.end(), data.guid) == eps.end()) eps.push_back(data.guid);
+    }
+  }
+  listener_.on_endpoint_discovered(e);
+  return true;
+}
+
+void Discovery::announce(const wire::EndpointData& endpoint) {
+  const auto payload = wire::encode_endpoint_data(endpoint);
+  const KeyHash key = guid_key_hash(endpoint.guid);
+  rtps::WriteRequest r;
+  r.body = payload.data();
+  r.body_size = payload.size();
+  r.key_hash = &key;
+  r.timestamp = Time::now();
+  auto& w = endpoint.is_writer() ? *pub_writer_ : *sub_writer_;
+  (void)w.write(r, false);
+}
+
+void Discovery::withdraw(const wire::EndpointData& endpoint) {
+  const auto payload = key_payload(wire::kPidEndpointGuid, endpoint.guid);
+  const KeyHash key = guid_key_hash(endpoint.guid);
+  rtps::WriteRequest r;
+  r.body = payload.data();
+  r.body_size = payload.size();
+  r.key_hash = &key;
+  r.status_info = wire::kStatusDisposed | wire::kStatusUnregistered;
+  r.timestamp = Time::now();
+  auto& w = endpoint.is_writer() ? *pub_writer_ : *sub_writer_;
+  (void)w.write(r, false);
+}
+
+// ---- routing of builtin traffic -------------------------------------------------------------
+
+rtps::StatefulWriter* Discovery::builtin_writer(EntityId id) {
+  if (id.value == wire::kEntityIdSedpPubWriter) return pub_writer_.get();
+  if (id.value == wire::kEntityIdSedpSubWriter) return sub_writer_.get();
+  return nullptr;
+}
+
+rtps::StatefulReader* Discovery::builtin_reader_for_writer(EntityId writer_id) {
+  if (writer_id.value == wire::kEntityIdSedpPubWriter) return pub_reader_.get();
+  if (writer_id.value == wire::kEntityIdSedpSubWriter) return sub_reader_.get();
+  return nullptr;
+}
+
+void Discovery::on_data(const wire::ReceiveContext& ctx, const wire::DataSubmessage& m,
+                        Time reception) {
+  if (m.writer_id.value == wire::kEntityIdSpdpWriter) {
+    handle_spdp(ctx, m);
+  } else if (auto* r = builtin_reader_for_writer(m.writer_id)) {
+    r->on_data(ctx, m, reception);
+  }
+}
+
+void Discovery::on_data_frag(const wire::ReceiveContext& ctx, const wire::DataFragSubmessage& m,
+                             Time reception) {
+  if (auto* r = builtin_reader_for_writer(m.writer_id)) r->on_data_frag(ctx, m, reception);
+}
+
+void Discovery::on_heartbeat(const wire::ReceiveContext& ctx, const wire::HeartbeatSubmessage& m) {
+  if (auto* r = builtin_reader_for_writer(m.writer_id)) r->on_heartbeat(ctx, m);
+}
+
+void Discovery::on_gap(const wire::ReceiveContext& ctx, const wire::GapSubmessage& m) {
+  if (auto* r = builtin_reader_for_writer(m.writer_id)) r->on_gap(ctx, m);
+}
+
+void Discovery::on_heartbeat_frag(const wire::ReceiveContext& ctx,
+                                  const wire::HeartbeatFragSubmessage& m) {
+  if (auto* r = builtin_reader_for_writer(m.writer_id)) r->on_heartbeat_frag(ctx, m);
+}
+
+void Discovery::on_acknack(const wire::ReceiveContext& ctx, const wire::AckNackSubmessage& m) {
+  if (auto* w = builtin_writer(m.writer_id)) w->on_acknack(ctx.source_prefix, m, Clock::now());
+}
+
+void Discovery::on_nack_frag(const wire::ReceiveContext& ctx, const wire::NackFragSubmessage& m) {
+  if (auto* w = builtin_writer(m.writer_id)) w->on_nack_frag(ctx.source_prefix, m, Clock::now());
+}
+
+void Discovery::on_receive_batch_end() {
+  pub_reader_->send_pending_acks();
+  sub_reader_->send_pending_acks();
+}
+
+// ---- timers ---------------------------------------------------------------------------------
+
+rtps::SteadyTime Discovery::on_timer(rtps::SteadyTime now) {
+  if (now >= next_announce_) {
+    announce_participant();
+    next_announce_ = now + config_.announce_period;
+  }
+  std::vector<GuidPrefix> expired;
+  {
+    std::lock_guard lk(mu_);
+    const int64_t t = steady_ns(now);
+    for (const auto& [prefix, p] : participants_) {
+      const auto lease = p->data.lease_duration;
+      if (lease == Duration::max()) continue;
+      if (t - p->last_seen_ns.load(std::memory_order_relaxed) > lease.count()) {
+        expired.push_back(prefix);
+      }
+    }
+  }
+  for (const auto& prefix : expired) remove_participant(prefix);
+  rtps::SteadyTime next = next_announce_;
+  next = std::min(next, pub_writer_->on_timer(now));
+  next = std::min(next, sub_writer_->on_timer(now));
+  next = std::min(next, pub_reader_->on_timer(now));
+  next = std::min(next, sub_reader_->on_timer(now));
+  return std::min(next, now + std::chrono::milliseconds(100));
+}
+
+std::vector<DiscoveredParticipant> Discovery::participants() const {
+  std::lock_guard lk(mu_);
+  std::vector<DiscoveredParticipant> out;
+  for (const auto& [prefix, p] : participants_) {
+    DiscoveredParticipant d;
+    d.guid_prefix = prefix;
+    d.vendor[0] = p->data.vendor[0];
+    d.vendor[1] = p->data.vendor[1];
+    d.user_data.assign(p->data.user_data.begin(), p->data.user_data.end());
+    d.unicast = p->data.default_unicast;
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+}  // namespace pubsub::discovery

@@ -1,0 +1,123 @@
+// Discovery: SPDP (participants) and SEDP (endpoints) as builtin endpoints, the database of
+// remote participants and endpoints, and leases.
+//
+// OVERVIEW
+// - SPDP is a best-effort announcement of our ParticipantData every announce_period to the
+//   SPDP destinations (multicast group and/or unicast peers), and directly to each participant
+//   we discover, so a newcomer finds us at once rather than at the next period.
+// - SEDP uses two reliable, transient-local builtin writers (publications, subscriptions) and
+//   two builtin readers, built from the same StatefulWriter/StatefulReader as user endpoints.
+//   Each discovered participant gets proxies on them (metatraffic unicast locators).
+// - The receive thread feeds builtin traffic in through the on_* methods and renews leases with
+//   renew_lease() on every datagram. The event thread calls on_timer(): announcements, lease
+//   expiry, and the builtin endpoints' own timers.
+// - Endpoint events go to the DiscoveryListener (the participant), which does the matching.
+//   Locking: mu_ guards the database only; it is never held while calling the listener or the
+//   builtin endpoints, so the listener may call back (announce()) freely.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "pubsub/participant.hpp"
+#include "rtps/reader.hpp"
+#include "rtps/writer.hpp"
+#include "wire/discovery_data.hpp"
+
+namespace pubsub::discovery {
+
+struct RemoteEndpoint {
+  wire::EndpointData data;
+  std::vector<Locator> unicast;  // the endpoint's own locators, else its participant's
+  std::vector<Locator> multicast;
+  bool local = false;  // one of ours
+};
+
+class DiscoveryListener {
+ public:
+  virtual ~DiscoveryListener() = default;
+  virtual void on_endpoint_discovered(const RemoteEndpoint& endpoint) = 0;
+  virtual void on_endpoint_lost(const Guid& endpoint) = 0;
+};
+
+struct DiscoveryConfig {
+  uint32_t domain_id = 0;
+  Duration lease_duration = std::chrono::seconds(10);
+  Duration announce_period = std::chrono::seconds(3);
+  std::vector<uint8_t> user_data;
+  size_t max_sample_size = 1u << 20;
+};
+
+class Discovery {
+ public:
+  Discovery(const DiscoveryConfig& config, Transport& transport, const GuidPrefix& prefix,
+            DiscoveryListener& listener);
+
+  static bool is_builtin(EntityId id) { return (id.kind() & 0xc0) == 0xc0; }
+
+  // Receive thread: builtin traffic.
+  void on_data(const wire::ReceiveContext& ctx, const wire::DataSubmessage& m, Time reception);
+  void on_data_frag(const wire::ReceiveContext& ctx, const wire::DataFragSubmessage& m,
+                    Time reception);
+  void on_heartbeat(const wire::ReceiveContext& ctx, const wire::HeartbeatSubmessage& m);
+  void on_gap(const wire::ReceiveContext& ctx, const wire::GapSubmessage& m);
+  void on_heartbeat_frag(const wire::ReceiveContext& ctx, const wire::HeartbeatFragSubmessage& m);
+  void on_acknack(const wire::ReceiveContext& ctx, const wire::AckNackSubmessage& m);
+  void on_nack_frag(const wire::ReceiveContext& ctx, const wire::NackFragSubmessage& m);
+  void on_receive_batch_end();
+  void renew_lease(const GuidPrefix& prefix);
+
+  // Our endpoints, published through SEDP.
+  void announce(const wire::EndpointData& endpoint);
+  void withdraw(const wire::EndpointData& endpoint);
+  // Sends our SPDP announcement now (start-up) / a dispose of it (shutdown).
+  void announce_participant();
+  void leave();
+
+  rtps::SteadyTime on_timer(rtps::SteadyTime now);
+
+  std::vector<DiscoveredParticipant> participants() const;
+  // Resolves an endpoint's locators against its participant's defaults.
+  bool resolve(const wire::EndpointData& data, RemoteEndpoint& out) const;
+  uint64_t malformed() const { return malformed_.load(std::memory_order_relaxed); }
+
+ private:
+  struct RemoteParticipant {
+    wire::ParticipantData data;
+    std::atomic<int64_t> last_seen_ns{0};
+    std::vector<Guid> endpoints;
+  };
+
+  void handle_spdp(const wire::ReceiveContext& ctx, const wire::DataSubmessage& m);
+  bool handle_sedp(const rtps::ReceivedSample& s, bool publications);
+  void add_builtin_proxies(const wire::ParticipantData& p, rtps::SteadyTime now);
+  void remove_participant(const GuidPrefix& prefix);
+  void send_spdp(std::span<const Locator> to, bool dispose);
+  rtps::StatefulWriter* builtin_writer(EntityId id);
+  rtps::StatefulReader* builtin_reader_for_writer(EntityId writer_id);
+
+  DiscoveryConfig config_;
+  Transport& transport_;
+  GuidPrefix prefix_;
+  DiscoveryListener& listener_;
+  std::vector<uint8_t> spdp_payload_;
+  SequenceNumber spdp_sn_ = 0;
+  std::mutex spdp_mu_;
+
+  std::unique_ptr<rtps::StatefulWriter> pub_writer_, sub_writer_;
+  std::unique_ptr<rtps::StatefulReader> pub_reader_, sub_reader_;
+
+  mutable std::mutex mu_;
+  std::unordered_map<GuidPrefix, std::shared_ptr<RemoteParticipant>, GuidHash> participants_;
+  // Receive-thread cache for renew_lease().
+  GuidPrefix lease_cache_prefix_{};
+  std::shared_ptr<RemoteParticipant> lease_cache_;
+
+  rtps::SteadyTime next_announce_{};
+  std::atomic<uint64_t> malformed_{0};
+};
+
+}  // namespace pubsub::discovery

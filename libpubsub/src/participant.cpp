@@ -1,0 +1,909 @@
+#include "participant_impl.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <random>
+
+#include <arpa/inet.h>
+
+#include "discovery/matching.hpp"
+#include "wire/constants.hpp"
+
+namespace pubsub {
+namespace detail {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+GuidPrefix make_prefix() {
+  static std::atomic<uint16_t> counter{0};
+  std::random_device rd;
+  const uint32_t host = rd();
+  const uint32_t pid = static_cast<uint32_t>(::getpid());
+  const uint16_t n = counter.fetch_add(1);
+  GuidPrefix p{};
+  p[0] = wire::kVendorId[0];
+  p[1] = wire::kVendorId[1];
+  std::memcpy(p.data() + 2, &host, 4);
+  std::memcpy(p.data() + 6, &pid, 4);
+  std::memcpy(p.data() + 10, &n, 2);
+  return p;
+}
+
+rtps::RemoteWriterInfo writer_info(const discovery::RemoteEndpoint& e) {
+  rtps::RemoteWriterInfo w;
+  w.guid = e.data.guid;
+  w.reliable = e.data.reliability == ReliabilityKind::kReliable;
+  w.unicast = e.unicast;
+  return w;
+}
+
+rtps::RemoteReaderInfo reader_info(const discovery::RemoteEndpoint& e) {
+  rtps::RemoteReaderInfo r;
+  r.guid = e.data.guid;
+  r.reliable = e.data.reliability == ReliabilityKind::kReliable;
+  r.durable = e.data.durability == DurabilityKind::kTransientLocal;
+  r.unicast = e.unicast;
+  r.multicast = e.multicast;
+  return r;
+}
+
+Result<void> check_topic(const TopicDescription& t) {
+  if (t.name.empty() || t.name.size() > 255) {
+    return make_error(ErrorCode::kInvalidArgument, "topic name must be 1..255 characters");
+  }
+  if (t.type_name.empty() || t.type_name.size() > 255) {
+    return make_error(ErrorCode::kInvalidArgument, "type name must be 1..255 characters");
+  }
+  return {};
+}
+
+Result<void> check_limits(const ResourceLimits& rl, const HistoryQos& h) {
+  if (rl.max_samples == 0 || rl.max_bytes == 0) {
+    return make_error(ErrorCode::kInvalidArgument, "resource limits must be positive");
+  }
+  if (h.kind == HistoryKind::kKeepLast && h.depth < 1) {
+    return make_error(ErrorCode::kInvalidArgument, "KEEP_LAST depth must be at least 1");
+  }
+  return {};
+}
+
+}  // namespace
+
+// ---- construction ---------------------------------------------------------------------------
+
+ParticipantImpl::ParticipantImpl(const ParticipantOptions& options)
+    : options_(options), prefix_(make_prefix()) {
+  limits_.max_sample_size =
+      static_cast<uint32_t>(std::min<size_t>(options.max_sample_size, UINT32_MAX));
+  routes_.store(std::make_shared<Routes>());
+}
+
+Result<std::shared_ptr<ParticipantImpl>> ParticipantImpl::create(const ParticipantOptions& o) {
+  if (o.domain_id > 232) {
+    return make_error(ErrorCode::kInvalidArgument, "domain id must be 0..232");
+  }
+  if (o.lease_duration < std::chrono::seconds(1) || o.announce_period <= Duration::zero() ||
+      o.announce_period >= o.lease_duration) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "lease_duration must be >= 1 s and longer than announce_period");
+  }
+  std::shared_ptr<ParticipantImpl> p(new ParticipantImpl(o));
+  if (auto r = p->start(); !r) return r.error();
+  return p;
+}
+
+Result<void> ParticipantImpl::start() {
+  if (options_.fake_network) {
+    transport_ = options_.fake_network->make_transport(options_.max_message_size);
+  } else {
+    UdpTransportOptions t;
+    t.domain_id = options_.domain_id;
+    t.interface = options_.interface;
+    t.multicast = options_.multicast;
+    t.participant_id = options_.participant_id;
+    t.receive_buffer_bytes = options_.socket_receive_buffer;
+    t.max_message_size = options_.max_message_size;
+    for (const auto& peer : options_.peers) {
+      in_addr a{};
+      if (inet_pton(AF_INET, peer.c_str(), &a) != 1) {
+        return make_error(ErrorCode::kInvalidArgument,
+                          "peer '" + peer + "' is not an IPv4 address");
+      }
+      t.peers.push_back(ntohl(a.s_addr));
+    }
+    auto tr = make_udp_transport(t);
+    if (!tr) return tr.error();
+    transport_ = std::move(tr).value();
+  }
+  discovery::DiscoveryConfig dc;
+  dc.domain_id = options_.domain_id;
+  dc.lease_duration = options_.lease_duration;
+  dc.announce_period = options_.announce_period;
+  dc.user_data.assign(options_.user_data.begin(), options_.user_data.end());
+  discovery_ = std::make_unique<discovery::Discovery>(dc, *transport_, prefix_, *this);
+  if (auto r = transport_->start(*this); !r) return r;
+  schedule_timer(Clock::now());
+  event_thread_ = std::thread([this] { io_.run(); });
+  return {};
+}
+
+ParticipantImpl::~ParticipantImpl() {
+  close();
+}
+
+void ParticipantImpl::close() {
+  if (closed_.exchange(true)) return;
+  discovery_->leave();
+  boost::asio::post(io_, [this] { timer_.cancel(); });
+  io_.stop();
+  if (event_thread_.joinable()) event_thread_.join();
+  transport_->stop();
+  std::lock_guard lk(entities_mu_);
+  for (auto& w : writers_) w->closed = true;
+  // Break the participant <-> endpoint cycles; live handles keep what they need.
+  writers_.clear();
+  readers_.clear();
+  raw_readers_.clear();
+  routes_.store(std::make_shared<Routes>());
+}
+
+EntityId ParticipantImpl::next_entity_id(uint8_t kind) {
+  return EntityId{(next_entity_key_++ << 8) | kind};
+}
+
+// ---- timers ---------------------------------------------------------------------------------
+
+void ParticipantImpl::schedule_timer(rtps::SteadyTime at) {
+  timer_.expires_at(at);
+  timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (!ec) on_timer();
+  });
+}
+
+void ParticipantImpl::on_timer() {
+  const auto now = Clock::now();
+  auto routes = routes_.load();
+  rtps::SteadyTime next = discovery_->on_timer(now);
+  for (const auto& [id, w] : routes->writers) next = std::min(next, w->on_timer(now));
+  for (const auto& r : routes->readers) next = std::min(next, r->on_timer(now));
+  // Batches open between ticks: come back within the shortest flush delay.
+  if (routes->min_flush_delay != Duration::max()) {
+    next = std::min(
+        next, now + std::max<Duration>(routes->min_flush_delay, std::chrono::microseconds(100)));
+  }
+  schedule_timer(std::max(next, now + std::chrono::microseconds(50)));
+}
+
+// ---- receive path ---------------------------------------------------------------------------
+
+void ParticipantImpl::on_datagram(const uint8_t* data, size_t size) {
+  if (size >= wire::kHeaderSize) {
+    GuidPrefix src;
+    std::memcpy(src.data(), data + 8, 12);
+    discovery_->renew_lease(src);
+  }
+  current_routes_ = routes_.load();
+  cached_readers_ = nullptr;
+  reception_time_ = Time::now();
+  const auto e = wire::decode_message(data, size, limits_, *this);
+  if (e != wire::DecodeError::kNone) {
+    malformed_.fetch_add(1, std::memory_order_relaxed);
+    malformed_by_reason_[static_cast<size_t>(e) & 15].fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+void ParticipantImpl::on_receive_batch_end() {
+  discovery_->on_receive_batch_end();
+  for (auto* r : dirty_) r->send_pending_acks();
+  dirty_.clear();
+  cached_readers_ = nullptr;
+  current_routes_.reset();
+}
+
+bool ParticipantImpl::for_us(const wire::ReceiveContext& ctx) const {
+  static const GuidPrefix kAnyone{};
+  return ctx.dest_prefix == kAnyone || ctx.dest_prefix == prefix_;
+}
+
+const std::vector<std::shared_ptr<rtps::StatefulReader>>* ParticipantImpl::readers_of(
+    const Guid& writer) {
+  if (cached_readers_ && cached_writer_ == writer) return cached_readers_;
+  auto it = current_routes_->readers_by_writer.find(writer);
+  if (it == current_routes_->readers_by_writer.end()) return nullptr;
+  cached_writer_ = writer;
+  cached_readers_ = &it->second;
+  return cached_readers_;
+}
+
+void ParticipantImpl::mark_dirty(rtps::StatefulReader* r) {
+  if (std::find(dirty_.begin(), dirty_.end(), r) == dirty_.end()) dirty_.push_back(r);
+}
+
+void ParticipantImpl::on_data(const wire::ReceiveContext& ctx, const wire::DataSubmessage& m) {
+  if (!for_us(ctx)) return;
+  if (discovery::Discovery::is_builtin(m.writer_id)) {
+    discovery_->on_data(ctx, m, reception_time_);
+    return;
+  }
+  const auto* readers = readers_of(Guid{ctx.source_prefix, m.writer_id});
+  if (!readers) return;
+  for (const auto& r : *readers) {
+    if (m.reader_id.value == 0 || m.reader_id == r->guid().entity) {
+      r->on_data(ctx, m, reception_time_);
+    }
+  }
+}
+
+void ParticipantImpl::on_data_frag(const wire::ReceiveContext& ctx,
+                                   const wire::DataFragSubmessage& m) {
+  if (!for_us(ctx)) return;
+  if (discovery::Discovery::is_builtin(m.writer_id)) {
+    discovery_->on_data_frag(ctx, m, reception_time_);
+    return;
+  }
+  const auto* readers = readers_of(Guid{ctx.source_prefix, m.writer_id});
+  if (!readers) return;
+  for (const auto& r : *readers) {
+    if (m.reader_id.value == 0 || m.reader_id == r->guid().entity) {
+      r->on_data_frag(ctx, m, reception_time_);
+    }
+  }
+}
+
+void ParticipantImpl::on_heartbeat(const wire::ReceiveContext& ctx,
+                                   const wire::HeartbeatSubmessage& m) {
+  if (!for_us(ctx)) return;
+  if (discovery::Discovery::is_builtin(m.writer_id)) {
+    discovery_->on_heartbeat(ctx, m);
+    return;
+  }
+  const auto* readers = readers_of(Guid{ctx.source_prefix, m.writer_id});
+  if (!readers) return;
+  for (const auto& r : *readers) {
+    if ((m.reader_id.value == 0 || m.reader_id == r->guid().entity) && r->on_heartbeat(ctx, m)) {
+      mark_dirty(r.get());
+    }
+  }
+}
+
+void ParticipantImpl::on_gap(const wire::ReceiveContext& ctx, const wire::GapSubmessage& m) {
+  if (!for_us(ctx)) return;
+  if (discovery::Discovery::is_builtin(m.writer_id)) {
+    discovery_->on_gap(ctx, m);
+    return;
+  }
+  const auto* readers = readers_of(Guid{ctx.source_prefix, m.writer_id});
+  if (!readers) return;
+  for (const auto& r : *readers) {
+    if (m.reader_id.value == 0 || m.reader_id == r->guid().entity) r->on_gap(ctx, m);
+  }
+}
+
+void ParticipantImpl::on_heartbeat_frag(const wire::ReceiveContext& ctx,
+                                        const wire::HeartbeatFragSubmessage& m) {
+  if (!for_us(ctx)) return;
+  if (discovery::Discovery::is_builtin(m.writer_id)) {
+    discovery_->on_heartbeat_frag(ctx, m);
+    return;
+  }
+  const auto* readers = readers_of(Guid{ctx.source_prefix, m.writer_id});
+  if (!readers) return;
+  for (const auto& r : *readers) {
+    if ((m.reader_id.value == 0 || m.reader_id == r->guid().entity) &&
+        r->on_heartbeat_frag(ctx, m)) {
+      mark_dirty(r.get());
+    }
+  }
+}
+
+void ParticipantImpl::on_acknack(const wire::ReceiveContext& ctx,
+                                 const wire::AckNackSubmessage& m) {
+  if (!for_us(ctx)) return;
+  if (discovery::Discovery::is_builtin(m.writer_id)) {
+    discovery_->on_acknack(ctx, m);
+    return;
+  }
+  auto it = current_routes_->writers.find(m.writer_id.value);
+  if (it != current_routes_->writers.end())
+    it->second->on_acknack(ctx.source_prefix, m, Clock::now());
+}
+
+void ParticipantImpl::on_nack_frag(const wire::ReceiveContext& ctx,
+                                   const wire::NackFragSubmessage& m) {
+  if (!for_us(ctx)) return;
+  if (discovery::Discovery::is_builtin(m.writer_id)) {
+    discovery_->on_nack_frag(ctx, m);
+    return;
+  }
+  auto it = current_routes_->writers.find(m.writer_id.value);
+  if (it != current_routes_->writers.end()) {
+    it->second->on_nack_frag(ctx.source_prefix, m, Clock::now());
+  }
+}
+
+// ---- matching -------------------------------------------------------------------------------
+
+void ParticipantImpl::publish_routes_locked() {
+  auto r = std::make_shared<Routes>();
+  for (const auto& w : writers_) {
+    r->writers.emplace(w->endpoint.guid.entity.value, w->rtps);
+    const auto& b = w->rtps->config().qos.batching;
+    if (b.enabled) r->min_flush_delay = std::min(r->min_flush_delay, b.max_flush_delay);
+  }
+  for (const auto& lr : readers_) {
+    r->readers.push_back(lr.rtps);
+    for (const Guid& g : lr.matched) r->readers_by_writer[g].push_back(lr.rtps);
+  }
+  routes_.store(std::move(r));
+}
+
+bool RawReaderImpl::wants(const std::string& topic) const {
+  bool in = false;
+  for (const auto& p : options.include) in = in || discovery::glob_match(p, topic);
+  if (!in) return false;
+  for (const auto& p : options.exclude) {
+    if (discovery::glob_match(p, topic)) return false;
+  }
+  return true;
+}
+
+RawReaderImpl::Subscription* ParticipantImpl::subscription_for_locked(
+    RawReaderImpl& raw, const wire::EndpointData& w, std::vector<wire::EndpointData>& announce) {
+  const bool reliable = w.reliability == ReliabilityKind::kReliable;
+  for (auto& s : raw.subscriptions) {
+    const auto& i = s->info;
+    if (i.name == w.topic_name && i.type_name == w.type_name && i.keyed == w.keyed() &&
+        (i.reliability == ReliabilityKind::kReliable) == reliable && i.partitions == w.partitions) {
+      return s.get();
+    }
+  }
+  auto s = std::make_unique<RawReaderImpl::Subscription>();
+  s->info.name = w.topic_name;
+  s->info.type_name = w.type_name;
+  s->info.keyed = w.keyed();
+  s->info.reliability = w.reliability;
+  s->info.durability = w.durability;
+  s->info.history = w.history;
+  s->info.max_blocking_time = w.max_blocking_time;
+  s->info.partitions = w.partitions;
+  s->info.data_representation = w.data_representation;
+  s->info.type_information = w.type_information;
+
+  auto& e = s->endpoint;
+  e.guid =
+      Guid{prefix_, next_entity_id(w.keyed() ? wire::kKindReaderWithKey : wire::kKindReaderNoKey)};
+  e.topic_name = w.topic_name;
+  e.type_name = w.type_name;
+  e.reliability = w.reliability;
+  e.durability = DurabilityKind::kVolatile;
+  e.history = raw.options.qos.history;
+  e.partitions = w.partitions;
+  e.data_representation = {wire::kXcdr1, wire::kXcdr2};
+
+  rtps::ReaderConfig rc;
+  rc.guid = e.guid;
+  rc.qos = raw.options.qos;
+  rc.qos.reliability = w.reliability;
+  rc.qos.durability = DurabilityKind::kVolatile;
+  rc.max_sample_size = options_.max_sample_size;
+  RawReaderImpl* rawp = &raw;
+  const TopicInfo* info = &s->info;
+  s->rtps = std::make_shared<rtps::StatefulReader>(
+      rc, *transport_, prefix_, [rawp, info](const rtps::ReceivedSample& x) {
+        if (!rawp->listener.on_sample) return true;
+        RawSample rs;
+        rs.topic = info;
+        rs.writer = x.writer;
+        rs.sequence_number = x.sn;
+        rs.has_source_timestamp = x.has_timestamp;
+        rs.source_timestamp = x.source_timestamp;
+        rs.reception_timestamp = x.reception_timestamp;
+        if (x.has_key_hash) rs.key_hash = x.key_hash;
+        rs.status_info = x.status_info;
+        rs.key_only = x.key_only;
+        rs.serialized = Bytes(reinterpret_cast<const std::byte*>(x.data), x.size);
+        return rawp->listener.on_sample(rs);
+      });
+  readers_.push_back(LocalReader{e, s->rtps, {}, true});
+  announce.push_back(e);
+  raw.subscriptions.push_back(std::move(s));
+  return raw.subscriptions.back().get();
+}
+
+void ParticipantImpl::match_remote_writer_locked(const discovery::RemoteEndpoint& e,
+                                                 Deferred& deferred,
+                                                 std::vector<wire::EndpointData>& announce) {
+  const auto now = Clock::now();
+  for (auto& lr : readers_) {
+    if (lr.raw || !discovery::match_failure(e.data, lr.endpoint).empty()) continue;
+    lr.rtps->add_writer(writer_info(e), now);
+    if (std::find(lr.matched.begin(), lr.matched.end(), e.data.guid) == lr.matched.end()) {
+      lr.matched.push_back(e.data.guid);
+    }
+  }
+  for (auto& raw : raw_readers_) {
+    if (!raw->wants(e.data.topic_name)) continue;
+    auto* sub = subscription_for_locked(*raw, e.data, announce);
+    if (std::find(sub->writers.begin(), sub->writers.end(), e.data.guid) != sub->writers.end()) {
+      continue;
+    }
+    sub->writers.push_back(e.data.guid);
+    sub->rtps->add_writer(writer_info(e), now);
+    for (auto& lr : readers_) {
+      if (lr.rtps == sub->rtps) lr.matched.push_back(e.data.guid);
+    }
+    if (raw->listener.on_writer_matched) {
+      deferred.push_back(
+          [raw, info = sub->info, g = e.data.guid] { raw->listener.on_writer_matched(info, g); });
+    }
+  }
+}
+
+void ParticipantImpl::match_remote_reader_locked(const discovery::RemoteEndpoint& e) {
+  const auto now = Clock::now();
+  for (auto& w : writers_) {
+    if (discovery::match_failure(w->endpoint, e.data).empty()) {
+      w->rtps->add_reader(reader_info(e), now);
+    }
+  }
+}
+
+void ParticipantImpl::on_endpoint_discovered(const discovery::RemoteEndpoint& e) {
+  Deferred deferred;
+  std::vector<wire::EndpointData> announce;
+  {
+    std::lock_guard lk(entities_mu_);
+    if (closed_) return;
+    remote_[e.data.guid] = e;
+    if (e.data.is_writer()) {
+      match_remote_writer_locked(e, deferred, announce);
+    } else {
+      match_remote_reader_locked(e);
+    }
+    publish_routes_locked();
+  }
+  for (const auto& a : announce) {
+    discovery_->announce(a);
+    discovery::RemoteEndpoint self;
+    if (discovery_->resolve(a, self)) on_endpoint_discovered(self);
+  }
+  for (auto& f : deferred) f();
+}
+
+void ParticipantImpl::on_endpoint_lost(const Guid& g) {
+  Deferred deferred;
+  {
+    std::lock_guard lk(entities_mu_);
+    auto it = remote_.find(g);
+    if (it == remote_.end()) return;
+    const bool writer = it->second.data.is_writer();
+    remote_.erase(it);
+    if (writer) {
+      for (auto& lr : readers_) {
+        auto m = std::find(lr.matched.begin(), lr.matched.end(), g);
+        if (m == lr.matched.end()) continue;
+        lr.matched.erase(m);
+        lr.rtps->remove_writer(g);
+      }
+      for (auto& raw : raw_readers_) {
+        for (auto& sub : raw->subscriptions) {
+          auto m = std::find(sub->writers.begin(), sub->writers.end(), g);
+          if (m == sub->writers.end()) continue;
+          sub->writers.erase(m);
+          if (raw->listener.on_writer_lost) {
+            deferred.push_back(
+                [raw, info = sub->info, g] { raw->listener.on_writer_lost(info, g); });
+          }
+        }
+      }
+    } else {
+      for (auto& w : writers_) w->rtps->remove_reader(g);
+    }
+    publish_routes_locked();
+  }
+  for (auto& f : deferred) f();
+}
+
+// ---- local endpoints ------------------------------------------------------------------------
+
+Result<std::shared_ptr<WriterImpl>> ParticipantImpl::create_writer(const TopicDescription& topic,
+                                                                   const WriterQos& qos) {
+  if (auto r = check_topic(topic); !r) return r.error();
+  if (auto r = check_limits(qos.resource_limits, qos.history); !r) return r.error();
+  if (qos.batching.enabled &&
+      (qos.batching.max_bytes < 256 || qos.batching.max_bytes > options_.max_message_size ||
+       qos.batching.max_samples == 0)) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "batching.max_bytes must be 256..max_message_size and max_samples > 0");
+  }
+  if (closed_) return make_error(ErrorCode::kClosed, "participant closed");
+  auto w = std::make_shared<WriterImpl>();
+  w->participant = shared_from_this();
+  w->topic = topic;
+  {
+    std::lock_guard lk(entities_mu_);
+    auto& e = w->endpoint;
+    e.guid = Guid{prefix_,
+                  next_entity_id(topic.keyed ? wire::kKindWriterWithKey : wire::kKindWriterNoKey)};
+    e.topic_name = topic.name;
+    e.type_name = topic.type_name;
+    e.reliability = qos.reliability;
+    e.max_blocking_time = qos.max_blocking_time;
+    e.durability = qos.durability;
+    e.history = qos.history;
+    e.partitions = topic.partitions;
+    e.data_representation = topic.data_representation;
+    e.type_information = topic.type_information;
+    rtps::WriterConfig wc;
+    wc.guid = e.guid;
+    wc.qos = qos;
+    wc.keyed = topic.keyed;
+    wc.max_unacked_bytes = options_.max_unacked_bytes;
+    w->rtps = std::make_shared<rtps::StatefulWriter>(wc, *transport_, prefix_);
+    writers_.push_back(w);
+    for (const auto& [g, re] : remote_) {
+      if (!re.data.is_writer() && discovery::match_failure(e, re.data).empty()) {
+        w->rtps->add_reader(reader_info(re), Clock::now());
+      }
+    }
+    publish_routes_locked();
+  }
+  discovery_->announce(w->endpoint);
+  discovery::RemoteEndpoint self;
+  if (discovery_->resolve(w->endpoint, self)) on_endpoint_discovered(self);
+  return w;
+}
+
+Result<std::shared_ptr<ReaderImpl>> ParticipantImpl::create_reader(const TopicDescription& topic,
+                                                                   const ReaderQos& qos,
+                                                                   SampleCallback cb) {
+  if (auto r = check_topic(topic); !r) return r.error();
+  if (auto r = check_limits(qos.resource_limits, qos.history); !r) return r.error();
+  if (closed_) return make_error(ErrorCode::kClosed, "participant closed");
+  auto impl = std::make_shared<ReaderImpl>();
+  impl->participant = shared_from_this();
+  impl->callback = std::move(cb);
+  {
+    std::lock_guard lk(entities_mu_);
+    auto& e = impl->endpoint;
+    e.guid = Guid{prefix_,
+                  next_entity_id(topic.keyed ? wire::kKindReaderWithKey : wire::kKindReaderNoKey)};
+    e.topic_name = topic.name;
+    e.type_name = topic.type_name;
+    e.reliability = qos.reliability;
+    e.durability = qos.durability;
+    e.history = qos.history;
+    e.partitions = topic.partitions;
+    e.data_representation = topic.data_representation.empty()
+                                ? std::vector<int16_t>{wire::kXcdr1, wire::kXcdr2}
+                                : topic.data_representation;
+    e.type_information = topic.type_information;
+    rtps::ReaderConfig rc;
+    rc.guid = e.guid;
+    rc.qos = qos;
+    rc.max_sample_size = options_.max_sample_size;
+    ReaderImpl* raw = impl.get();
+    impl->rtps = std::make_shared<rtps::StatefulReader>(
+        rc, *transport_, prefix_, [raw](const rtps::ReceivedSample& s) {
+          if (!raw->callback) return true;
+          SampleInfo info;
+          info.writer = s.writer;
+          info.sequence_number = s.sn;
+          if (s.has_timestamp) info.source_timestamp = s.source_timestamp;
+          info.reception_timestamp = s.reception_timestamp;
+          if (s.has_key_hash) info.key_hash = s.key_hash;
+          info.status_info = s.status_info;
+          Bytes body;
+          if (s.size >= wire::kEncapsulationSize) {
+            info.encapsulation = static_cast<uint16_t>(s.data[0] << 8 | s.data[1]);
+            const size_t pad = s.data[3] & 3u;
+            const size_t n = s.size - wire::kEncapsulationSize;
+            body = Bytes(reinterpret_cast<const std::byte*>(s.data) + wire::kEncapsulationSize,
+                         n >= pad ? n - pad : 0);
+          }
+          raw->callback(info, body);
+          return true;
+        });
+    LocalReader lr{e, impl->rtps, {}, false};
+    for (const auto& [g, re] : remote_) {
+      if (re.data.is_writer() && discovery::match_failure(re.data, e).empty()) {
+        impl->rtps->add_writer(writer_info(re), Clock::now());
+        lr.matched.push_back(g);
+      }
+    }
+    readers_.push_back(std::move(lr));
+    publish_routes_locked();
+  }
+  discovery_->announce(impl->endpoint);
+  discovery::RemoteEndpoint self;
+  if (discovery_->resolve(impl->endpoint, self)) on_endpoint_discovered(self);
+  return impl;
+}
+
+Result<std::shared_ptr<RawReaderImpl>> ParticipantImpl::create_raw_reader(
+    const RawReaderOptions& options, RawReaderListener listener) {
+  for (const auto* list : {&options.include, &options.exclude}) {
+    for (const auto& p : *list) {
+      if (auto why = discovery::glob_error(p); !why.empty()) {
+        return make_error(ErrorCode::kInvalidArgument, "topic pattern '" + p + "': " + why);
+      }
+    }
+  }
+  if (auto r = check_limits(options.qos.resource_limits, options.qos.history); !r) return r.error();
+  if (closed_) return make_error(ErrorCode::kClosed, "participant closed");
+  auto raw = std::make_shared<RawReaderImpl>();
+  raw->participant = shared_from_this();
+  raw->options = options;
+  raw->listener = std::move(listener);
+  Deferred deferred;
+  std::vector<wire::EndpointData> announce;
+  {
+    std::lock_guard lk(entities_mu_);
+    raw_readers_.push_back(raw);
+    for (const auto& [g, re] : remote_) {
+      if (!re.data.is_writer()) continue;
+      // Only this raw reader is new; match_remote_writer_locked is idempotent for the others.
+      match_remote_writer_locked(re, deferred, announce);
+    }
+    publish_routes_locked();
+  }
+  for (const auto& a : announce) {
+    discovery_->announce(a);
+    discovery::RemoteEndpoint self;
+    if (discovery_->resolve(a, self)) on_endpoint_discovered(self);
+  }
+  for (auto& f : deferred) f();
+  return raw;
+}
+
+void ParticipantImpl::remove_writer(WriterImpl& w) {
+  {
+    std::lock_guard lk(entities_mu_);
+    auto it = std::find_if(writers_.begin(), writers_.end(),
+                           [&](const auto& x) { return x.get() == &w; });
+    if (it == writers_.end()) return;
+    writers_.erase(it);
+    publish_routes_locked();
+  }
+  if (!closed_) {
+    discovery_->withdraw(w.endpoint);
+    on_endpoint_lost(w.endpoint.guid);
+  }
+}
+
+void ParticipantImpl::remove_reader(ReaderImpl& r) {
+  {
+    std::lock_guard lk(entities_mu_);
+    auto it = std::find_if(readers_.begin(), readers_.end(),
+                           [&](const LocalReader& x) { return x.rtps == r.rtps; });
+    if (it == readers_.end()) return;
+    readers_.erase(it);
+    publish_routes_locked();
+  }
+  if (!closed_) {
+    discovery_->withdraw(r.endpoint);
+    on_endpoint_lost(r.endpoint.guid);
+  }
+}
+
+void ParticipantImpl::remove_raw_reader(RawReaderImpl& raw) {
+  std::vector<wire::EndpointData> gone;
+  {
+    std::lock_guard lk(entities_mu_);
+    auto it = std::find_if(raw_readers_.begin(), raw_readers_.end(),
+                           [&](const auto& x) { return x.get() == &raw; });
+    if (it == raw_readers_.end()) return;
+    for (auto& sub : raw.subscriptions) {
+      gone.push_back(sub->endpoint);
+      std::erase_if(readers_, [&](const LocalReader& x) { return x.rtps == sub->rtps; });
+    }
+    raw_readers_.erase(it);
+    publish_routes_locked();
+  }
+  if (!closed_) {
+    for (const auto& e : gone) {
+      discovery_->withdraw(e);
+      on_endpoint_lost(e.guid);
+    }
+  }
+}
+
+std::vector<DiscoveredParticipant> ParticipantImpl::discovered_participants() const {
+  return discovery_->participants();
+}
+
+ParticipantStats ParticipantImpl::stats() const {
+  ParticipantStats s;
+  const auto t = transport_->stats();
+  s.datagrams_received = t.datagrams_received;
+  s.bytes_received = t.bytes_received;
+  s.datagrams_sent = t.datagrams_sent;
+  s.bytes_sent = t.bytes_sent;
+  s.malformed_messages = malformed_.load() + discovery_->malformed();
+  for (size_t i = 0; i < 16; ++i) s.malformed_by_reason[i] = malformed_by_reason_[i].load();
+  s.remote_participants = discovery_->participants().size();
+  std::lock_guard lk(entities_mu_);
+  for (const auto& [g, e] : remote_) {
+    if (e.local) continue;
+    (e.data.is_writer() ? s.remote_writers : s.remote_readers)++;
+  }
+  return s;
+}
+
+std::vector<TopicInfo> ParticipantImpl::raw_topics(const RawReaderImpl& r) const {
+  std::lock_guard lk(entities_mu_);
+  std::vector<TopicInfo> out;
+  for (const auto& s : r.subscriptions) out.push_back(s->info);
+  return out;
+}
+
+size_t ParticipantImpl::raw_matched(const RawReaderImpl& r) const {
+  std::lock_guard lk(entities_mu_);
+  size_t n = 0;
+  for (const auto& s : r.subscriptions) n += s->writers.size();
+  return n;
+}
+
+void ParticipantImpl::raw_resume(const RawReaderImpl& r) {
+  std::vector<std::shared_ptr<rtps::StatefulReader>> readers;
+  {
+    std::lock_guard lk(entities_mu_);
+    for (const auto& s : r.subscriptions) readers.push_back(s->rtps);
+  }
+  for (auto& reader : readers) reader->resume();
+}
+
+ReaderStats ParticipantImpl::raw_stats(const RawReaderImpl& r) const {
+  std::lock_guard lk(entities_mu_);
+  ReaderStats total;
+  for (const auto& s : r.subscriptions) total += s->rtps->stats();
+  return total;
+}
+
+// ---- writer ---------------------------------------------------------------------------------
+
+Result<void> WriterImpl::write(Bytes data, const WriteOptions& o, bool serialized) {
+  if (closed) return make_error(ErrorCode::kClosed, "participant closed");
+  if (topic.keyed && !o.key_hash) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "keyed topic '" + topic.name + "': write needs a key hash");
+  }
+  rtps::WriteRequest r;
+  uint8_t encap[4] = {0x00, 0x01, 0x00, 0x00};  // CDR_LE
+  r.body = reinterpret_cast<const uint8_t*>(data.data());
+  r.body_size = data.size();
+  if (!serialized) {
+    const size_t pad = (4 - data.size() % 4) % 4;
+    encap[3] = static_cast<uint8_t>(pad);
+    r.encapsulation = encap;
+    r.encapsulation_size = 4;
+    r.padding = pad;
+  }
+  r.key_hash = o.key_hash;
+  r.timestamp = o.timestamp ? *o.timestamp : Time::now();
+  return rtps->write(r, !participant->transport().on_receive_thread());
+}
+
+}  // namespace detail
+
+// ---- public facade --------------------------------------------------------------------------
+
+Result<std::unique_ptr<Participant>> Participant::create(const ParticipantOptions& options) {
+  auto impl = detail::ParticipantImpl::create(options);
+  if (!impl) return impl.error();
+  return std::unique_ptr<Participant>(new Participant(std::move(impl).value()));
+}
+
+Participant::Participant(std::shared_ptr<detail::ParticipantImpl> impl) : impl_(std::move(impl)) {}
+Participant::~Participant() {
+  impl_->close();
+}
+
+Result<std::unique_ptr<Writer>> Participant::create_writer(const TopicDescription& topic,
+                                                           const WriterQos& qos) {
+  auto w = impl_->create_writer(topic, qos);
+  if (!w) return w.error();
+  return std::unique_ptr<Writer>(new Writer(std::move(w).value()));
+}
+
+Result<std::unique_ptr<Reader>> Participant::create_reader(const TopicDescription& topic,
+                                                           const ReaderQos& qos,
+                                                           SampleCallback on_sample) {
+  auto r = impl_->create_reader(topic, qos, std::move(on_sample));
+  if (!r) return r.error();
+  return std::unique_ptr<Reader>(new Reader(std::move(r).value()));
+}
+
+Result<std::unique_ptr<RawReader>> Participant::create_raw_reader(const RawReaderOptions& options,
+                                                                  RawReaderListener listener) {
+  auto r = impl_->create_raw_reader(options, std::move(listener));
+  if (!r) return r.error();
+  return std::unique_ptr<RawReader>(new RawReader(std::move(r).value()));
+}
+
+Guid Participant::guid() const {
+  return impl_->guid();
+}
+const ParticipantOptions& Participant::options() const {
+  return impl_->options();
+}
+std::vector<DiscoveredParticipant> Participant::discovered_participants() const {
+  return impl_->discovered_participants();
+}
+ParticipantStats Participant::stats() const {
+  return impl_->stats();
+}
+Locator Participant::unicast_locator() const {
+  return impl_->transport().locators().user_unicast;
+}
+
+Writer::Writer(std::shared_ptr<detail::WriterImpl> impl) : impl_(std::move(impl)) {}
+Writer::~Writer() {
+  impl_->rtps->flush();
+  impl_->participant->remove_writer(*impl_);
+}
+Result<void> Writer::write(Bytes cdr_body, const WriteOptions& options) {
+  return impl_->write(cdr_body, options, false);
+}
+Result<void> Writer::write_serialized(Bytes payload, const WriteOptions& options) {
+  if (payload.size() < 4) {
+    return make_error(ErrorCode::kInvalidArgument, "serialized payload shorter than its header");
+  }
+  return impl_->write(payload, options, true);
+}
+void Writer::flush() {
+  impl_->rtps->flush();
+}
+size_t Writer::matched_readers() const {
+  return impl_->rtps->matched_readers();
+}
+bool Writer::wait_for_readers(size_t n, Duration timeout) {
+  return impl_->rtps->wait_for_readers(n, std::chrono::steady_clock::now() + timeout);
+}
+bool Writer::wait_for_acknowledgments(Duration timeout) {
+  return impl_->rtps->wait_for_acknowledgments(std::chrono::steady_clock::now() + timeout);
+}
+const Guid& Writer::guid() const {
+  return impl_->endpoint.guid;
+}
+WriterStats Writer::stats() const {
+  return impl_->rtps->stats();
+}
+
+Reader::Reader(std::shared_ptr<detail::ReaderImpl> impl) : impl_(std::move(impl)) {}
+Reader::~Reader() {
+  impl_->participant->remove_reader(*impl_);
+}
+size_t Reader::matched_writers() const {
+  return impl_->rtps->matched_writers();
+}
+bool Reader::wait_for_writers(size_t n, Duration timeout) {
+  return impl_->rtps->wait_for_writers(n, std::chrono::steady_clock::now() + timeout);
+}
+const Guid& Reader::guid() const {
+  return impl_->endpoint.guid;
+}
+ReaderStats Reader::stats() const {
+  return impl_->rtps->stats();
+}
+
+RawReader::RawReader(std::shared_ptr<detail::RawReaderImpl> impl) : impl_(std::move(impl)) {}
+RawReader::~RawReader() {
+  impl_->participant->remove_raw_reader(*impl_);
+}
+void RawReader::resume() {
+  impl_->participant->raw_resume(*impl_);
+}
+size_t RawReader::matched_writers() const {
+  return impl_->participant->raw_matched(*impl_);
+}
+std::vector<TopicInfo> RawReader::topics() const {
+  return impl_->participant->raw_topics(*impl_);
+}
+ReaderStats RawReader::stats() const {
+  return impl_->participant->raw_stats(*impl_);
+}
+
+}  // namespace pubsub

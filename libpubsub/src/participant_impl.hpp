@@ -1,0 +1,185 @@
+// ParticipantImpl: the runtime behind pubsub::Participant.
+//
+// OVERVIEW
+// - Owns the transport, the Discovery agent, the local endpoints and an Asio io_context run by
+//   one event thread (timers of discovery, writers and readers).
+// - Receive path (transport's receive thread): on_datagram() renews the sender's lease, decodes
+//   the message with this object as the visitor, and routes each submessage: builtin entity ids
+//   to Discovery, DATA/DATA_FRAG/HEARTBEAT/GAP/HEARTBEAT_FRAG by remote writer GUID to the local
+//   readers matched with it, ACKNACK/NACK_FRAG by writer entity id to the local writer. Routes
+//   are an immutable snapshot (Routes) swapped atomically on every matching change, so the
+//   receive thread reads them without a lock. Readers that owe an ACKNACK are collected and
+//   answered at on_receive_batch_end().
+// - Matching runs on whichever thread learns something (receive thread for SEDP, the caller for
+//   new local endpoints, the event thread for lease expiry) under entities_mu_.
+// Lock order: SEDP reader -> entities_mu_ -> endpoint (writer/reader) locks -> transport.
+// Nothing holding an endpoint lock takes entities_mu_.
+#pragma once
+
+#include <utility>  // before asio: Boost 1.74's awaitable.hpp uses std::exchange
+
+#include <atomic>
+#include <boost/asio.hpp>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "discovery/discovery.hpp"
+#include "pubsub/participant.hpp"
+#include "rtps/reader.hpp"
+#include "rtps/writer.hpp"
+#include "wire/message.hpp"
+
+namespace pubsub::detail {
+
+class ParticipantImpl;
+
+class WriterImpl {
+ public:
+  std::shared_ptr<ParticipantImpl> participant;
+  TopicDescription topic;
+  wire::EndpointData endpoint;
+  std::shared_ptr<rtps::StatefulWriter> rtps;
+  std::atomic<bool> closed{false};
+
+  Result<void> write(Bytes data, const WriteOptions& options, bool serialized);
+};
+
+class ReaderImpl {
+ public:
+  std::shared_ptr<ParticipantImpl> participant;
+  wire::EndpointData endpoint;
+  std::shared_ptr<rtps::StatefulReader> rtps;
+  SampleCallback callback;
+};
+
+class RawReaderImpl {
+ public:
+  // One RTPS reader per distinct (topic, type, keyed, reliability, partitions) offered.
+  struct Subscription {
+    TopicInfo info;
+    wire::EndpointData endpoint;
+    std::shared_ptr<rtps::StatefulReader> rtps;
+    std::vector<Guid> writers;
+  };
+  std::shared_ptr<ParticipantImpl> participant;
+  RawReaderOptions options;
+  RawReaderListener listener;
+  std::vector<std::unique_ptr<Subscription>> subscriptions;  // guarded by entities_mu_
+  bool wants(const std::string& topic) const;
+};
+
+// What the receive thread routes by: an immutable snapshot.
+struct Routes {
+  std::unordered_map<Guid, std::vector<std::shared_ptr<rtps::StatefulReader>>> readers_by_writer;
+  std::unordered_map<uint32_t, std::shared_ptr<rtps::StatefulWriter>> writers;  // by entity id
+  std::vector<std::shared_ptr<rtps::StatefulReader>> readers;
+  Duration min_flush_delay = Duration::max();  // of batching writers
+};
+
+class ParticipantImpl final : public TransportReceiver,
+                              public wire::Visitor,
+                              public discovery::DiscoveryListener,
+                              public std::enable_shared_from_this<ParticipantImpl> {
+ public:
+  static Result<std::shared_ptr<ParticipantImpl>> create(const ParticipantOptions& options);
+  ~ParticipantImpl() override;
+  void close();
+
+  Result<std::shared_ptr<WriterImpl>> create_writer(const TopicDescription& topic,
+                                                    const WriterQos& qos);
+  Result<std::shared_ptr<ReaderImpl>> create_reader(const TopicDescription& topic,
+                                                    const ReaderQos& qos, SampleCallback cb);
+  Result<std::shared_ptr<RawReaderImpl>> create_raw_reader(const RawReaderOptions& options,
+                                                           RawReaderListener listener);
+  void remove_writer(WriterImpl& w);
+  void remove_reader(ReaderImpl& r);
+  void remove_raw_reader(RawReaderImpl& r);
+
+  const ParticipantOptions& options() const { return options_; }
+  Guid guid() const { return Guid{prefix_, EntityId{wire::kEntityIdParticipant}}; }
+  Transport& transport() { return *transport_; }
+  bool closed() const { return closed_.load(); }
+  std::vector<DiscoveredParticipant> discovered_participants() const;
+  ParticipantStats stats() const;
+  std::vector<TopicInfo> raw_topics(const RawReaderImpl& r) const;
+  size_t raw_matched(const RawReaderImpl& r) const;
+  ReaderStats raw_stats(const RawReaderImpl& r) const;
+  void raw_resume(const RawReaderImpl& r);
+
+  // TransportReceiver (receive thread)
+  void on_datagram(const uint8_t* data, size_t size) override;
+  void on_receive_batch_end() override;
+
+  // wire::Visitor (receive thread, inside on_datagram)
+  void on_data(const wire::ReceiveContext&, const wire::DataSubmessage&) override;
+  void on_data_frag(const wire::ReceiveContext&, const wire::DataFragSubmessage&) override;
+  void on_heartbeat(const wire::ReceiveContext&, const wire::HeartbeatSubmessage&) override;
+  void on_acknack(const wire::ReceiveContext&, const wire::AckNackSubmessage&) override;
+  void on_gap(const wire::ReceiveContext&, const wire::GapSubmessage&) override;
+  void on_nack_frag(const wire::ReceiveContext&, const wire::NackFragSubmessage&) override;
+  void on_heartbeat_frag(const wire::ReceiveContext&,
+                         const wire::HeartbeatFragSubmessage&) override;
+
+  // discovery::DiscoveryListener
+  void on_endpoint_discovered(const discovery::RemoteEndpoint& e) override;
+  void on_endpoint_lost(const Guid& g) override;
+
+ private:
+  struct LocalReader {
+    wire::EndpointData endpoint;
+    std::shared_ptr<rtps::StatefulReader> rtps;
+    std::vector<Guid> matched;
+    bool raw = false;
+  };
+  using Deferred = std::vector<std::function<void()>>;
+
+  explicit ParticipantImpl(const ParticipantOptions& options);
+  Result<void> start();
+  EntityId next_entity_id(uint8_t kind);
+  void match_remote_writer_locked(const discovery::RemoteEndpoint& e, Deferred& deferred,
+                                  std::vector<wire::EndpointData>& announce);
+  void match_remote_reader_locked(const discovery::RemoteEndpoint& e);
+  RawReaderImpl::Subscription* subscription_for_locked(RawReaderImpl& raw,
+                                                       const wire::EndpointData& writer,
+                                                       std::vector<wire::EndpointData>& announce);
+  void publish_routes_locked();
+  void schedule_timer(rtps::SteadyTime at);
+  void on_timer();
+  bool for_us(const wire::ReceiveContext& ctx) const;
+  const std::vector<std::shared_ptr<rtps::StatefulReader>>* readers_of(const Guid& writer);
+  void mark_dirty(rtps::StatefulReader* r);
+
+  ParticipantOptions options_;
+  GuidPrefix prefix_{};
+  std::unique_ptr<Transport> transport_;
+  std::unique_ptr<discovery::Discovery> discovery_;
+  wire::DecodeLimits limits_;
+  std::atomic<bool> closed_{false};
+
+  mutable std::mutex entities_mu_;
+  std::vector<std::shared_ptr<WriterImpl>> writers_;
+  std::vector<LocalReader> readers_;
+  std::vector<std::shared_ptr<RawReaderImpl>> raw_readers_;
+  std::unordered_map<Guid, discovery::RemoteEndpoint> remote_;
+  uint32_t next_entity_key_ = 1;
+
+  std::atomic<std::shared_ptr<const Routes>> routes_;
+
+  // Receive-thread state.
+  std::shared_ptr<const Routes> current_routes_;
+  Time reception_time_;
+  Guid cached_writer_;
+  const std::vector<std::shared_ptr<rtps::StatefulReader>>* cached_readers_ = nullptr;
+  std::vector<rtps::StatefulReader*> dirty_;
+  std::atomic<uint64_t> malformed_{0};
+  std::atomic<uint64_t> malformed_by_reason_[16] = {};
+
+  boost::asio::io_context io_;
+  boost::asio::steady_timer timer_{io_};
+  std::thread event_thread_;
+};
+
+}  // namespace pubsub::detail

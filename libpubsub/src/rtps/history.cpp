@@ -1,0 +1,65 @@
+#include "rtps/history.hpp"
+
+#include <cstdint>
+
+namespace pubsub::rtps {
+
+WriterHistory::WriterHistory(size_t max_samples, size_t max_bytes)
+    : ring_(max_samples == 0 ? 1 : max_samples),
+      bytes_(new uint8_t[max_bytes == 0 ? 8 : (max_bytes + 7) & ~size_t{7}]),
+      capacity_(max_bytes == 0 ? 8 : (max_bytes + 7) & ~size_t{7}) {}
+
+// Where a payload of `need` bytes would go, or SIZE_MAX when it does not fit.
+static size_t place(size_t need, size_t count, size_t tail, size_t head, size_t capacity) {
+  if (count == 0) return need <= capacity ? 0 : SIZE_MAX;
+  if (head > tail) {  // used region [tail, head): free at the end, then at the start
+    if (need <= capacity - head) return head;
+    if (need <= tail) return 0;
+    return SIZE_MAX;
+  }
+  // wrapped: used [tail, capacity) + [0, head); free [head, tail)
+  return need <= tail - head ? head : SIZE_MAX;
+}
+
+bool WriterHistory::can_append(size_t size) const {
+  if (count_ == ring_.size()) return false;
+  const size_t tail = count_ ? oldest().offset : 0;
+  return place(round(size), count_, tail, head_, capacity_) != SIZE_MAX;
+}
+
+CacheChange* WriterHistory::try_append(size_t size) {
+  if (count_ == ring_.size()) return nullptr;
+  const size_t need = round(size);
+  const size_t at = place(need, count_, count_ ? oldest().offset : 0, head_, capacity_);
+  if (at == SIZE_MAX) return nullptr;
+  head_ = at + need;
+  used_ += need;
+  CacheChange& c = ring_[(tail_idx_ + count_) % ring_.size()];
+  ++count_;
+  c = CacheChange{};
+  c.sn = ++last_sn_;
+  c.offset = at;
+  c.size = static_cast<uint32_t>(size);
+  return &c;
+}
+
+const CacheChange* WriterHistory::find(SequenceNumber sn) const {
+  if (count_ == 0 || sn < first_sn() || sn > last_sn_) return nullptr;
+  return &ring_[(tail_idx_ + static_cast<size_t>(sn - first_sn())) % ring_.size()];
+}
+
+void WriterHistory::remove_oldest() {
+  if (count_ == 0) return;
+  used_ -= round(oldest().size);
+  tail_idx_ = (tail_idx_ + 1) % ring_.size();
+  if (--count_ == 0) {
+    head_ = 0;
+    used_ = 0;
+  }
+}
+
+void WriterHistory::remove_through(SequenceNumber sn) {
+  while (count_ > 0 && first_sn() <= sn) remove_oldest();
+}
+
+}  // namespace pubsub::rtps

@@ -1,0 +1,68 @@
+// WriterHistory: the samples a writer keeps until every reliable reader has acknowledged them.
+//
+// Two fixed rings allocated once: a ring of CacheChange descriptors (max_samples) and a ring of
+// payload bytes (max_bytes). Samples enter at the head with consecutive sequence numbers and
+// leave from the tail, oldest first, so lookup by sequence number is an index computation and
+// nothing is allocated after construction. Not thread-safe: the owning writer's mutex guards it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "pubsub/types.hpp"
+
+namespace pubsub::rtps {
+
+struct CacheChange {
+  SequenceNumber sn = 0;
+  Time timestamp;
+  size_t offset = 0;         // of the serialized payload in the byte ring
+  uint32_t size = 0;         // serialized payload bytes (encapsulation header included)
+  uint32_t status_info = 0;  // dispose/unregister: the payload is then the serialized key
+  bool has_key_hash = false;
+  KeyHash key_hash;
+};
+
+class WriterHistory {
+ public:
+  WriterHistory(size_t max_samples, size_t max_bytes);
+
+  // Space for a sample with the next sequence number (last_sn() + 1), or nullptr when either
+  // ring is full. The caller copies the payload into data(*change).
+  CacheChange* try_append(size_t size);
+  bool can_append(size_t size) const;
+  uint8_t* data(const CacheChange& c) { return bytes_.get() + c.offset; }
+  const uint8_t* data(const CacheChange& c) const { return bytes_.get() + c.offset; }
+
+  const CacheChange* find(SequenceNumber sn) const;
+  void remove_through(SequenceNumber sn);  // drops every sample with sequence number <= sn
+  void remove_oldest();
+
+  bool empty() const { return count_ == 0; }
+  size_t size() const { return count_; }
+  SequenceNumber first_sn() const { return last_sn_ - static_cast<SequenceNumber>(count_) + 1; }
+  SequenceNumber last_sn() const { return last_sn_; }
+  size_t bytes_used() const { return used_; }
+  size_t max_samples() const { return ring_.size(); }
+  size_t max_bytes() const { return capacity_; }
+  // Whether a sample of this size can ever fit.
+  bool fits(size_t size) const { return round(size) <= capacity_; }
+
+ private:
+  static size_t round(size_t n) { return n == 0 ? 8 : (n + 7) & ~size_t{7}; }
+  const CacheChange& oldest() const { return ring_[tail_idx_]; }
+
+  std::vector<CacheChange> ring_;
+  size_t tail_idx_ = 0;  // oldest sample
+  size_t count_ = 0;
+  SequenceNumber last_sn_ = 0;
+
+  std::unique_ptr<uint8_t[]> bytes_;  // not value-initialised: pages are touched when used
+  size_t capacity_;
+  size_t head_ = 0;  // where the next payload goes
+  size_t used_ = 0;  // payload bytes held (rounded)
+};
+
+}  // namespace pubsub::rtps

@@ -1,0 +1,453 @@
+#include "rtps/reader.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace pubsub::rtps {
+namespace {
+
+constexpr auto kPreemptivePeriod = std::chrono::milliseconds(200);
+constexpr size_t kMaxNackFragsPerAck = 8;
+
+}  // namespace
+
+StatefulReader::StatefulReader(const ReaderConfig& config, Transport& transport,
+                               const GuidPrefix& local, DeliverFn deliver)
+    : config_(config), transport_(transport), local_prefix_(local), deliver_(std::move(deliver)) {}
+
+StatefulReader::WriterProxy* StatefulReader::find_locked(const Guid& g) {
+  if (last_proxy_ && last_guid_ == g) return last_proxy_;
+  auto it = writers_.find(g);
+  if (it == writers_.end()) return nullptr;
+  last_proxy_ = &it->second;
+  last_guid_ = g;
+  return last_proxy_;
+}
+
+bool StatefulReader::room_locked(size_t size) const {
+  const auto& rl = config_.qos.resource_limits;
+  // An empty buffer always takes one sample, so a sample above max_bytes still gets through.
+  if (buffered_samples_ == 0) return true;
+  return buffered_samples_ < rl.max_samples && buffered_bytes_ + size <= rl.max_bytes;
+}
+
+// ---- matching -------------------------------------------------------------------------------
+
+void StatefulReader::add_writer(const RemoteWriterInfo& info, SteadyTime now) {
+  std::lock_guard lk(mu_);
+  auto [it, inserted] = writers_.try_emplace(info.guid);
+  it->second.info = info;
+  last_proxy_ = nullptr;
+  if (inserted && info.reliable) {
+    // Pre-emptive ACKNACK: asks the writer for a HEARTBEAT, our start point.
+    it->second.last_preemptive = now;
+    send_acknack_locked(it->second, true);
+  }
+  matched_cv_.notify_all();
+}
+
+void StatefulReader::remove_writer(const Guid& g) {
+  std::lock_guard lk(mu_);
+  auto it = writers_.find(g);
+  if (it == writers_.end()) return;
+  for (auto& [sn, s] : it->second.buffered) {
+    buffered_bytes_ -= s.data.size();
+    buffered_samples_--;
+  }
+  for (auto& [sn, f] : it->second.fragments) buffered_bytes_ -= f.data.size();
+  pending_.erase(std::remove(pending_.begin(), pending_.end(), &it->second), pending_.end());
+  writers_.erase(it);
+  last_proxy_ = nullptr;
+}
+
+size_t StatefulReader::matched_writers() const {
+  std::lock_guard lk(mu_);
+  return writers_.size();
+}
+
+bool StatefulReader::wait_for_writers(size_t n, SteadyTime deadline) {
+  std::unique_lock lk(mu_);
+  return matched_cv_.wait_until(lk, deadline, [&] { return writers_.size() >= n; });
+}
+
+// ---- samples --------------------------------------------------------------------------------
+
+bool StatefulReader::deliver_locked(WriterProxy& p, ReceivedSample& s) {
+  if (!deliver_(s)) {
+    stats_.refused++;
+    p.refused = true;
+    return false;
+  }
+  stats_.samples_delivered++;
+  stats_.bytes_delivered += s.size;
+  return true;
+}
+
+void StatefulReader::store_locked(WriterProxy& p, const ReceivedSample& s,
+                                  std::vector<uint8_t>* owned) {
+  if (p.buffered.count(s.sn)) {
+    stats_.duplicates++;
+    return;
+  }
+  if (!room_locked(s.size)) {
+    stats_.buffer_full_drops++;
+    return;
+  }
+  Stored st;
+  if (owned) {
+    st.data = std::move(*owned);
+  } else {
+    st.data.assign(s.data, s.data + s.size);
+  }
+  st.meta = s;
+  buffered_bytes_ += st.data.size();
+  buffered_samples_++;
+  p.buffered.emplace(s.sn, std::move(st));
+}
+
+void StatefulReader::drop_below_locked(WriterProxy& p) {
+  while (!p.buffered.empty() && p.buffered.begin()->first < p.next) {
+    buffered_bytes_ -= p.buffered.begin()->second.data.size();
+    buffered_samples_--;
+    p.buffered.erase(p.buffered.begin());
+  }
+  while (!p.fragments.empty() && p.fragments.begin()->first < p.next) {
+    buffered_bytes_ -= p.fragments.begin()->second.data.size();
+    p.fragments.erase(p.fragments.begin());
+  }
+}
+
+void StatefulReader::drain_locked(WriterProxy& p) {
+  drop_below_locked(p);
+  while (!p.buffered.empty() && p.buffered.begin()->first == p.next) {
+    Stored& st = p.buffered.begin()->second;
+    if (!st.irrelevant) {
+      st.meta.data = st.data.data();
+      st.meta.size = st.data.size();
+      if (!deliver_locked(p, st.meta)) return;
+    }
+    buffered_bytes_ -= st.data.size();
+    buffered_samples_--;
+    p.buffered.erase(p.buffered.begin());
+    p.next++;
+  }
+  p.refused = false;
+  drop_below_locked(p);
+}
+
+void StatefulReader::accept_locked(WriterProxy& p, ReceivedSample& s, std::vector<uint8_t>* owned) {
+  if (!p.info.reliable) {
+    if (s.sn < p.next) {
+      stats_.duplicates++;
+      return;
+    }
+    if (p.any_received && s.sn > p.next) stats_.lost += static_cast<uint64_t>(s.sn - p.next);
+    p.any_received = true;
+    deliver_locked(p, s);  // best effort: a refused sample is simply lost
+    p.next = s.sn + 1;
+    drop_below_locked(p);
+    return;
+  }
+  if (s.sn < p.next) {
+    stats_.duplicates++;
+    return;
+  }
+  if (!p.synced || s.sn > p.next || p.refused) {
+    if (p.synced && s.sn > p.next) stats_.out_of_order++;
+    store_locked(p, s, owned);
+    return;
+  }
+  if (!deliver_locked(p, s)) {
+    store_locked(p, s, owned);  // keep it if there is room, so it needs no retransmission
+    return;
+  }
+  p.next++;
+  drain_locked(p);
+}
+
+bool StatefulReader::on_data(const wire::ReceiveContext& ctx, const wire::DataSubmessage& m,
+                             Time reception) {
+  std::lock_guard lk(mu_);
+  WriterProxy* p = find_locked(Guid{ctx.source_prefix, m.writer_id});
+  if (!p) return false;
+  ReceivedSample s;
+  s.writer = p->info.guid;
+  s.sn = m.sn;
+  s.has_timestamp = ctx.has_timestamp;
+  s.source_timestamp = ctx.timestamp;
+  s.reception_timestamp = reception;
+  s.has_key_hash = m.qos.has_key_hash;
+  s.key_hash = m.qos.key_hash;
+  s.status_info = m.qos.status_info;
+  s.key_only = m.has_key;
+  s.data = m.payload;
+  s.size = m.payload_size;
+  accept_locked(*p, s, nullptr);
+  return false;
+}
+
+bool StatefulReader::on_data_frag(const wire::ReceiveContext& ctx,
+                                  const wire::DataFragSubmessage& m, Time reception) {
+  std::lock_guard lk(mu_);
+  WriterProxy* p = find_locked(Guid{ctx.source_prefix, m.writer_id});
+  if (!p) return false;
+  stats_.fragments_received++;
+  if (m.sn < p->next || p->buffered.count(m.sn)) {
+    stats_.duplicates++;
+    return false;
+  }
+  if (m.sample_size > config_.max_sample_size) {
+    stats_.too_large_drops++;
+    return false;
+  }
+  auto it = p->fragments.find(m.sn);
+  if (it == p->fragments.end()) {
+    // Reassembly space counts against the same limits as the out-of-order buffer, except that
+    // the next expected sample is always given room.
+    const auto& rl = config_.qos.resource_limits;
+    if (m.sn != p->next && buffered_bytes_ + m.sample_size > rl.max_bytes) {
+      stats_.buffer_full_drops++;
+      return false;
+    }
+    FragBuffer fb;
+    fb.sample_size = m.sample_size;
+    fb.fragment_size = m.fragment_size;
+    fb.total = (m.sample_size + m.fragment_size - 1) / m.fragment_size;
+    fb.data.resize(m.sample_size);
+    fb.have.assign((fb.total + 63) / 64, 0);
+    fb.meta.writer = p->info.guid;
+    fb.meta.sn = m.sn;
+    fb.meta.reception_timestamp = reception;
+    buffered_bytes_ += fb.data.size();
+    it = p->fragments.emplace(m.sn, std::move(fb)).first;
+  }
+  FragBuffer& fb = it->second;
+  if (fb.fragment_size != m.fragment_size || fb.sample_size != m.sample_size) return false;
+  if (ctx.has_timestamp) {
+    fb.meta.has_timestamp = true;
+    fb.meta.source_timestamp = ctx.timestamp;
+  }
+  if (m.qos.has_key_hash) {
+    fb.meta.has_key_hash = true;
+    fb.meta.key_hash = m.qos.key_hash;
+  }
+  if (m.qos.status_info) fb.meta.status_info = m.qos.status_info;
+  fb.meta.key_only = fb.meta.key_only || m.has_key;
+  for (uint32_t i = 0; i < m.fragments_in_submessage; ++i) {
+    const uint32_t f = m.fragment_start + i;
+    const size_t begin = size_t{f - 1} * fb.fragment_size;
+    const size_t len = std::min<size_t>(fb.fragment_size, fb.sample_size - begin);
+    if (fb.test(f)) continue;
+    std::memcpy(fb.data.data() + begin, m.data + size_t{i} * fb.fragment_size, len);
+    fb.set(f);
+    fb.received++;
+  }
+  if (fb.received < fb.total) return false;
+  // Complete: hand the buffer over to the sample path.
+  std::vector<uint8_t> data = std::move(fb.data);
+  ReceivedSample s = fb.meta;
+  s.data = data.data();
+  s.size = data.size();
+  buffered_bytes_ -= data.size();
+  p->fragments.erase(it);
+  if (!p->info.reliable) {
+    // Best effort: older partial samples will never complete now.
+    while (!p->fragments.empty() && p->fragments.begin()->first < s.sn) {
+      buffered_bytes_ -= p->fragments.begin()->second.data.size();
+      p->fragments.erase(p->fragments.begin());
+    }
+  }
+  accept_locked(*p, s, &data);
+  return false;
+}
+
+// ---- protocol -------------------------------------------------------------------------------
+
+void StatefulReader::mark_ack_locked(WriterProxy& p) {
+  if (!p.ack_pending) {
+    p.ack_pending = true;
+    pending_.push_back(&p);
+  }
+}
+
+void StatefulReader::skip_to_locked(WriterProxy& p, SequenceNumber first) {
+  // The writer no longer has [next, first): deliver what we hold of it, count the rest lost.
+  while (p.next < first) {
+    auto it = p.buffered.begin();
+    if (it != p.buffered.end() && it->first < first) {
+      if (it->first > p.next) {
+        stats_.lost += static_cast<uint64_t>(it->first - p.next);
+        p.next = it->first;
+      }
+      drain_locked(p);
+      if (p.refused) return;
+    } else {
+      stats_.lost += static_cast<uint64_t>(first - p.next);
+      p.next = first;
+    }
+  }
+  drain_locked(p);
+}
+
+bool StatefulReader::on_heartbeat(const wire::ReceiveContext& ctx,
+                                  const wire::HeartbeatSubmessage& m) {
+  std::lock_guard lk(mu_);
+  WriterProxy* p = find_locked(Guid{ctx.source_prefix, m.writer_id});
+  if (!p || !p->info.reliable || m.liveliness) return false;
+  if (p->has_hb_count && static_cast<int32_t>(m.count - p->last_hb_count) <= 0) return false;
+  p->has_hb_count = true;
+  p->last_hb_count = m.count;
+  if (!p->synced) {
+    p->synced = true;
+    if (m.first > p->next) p->next = m.first;
+    drain_locked(*p);
+  } else if (m.first > p->next && !p->refused) {
+    skip_to_locked(*p, m.first);
+  }
+  p->hb_last = std::max(p->hb_last, m.last);
+  if (!m.final || p->next <= m.last) {
+    mark_ack_locked(*p);
+    return true;
+  }
+  return false;
+}
+
+bool StatefulReader::on_gap(const wire::ReceiveContext& ctx, const wire::GapSubmessage& m) {
+  std::lock_guard lk(mu_);
+  WriterProxy* p = find_locked(Guid{ctx.source_prefix, m.writer_id});
+  if (!p) return false;
+  if (!p->synced && m.gap_start <= p->next) p->synced = true;
+  auto irrelevant = [&](SequenceNumber sn) {
+    if (sn < p->next || p->buffered.count(sn)) return;
+    stats_.gapped++;
+    if (sn == p->next && !p->refused) {
+      p->next++;
+      return;
+    }
+    Stored st;
+    st.irrelevant = true;
+    st.meta.sn = sn;
+    p->buffered.emplace(sn, std::move(st));
+    buffered_samples_++;
+  };
+  const SequenceNumber lo = std::max(m.gap_start, p->next);
+  const SequenceNumber hi = m.gap_list.base - 1;
+  if (lo <= hi) {
+    if (lo == p->next && !p->refused) {
+      stats_.gapped += static_cast<uint64_t>(hi - lo + 1);
+      p->next = hi + 1;
+      drop_below_locked(*p);
+    } else if (hi - lo < 256) {
+      for (SequenceNumber sn = lo; sn <= hi; ++sn) irrelevant(sn);
+    }
+  }
+  for (uint32_t i = 0; i < m.gap_list.num_bits; ++i) {
+    if (m.gap_list.test(i)) irrelevant(m.gap_list.base + i);
+  }
+  drain_locked(*p);
+  return false;
+}
+
+bool StatefulReader::on_heartbeat_frag(const wire::ReceiveContext& ctx,
+                                       const wire::HeartbeatFragSubmessage& m) {
+  std::lock_guard lk(mu_);
+  WriterProxy* p = find_locked(Guid{ctx.source_prefix, m.writer_id});
+  if (!p || !p->info.reliable) return false;
+  if (!p->fragments.count(m.sn)) return false;
+  p->hb_frag_sn = std::max(p->hb_frag_sn, m.sn);
+  mark_ack_locked(*p);
+  return true;
+}
+
+void StatefulReader::send_acknack_locked(WriterProxy& p, bool preemptive) {
+  if (p.info.unicast.empty()) return;
+  wire::MessageBuilder b(send_buf_, sizeof send_buf_);
+  b.header(local_prefix_);
+  b.info_dst(p.info.guid.prefix);
+  wire::NumberSet set;
+  set.base = preemptive ? 1 : p.next;
+  if (!preemptive && !p.refused) {
+    const SequenceNumber last = std::min(p.hb_last, p.next + 255);
+    SequenceNumber frag_last = std::max(p.hb_last, p.hb_frag_sn);
+    size_t nack_frags = 0;
+    for (SequenceNumber sn = p.next; sn <= std::max(last, frag_last); ++sn) {
+      if (p.buffered.count(sn)) continue;
+      auto f = p.fragments.find(sn);
+      if (f != p.fragments.end() && f->second.received > 0) {
+        if (nack_frags >= kMaxNackFragsPerAck) continue;
+        // NACK_FRAG for the missing fragments, up to 256 from the first missing one.
+        const FragBuffer& fb = f->second;
+        wire::NumberSet frags;
+        uint32_t first_missing = 1;
+        while (first_missing <= fb.total && fb.test(first_missing)) first_missing++;
+        frags.base = first_missing;
+        for (uint32_t k = first_missing; k <= fb.total && k < first_missing + 256; ++k) {
+          if (!fb.test(k)) frags.set(k - first_missing);
+        }
+        if (b.remaining() > 96 &&
+            b.nack_frag(config_.guid.entity, p.info.guid.entity, sn, frags, ++p.nackfrag_count)) {
+          nack_frags++;
+          stats_.nackfrags_sent++;
+        }
+        continue;
+      }
+      if (sn <= last) set.set(static_cast<uint32_t>(sn - p.next));
+    }
+  }
+  b.acknack(config_.guid.entity, p.info.guid.entity, set, ++p.acknack_count,
+            !preemptive && set.num_bits == 0);
+  stats_.acknacks_sent++;
+  const ConstBuffer part{send_buf_, b.size()};
+  transport_.send({&p.info.unicast.front(), 1}, {&part, 1});
+}
+
+void StatefulReader::send_pending_acks() {
+  std::lock_guard lk(mu_);
+  for (WriterProxy* p : pending_) {
+    p->ack_pending = false;
+    send_acknack_locked(*p, false);
+  }
+  pending_.clear();
+}
+
+void StatefulReader::resume() {
+  std::lock_guard lk(mu_);
+  for (auto& [g, p] : writers_) {
+    if (!p.refused) continue;
+    const SequenceNumber before = p.next;
+    p.refused = false;
+    drain_locked(p);
+    if (p.next != before || !p.refused) mark_ack_locked(p);
+  }
+  for (WriterProxy* p : pending_) {
+    p->ack_pending = false;
+    send_acknack_locked(*p, false);
+  }
+  pending_.clear();
+}
+
+SteadyTime StatefulReader::on_timer(SteadyTime now) {
+  bool retry = false;
+  {
+    std::lock_guard lk(mu_);
+    for (auto& [g, p] : writers_) {
+      if (p.refused) retry = true;
+      if (p.info.reliable && !p.synced && now - p.last_preemptive >= kPreemptivePeriod) {
+        p.last_preemptive = now;
+        send_acknack_locked(p, true);
+      }
+    }
+  }
+  if (retry) resume();
+  return now + (retry ? std::chrono::milliseconds(5) : kPreemptivePeriod);
+}
+
+ReaderStats StatefulReader::stats() const {
+  std::lock_guard lk(mu_);
+  ReaderStats s = stats_;
+  s.matched_writers = writers_.size();
+  s.buffered_bytes = buffered_bytes_;
+  return s;
+}
+
+}  // namespace pubsub::rtps

@@ -1,0 +1,165 @@
+// StatefulReader: one RTPS reader with a proxy per matched writer.
+//
+// OVERVIEW
+// - on_data()/on_data_frag()/on_heartbeat()/on_gap()/on_heartbeat_frag() run on the transport's
+//   receive thread. In-order samples are delivered straight from the datagram (zero copy);
+//   samples ahead of a hole are copied into a bounded out-of-order buffer; DATA_FRAGs are
+//   reassembled into a per-sample buffer bounded by max_sample_size and the resource limits.
+// - Reliable proxies deliver each writer's samples exactly once and in sequence order. A proxy
+//   has no start point until the writer's first HEARTBEAT (or a GAP from the start): samples
+//   that arrive before it wait in the out-of-order buffer. The start point is the HEARTBEAT's
+//   firstSN - the reader asks for everything the writer still holds, and the writer (which
+//   knows when the reader joined) answers what is not meant for it with GAPs.
+// - ACKNACKs are not sent from inside the message walk: handlers mark the proxy, and the
+//   participant calls send_pending_acks() at the end of each receive batch, so one ACKNACK
+//   answers all the HEARTBEATs of a burst.
+// - Back-pressure: the delivery callback may refuse a sample (return false). The sample is then
+//   kept in the out-of-order buffer if there is room, the proxy stops advancing, and its
+//   ACKNACKs stop acknowledging: the writer's history fills and its write() blocks. resume() (or
+//   the timer) retries delivery.
+// - on_timer() runs on the event thread: pre-emptive ACKNACKs to writers not yet heard from,
+//   and retries of refused deliveries.
+// One mutex (mu_) guards all state; the delivery callback runs with it held, so the callback
+// must not call back into this reader.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "pubsub/qos.hpp"
+#include "pubsub/stats.hpp"
+#include "pubsub/transport.hpp"
+#include "pubsub/types.hpp"
+#include "wire/message.hpp"
+
+namespace pubsub::rtps {
+
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+struct ReaderConfig {
+  Guid guid;
+  ReaderQos qos;
+  size_t max_sample_size = 256u << 20;
+};
+
+struct RemoteWriterInfo {
+  Guid guid;
+  bool reliable = true;
+  std::vector<Locator> unicast;  // where ACKNACKs go
+};
+
+struct ReceivedSample {
+  Guid writer;
+  SequenceNumber sn = 0;
+  bool has_timestamp = false;
+  Time source_timestamp;
+  Time reception_timestamp;
+  bool has_key_hash = false;
+  KeyHash key_hash;
+  uint32_t status_info = 0;
+  bool key_only = false;          // the payload is a serialized key (dispose/unregister)
+  const uint8_t* data = nullptr;  // serialized payload, encapsulation header included
+  size_t size = 0;
+};
+
+// Returns false to refuse the sample for now (back-pressure).
+using DeliverFn = std::function<bool(const ReceivedSample&)>;
+
+using pubsub::ReaderStats;
+
+class StatefulReader {
+ public:
+  StatefulReader(const ReaderConfig& config, Transport& transport, const GuidPrefix& local,
+                 DeliverFn deliver);
+
+  const Guid& guid() const { return config_.guid; }
+  const ReaderConfig& config() const { return config_; }
+
+  void add_writer(const RemoteWriterInfo& writer, SteadyTime now);
+  void remove_writer(const Guid& writer);
+  size_t matched_writers() const;
+  bool wait_for_writers(size_t n, SteadyTime deadline);
+
+  // Message handlers (receive thread). They return true when an ACKNACK became due.
+  bool on_data(const wire::ReceiveContext& ctx, const wire::DataSubmessage& m, Time reception);
+  bool on_data_frag(const wire::ReceiveContext& ctx, const wire::DataFragSubmessage& m,
+                    Time reception);
+  bool on_heartbeat(const wire::ReceiveContext& ctx, const wire::HeartbeatSubmessage& m);
+  bool on_gap(const wire::ReceiveContext& ctx, const wire::GapSubmessage& m);
+  bool on_heartbeat_frag(const wire::ReceiveContext& ctx, const wire::HeartbeatFragSubmessage& m);
+
+  void send_pending_acks();
+  void resume();
+  SteadyTime on_timer(SteadyTime now);
+  ReaderStats stats() const;
+
+ private:
+  struct Stored {
+    bool irrelevant = false;  // a GAP placeholder
+    std::vector<uint8_t> data;
+    ReceivedSample meta;  // data/size point into `data` when delivered
+  };
+  struct FragBuffer {
+    uint32_t sample_size = 0;
+    uint32_t fragment_size = 0;
+    uint32_t total = 0;
+    uint32_t received = 0;
+    std::vector<uint8_t> data;
+    std::vector<uint64_t> have;
+    ReceivedSample meta;
+    bool test(uint32_t f) const { return have[(f - 1) / 64] >> ((f - 1) % 64) & 1; }
+    void set(uint32_t f) { have[(f - 1) / 64] |= uint64_t{1} << ((f - 1) % 64); }
+  };
+  struct WriterProxy {
+    RemoteWriterInfo info;
+    SequenceNumber next = 1;  // every sequence number below is delivered or irrelevant
+    bool synced = false;
+    bool any_received = false;
+    SequenceNumber hb_last = 0;
+    SequenceNumber hb_frag_sn = 0;
+    bool has_hb_count = false;
+    uint32_t last_hb_count = 0;
+    std::map<SequenceNumber, Stored> buffered;
+    std::map<SequenceNumber, FragBuffer> fragments;
+    bool ack_pending = false;
+    bool refused = false;
+    uint32_t acknack_count = 0;
+    uint32_t nackfrag_count = 0;
+    SteadyTime last_preemptive{};
+  };
+
+  WriterProxy* find_locked(const Guid& g);
+  // A complete sample: delivered, buffered or dropped. `owned` may be moved from.
+  void accept_locked(WriterProxy& p, ReceivedSample& s, std::vector<uint8_t>* owned);
+  bool deliver_locked(WriterProxy& p, ReceivedSample& s);
+  void store_locked(WriterProxy& p, const ReceivedSample& s, std::vector<uint8_t>* owned);
+  void drain_locked(WriterProxy& p);
+  void skip_to_locked(WriterProxy& p, SequenceNumber first);
+  void drop_below_locked(WriterProxy& p);
+  void send_acknack_locked(WriterProxy& p, bool preemptive);
+  void mark_ack_locked(WriterProxy& p);
+  bool room_locked(size_t size) const;
+
+  ReaderConfig config_;
+  Transport& transport_;
+  GuidPrefix local_prefix_;
+  DeliverFn deliver_;
+
+  mutable std::mutex mu_;
+  std::condition_variable matched_cv_;
+  std::unordered_map<Guid, WriterProxy> writers_;
+  WriterProxy* last_proxy_ = nullptr;  // lookup cache for runs of samples from one writer
+  Guid last_guid_;
+  std::vector<WriterProxy*> pending_;  // proxies with an ACKNACK due
+  size_t buffered_bytes_ = 0;
+  size_t buffered_samples_ = 0;
+  uint8_t send_buf_[2048];
+  ReaderStats stats_;
+};
+
+}  // namespace pubsub::rtps

@@ -1,0 +1,580 @@
+#include "rtps/writer.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace pubsub::rtps {
+namespace {
+
+constexpr EntityId kUnknownReader{wire::kEntityIdUnknown};
+// Worst-case bytes around a payload in one datagram: RTPS header, INFO_DST, INFO_TS, DATA or
+// DATA_FRAG header with inline QoS, padding, and a piggybacked HEARTBEAT + HEARTBEAT_FRAG.
+constexpr size_t kDatagramOverhead = 20 + 16 + 12 + 36 + 32 + 4 + 32 + 28;
+
+}  // namespace
+
+StatefulWriter::StatefulWriter(const WriterConfig& config, Transport& transport,
+                               const GuidPrefix& local)
+    : config_(config),
+      transport_(transport),
+      local_prefix_(local),
+      max_message_(transport.max_message_size()),
+      fragment_size_(static_cast<uint32_t>(std::min<size_t>(
+          0xfff8, (transport.max_message_size() - kDatagramOverhead) & ~size_t{7}))),
+      history_(config.qos.history.kind == HistoryKind::kKeepLast
+                   ? std::min<size_t>(std::max(config.qos.history.depth, 1),
+                                      config.qos.resource_limits.max_samples)
+                   : config.qos.resource_limits.max_samples,
+               config.qos.resource_limits.max_bytes),
+      batch_buf_(std::max<size_t>(config.qos.batching.max_bytes, 256) + 64),
+      send_buf_(transport.max_message_size()) {}
+
+size_t StatefulWriter::max_data_payload() const {
+  return max_message_ - kDatagramOverhead;
+}
+
+wire::OutgoingInlineQos StatefulWriter::inline_qos(const CacheChange& c) const {
+  wire::OutgoingInlineQos q;
+  if (c.has_key_hash) q.key_hash = &c.key_hash;
+  q.status_info = c.status_info;
+  return q;
+}
+
+StatefulWriter::ReaderProxy* StatefulWriter::find_locked(const Guid& g) {
+  for (auto& r : readers_) {
+    if (r.info.guid == g) return &r;
+  }
+  return nullptr;
+}
+
+std::vector<Locator> StatefulWriter::reader_locators(const ReaderProxy& p) const {
+  if (!p.info.unicast.empty()) return {p.info.unicast.front()};
+  if (!p.info.multicast.empty()) return {p.info.multicast.front()};
+  return {};
+}
+
+// ---- writing --------------------------------------------------------------------------------
+
+bool StatefulWriter::have_room_locked(size_t size) const {
+  if (!history_.can_append(size)) return false;
+  // Flow control towards reliable readers (a lone oversized sample may always go).
+  if (reliable_readers_ > 0 && config_.qos.durability == DurabilityKind::kVolatile &&
+      !history_.empty() && history_.bytes_used() + size > config_.max_unacked_bytes) {
+    return false;
+  }
+  return true;
+}
+
+Result<void> StatefulWriter::write(const WriteRequest& r, bool may_block) {
+  const size_t size = r.encapsulation_size + r.body_size + r.padding;
+  std::unique_lock lk(mu_);
+  if (!history_.fits(size)) {
+    return make_error(ErrorCode::kResourceLimit, "sample of " + std::to_string(size) +
+                                                     " bytes exceeds the history's max_bytes (" +
+                                                     std::to_string(history_.max_bytes()) + ")");
+  }
+  if (config_.qos.history.kind == HistoryKind::kKeepLast) {
+    while (!history_.can_append(size) && !history_.empty()) history_.remove_oldest();
+  } else if (!have_room_locked(size)) {
+    if (!may_block) {
+      stats_.write_timeouts++;
+      return make_error(ErrorCode::kTimeout, "history full (no blocking on this thread)");
+    }
+    stats_.write_blocked++;
+    // Ask the readers for acknowledgements now rather than at the next periodic heartbeat.
+    if (batch_size_) {
+      flush_batch_locked(true);
+    } else {
+      send_heartbeat_locked(destinations_, nullptr);
+    }
+    const auto deadline = std::chrono::steady_clock::now() + config_.qos.max_blocking_time;
+    while (!have_room_locked(size)) {
+      if (space_cv_.wait_until(lk, deadline) == std::cv_status::timeout &&
+          !have_room_locked(size)) {
+        stats_.write_timeouts++;
+        return make_error(ErrorCode::kTimeout,
+                          "write blocked for max_blocking_time: readers did not acknowledge");
+      }
+    }
+  }
+  CacheChange* c = history_.try_append(size);
+  c->timestamp = r.timestamp;
+  c->status_info = r.status_info;
+  if (r.key_hash) {
+    c->has_key_hash = true;
+    c->key_hash = *r.key_hash;
+  }
+  uint8_t* dst = history_.data(*c);
+  if (r.encapsulation_size) std::memcpy(dst, r.encapsulation, r.encapsulation_size);
+  if (r.body_size) std::memcpy(dst + r.encapsulation_size, r.body, r.body_size);
+  if (r.padding) std::memset(dst + r.encapsulation_size + r.body_size, 0, r.padding);
+  stats_.samples_written++;
+  stats_.bytes_written += size;
+  send_new_locked(*c);
+  if (reliable_readers_ == 0 && config_.qos.durability == DurabilityKind::kVolatile) {
+    history_.remove_through(history_.last_sn());  // nobody will ask for it again
+  }
+  return {};
+}
+
+void StatefulWriter::flush() {
+  std::lock_guard lk(mu_);
+  flush_batch_locked(true);
+}
+
+void StatefulWriter::send_new_locked(const CacheChange& c) {
+  if (destinations_.empty()) return;
+  const auto& batching = config_.qos.batching;
+  const size_t need = wire::MessageBuilder::data_overhead(inline_qos(c)) + c.size;
+  if (batching.enabled && need + wire::kHeaderSize <= batching.max_bytes) {
+    append_to_batch_locked(c);
+    return;
+  }
+  flush_batch_locked(false);
+  if (c.size <= max_data_payload()) {
+    send_whole_locked(c, destinations_, nullptr, heartbeat_due_locked());
+  } else {
+    send_fragments_locked(c, destinations_, nullptr, 1, fragment_count(c.size),
+                          reliable_readers_ > 0);
+  }
+}
+
+void StatefulWriter::append_to_batch_locked(const CacheChange& c) {
+  const auto& batching = config_.qos.batching;
+  const auto qos = inline_qos(c);
+  const size_t need = wire::MessageBuilder::data_overhead(qos) + c.size;
+  if (batch_size_ && batch_size_ + need > batching.max_bytes) flush_batch_locked(false);
+  wire::MessageBuilder b(batch_buf_.data(), batching.max_bytes + 64);
+  if (batch_size_ == 0) {
+    b.header(local_prefix_);
+    batch_opened_ = std::chrono::steady_clock::now();
+  } else {
+    b.truncate(batch_size_);
+  }
+  b.info_ts(c.timestamp);
+  b.data(kUnknownReader, config_.guid.entity, c.sn, qos, history_.data(c), c.size);
+  batch_size_ = b.size();
+  bytes_since_heartbeat_ += c.size;
+  samples_since_heartbeat_++;
+  if (++batch_samples_ >= batching.max_samples) flush_batch_locked(false);
+}
+
+void StatefulWriter::flush_batch_locked(bool with_heartbeat) {
+  if (batch_size_ == 0) return;
+  if (reliable_readers_ > 0 && (with_heartbeat || heartbeat_due_locked())) {
+    wire::MessageBuilder b(batch_buf_.data(), batch_buf_.size());
+    b.truncate(batch_size_);
+    const SequenceNumber first = history_.empty() ? history_.last_sn() + 1 : history_.first_sn();
+    if (b.heartbeat(kUnknownReader, config_.guid.entity, first, history_.last_sn(),
+                    ++heartbeat_count_, false)) {
+      batch_size_ = b.size();
+      stats_.heartbeats_sent++;
+      bytes_since_heartbeat_ = 0;
+      samples_since_heartbeat_ = 0;
+    }
+  }
+  const ConstBuffer part{batch_buf_.data(), batch_size_};
+  transport_.send(destinations_, {&part, 1});
+  stats_.datagrams_sent += destinations_.size();
+  batch_size_ = 0;
+  batch_samples_ = 0;
+}
+
+bool StatefulWriter::heartbeat_due_locked() const {
+  if (reliable_readers_ == 0) return false;
+  const size_t window = config_.max_unacked_bytes;
+  const size_t max_samples = history_.max_samples();
+  return bytes_since_heartbeat_ >= window / 4 || samples_since_heartbeat_ >= max_samples / 4 ||
+         !history_.can_append(max_data_payload());
+}
+
+void StatefulWriter::send_whole_locked(const CacheChange& c, std::span<const Locator> to,
+                                       const ReaderProxy* directed, bool heartbeat) {
+  wire::MessageBuilder b(scratch_, sizeof scratch_);
+  b.header(local_prefix_);
+  if (directed) b.info_dst(directed->info.guid.prefix);
+  b.info_ts(c.timestamp);
+  const EntityId reader = directed ? directed->info.guid.entity : kUnknownReader;
+  b.data_header(reader, config_.guid.entity, c.sn, inline_qos(c), c.size,
+                c.status_info != 0 && c.size > 0);
+  const size_t head = b.size();
+  // Padding and a piggybacked heartbeat follow the payload.
+  uint8_t* tail = scratch_ + head;
+  const size_t pad = wire::MessageBuilder::padding(c.size);
+  std::memset(tail, 0, pad);
+  size_t tail_size = pad;
+  if (heartbeat && reliable_readers_ > 0) {
+    wire::MessageBuilder hb(tail + pad, sizeof scratch_ - head - pad);
+    const SequenceNumber first = history_.empty() ? history_.last_sn() + 1 : history_.first_sn();
+    hb.heartbeat(reader, config_.guid.entity, first, history_.last_sn(), ++heartbeat_count_, false);
+    tail_size += hb.size();
+    stats_.heartbeats_sent++;
+    bytes_since_heartbeat_ = 0;
+    samples_since_heartbeat_ = 0;
+  } else if (!directed) {
+    bytes_since_heartbeat_ += c.size;
+    samples_since_heartbeat_++;
+  }
+  const ConstBuffer parts[3] = {{scratch_, head}, {history_.data(c), c.size}, {tail, tail_size}};
+  transport_.send(to, parts);
+  stats_.datagrams_sent += to.size();
+}
+
+void StatefulWriter::send_fragments_locked(const CacheChange& c, std::span<const Locator> to,
+                                           const ReaderProxy* directed, uint32_t first,
+                                           uint32_t last, bool heartbeat) {
+  const EntityId reader = directed ? directed->info.guid.entity : kUnknownReader;
+  const auto qos = inline_qos(c);
+  for (uint32_t f = first; f <= last; ++f) {
+    const size_t begin = size_t{f - 1} * fragment_size_;
+    const size_t len = std::min<size_t>(fragment_size_, c.size - begin);
+    wire::MessageBuilder b(scratch_, sizeof scratch_);
+    b.header(local_prefix_);
+    if (directed) b.info_dst(directed->info.guid.prefix);
+    b.info_ts(c.timestamp);
+    // Inline QoS (key hash) travels with the first fragment only.
+    b.data_frag_header(reader, config_.guid.entity, c.sn, f == 1 ? qos : wire::OutgoingInlineQos{},
+                       f, 1, static_cast<uint16_t>(fragment_size_), c.size, len);
+    const size_t head = b.size();
+    uint8_t* tail = scratch_ + head;
+    const size_t pad = wire::MessageBuilder::padding(len);
+    std::memset(tail, 0, pad);
+    size_t tail_size = pad;
+    if (f == last && heartbeat && reliable_readers_ > 0) {
+      wire::MessageBuilder hb(tail + pad, sizeof scratch_ - head - pad);
+      hb.heartbeat_frag(reader, config_.guid.entity, c.sn, fragment_count(c.size),
+                        ++heartbeat_frag_count_);
+      const SequenceNumber hb_first =
+          history_.empty() ? history_.last_sn() + 1 : history_.first_sn();
+      hb.heartbeat(reader, config_.guid.entity, hb_first, history_.last_sn(), ++heartbeat_count_,
+                   false);
+      tail_size += hb.size();
+      stats_.heartbeats_sent++;
+      bytes_since_heartbeat_ = 0;
+      samples_since_heartbeat_ = 0;
+    }
+    const ConstBuffer parts[3] = {
+        {scratch_, head}, {history_.data(c) + begin, len}, {tail, tail_size}};
+    transport_.send(to, parts);
+    stats_.datagrams_sent += to.size();
+  }
+  if (!directed && !heartbeat) bytes_since_heartbeat_ += c.size;
+}
+
+void StatefulWriter::send_heartbeat_locked(std::span<const Locator> to,
+                                           const ReaderProxy* directed) {
+  if (to.empty()) return;
+  wire::MessageBuilder b(scratch_, sizeof scratch_);
+  b.header(local_prefix_);
+  if (directed) b.info_dst(directed->info.guid.prefix);
+  const SequenceNumber last = batch_size_
+                                  ? history_.last_sn() - static_cast<SequenceNumber>(batch_samples_)
+                                  : history_.last_sn();
+  const SequenceNumber first = history_.empty() ? history_.last_sn() + 1 : history_.first_sn();
+  b.heartbeat(directed ? directed->info.guid.entity : kUnknownReader, config_.guid.entity,
+              std::min(first, last + 1), last, ++heartbeat_count_, false);
+  const ConstBuffer part{scratch_, b.size()};
+  transport_.send(to, {&part, 1});
+  stats_.heartbeats_sent++;
+  stats_.datagrams_sent += to.size();
+  bytes_since_heartbeat_ = 0;
+  samples_since_heartbeat_ = 0;
+}
+
+// ---- repair ---------------------------------------------------------------------------------
+
+void StatefulWriter::retransmit_locked(ReaderProxy& p, std::span<const SequenceNumber> sns) {
+  const auto to = reader_locators(p);
+  if (to.empty()) return;
+  wire::MessageBuilder b(send_buf_.data(), send_buf_.size());
+  auto start = [&] {
+    b.truncate(0);
+    b.header(local_prefix_);
+    b.info_dst(p.info.guid.prefix);
+  };
+  auto send = [&] {
+    if (b.size() <= wire::kHeaderSize + 16) return;
+    const ConstBuffer part{send_buf_.data(), b.size()};
+    transport_.send(to, {&part, 1});
+    stats_.datagrams_sent += to.size();
+    start();
+  };
+  start();
+  const EntityId reader = p.info.guid.entity;
+  // Irrelevant sequence numbers go out as GAPs, one per run.
+  SequenceNumber gap_begin = 0, gap_end = 0;
+  auto flush_gap = [&] {
+    if (!gap_begin) return;
+    wire::NumberSet list;
+    list.base = gap_end + 1;
+    if (!b.gap(reader, config_.guid.entity, gap_begin, list)) {
+      send();
+      b.gap(reader, config_.guid.entity, gap_begin, list);
+    }
+    stats_.gaps_sent++;
+    gap_begin = gap_end = 0;
+  };
+  for (SequenceNumber sn : sns) {
+    const CacheChange* c = history_.find(sn);
+    const bool irrelevant = !c || (!p.info.durable && sn <= p.join_sn);
+    if (irrelevant) {
+      if (gap_begin && sn == gap_end + 1) {
+        gap_end = sn;
+      } else {
+        flush_gap();
+        gap_begin = gap_end = sn;
+      }
+      continue;
+    }
+    flush_gap();
+    stats_.samples_retransmitted++;
+    if (c->size > max_data_payload()) {
+      send();
+      send_fragments_locked(*c, to, &p, 1, fragment_count(c->size), false);
+      continue;
+    }
+    const auto qos = inline_qos(*c);
+    const size_t need = 12 + 24 + (qos.empty() ? 0 : qos.encoded_size()) + c->size + 3;
+    if (b.remaining() < need + 32) send();
+    b.info_ts(c->timestamp);
+    b.data(reader, config_.guid.entity, c->sn, qos, history_.data(*c), c->size, nullptr, 0,
+           c->status_info != 0 && c->size > 0);
+  }
+  flush_gap();
+  const SequenceNumber first = history_.empty() ? history_.last_sn() + 1 : history_.first_sn();
+  if (b.remaining() < 32) send();
+  const SequenceNumber last = batch_size_
+                                  ? history_.last_sn() - static_cast<SequenceNumber>(batch_samples_)
+                                  : history_.last_sn();
+  b.heartbeat(reader, config_.guid.entity, std::min(first, last + 1), last, ++heartbeat_count_,
+              false);
+  stats_.heartbeats_sent++;
+  send();
+}
+
+void StatefulWriter::on_acknack(const GuidPrefix& source, const wire::AckNackSubmessage& m,
+                                SteadyTime) {
+  std::lock_guard lk(mu_);
+  ReaderProxy* p = find_locked(Guid{source, m.reader_id});
+  if (!p || !p->info.reliable) return;
+  stats_.acknacks_received++;
+  if (p->has_count && static_cast<int32_t>(m.count - p->last_acknack_count) <= 0) return;
+  p->has_count = true;
+  p->last_acknack_count = m.count;
+  const bool first_ack = !p->synced;
+  p->synced = true;
+  const SequenceNumber sent_last =
+      batch_size_ ? history_.last_sn() - static_cast<SequenceNumber>(batch_samples_)
+                  : history_.last_sn();
+  const SequenceNumber acked = std::min<SequenceNumber>(m.set.base - 1, sent_last);
+  if (acked > p->acked) p->acked = acked;
+  SequenceNumber nacks[256];
+  size_t n = 0;
+  for (uint32_t i = 0; i < m.set.num_bits; ++i) {
+    const SequenceNumber sn = m.set.base + i;
+    if (sn > sent_last) break;
+    if (m.set.test(i)) nacks[n++] = sn;
+  }
+  if (n > 0) {
+    retransmit_locked(*p, {nacks, n});
+  } else if (first_ack || (m.set.base == 1 && m.set.num_bits == 0 && !m.final)) {
+    send_heartbeat_locked(reader_locators(*p), p);
+  }
+  release_acked_locked();
+  space_cv_.notify_all();
+}
+
+void StatefulWriter::on_nack_frag(const GuidPrefix& source, const wire::NackFragSubmessage& m,
+                                  SteadyTime) {
+  std::lock_guard lk(mu_);
+  ReaderProxy* p = find_locked(Guid{source, m.reader_id});
+  if (!p || !p->info.reliable) return;
+  if (p->has_nackfrag_count && static_cast<int32_t>(m.count - p->last_nackfrag_count) <= 0) return;
+  p->has_nackfrag_count = true;
+  p->last_nackfrag_count = m.count;
+  const CacheChange* c = history_.find(m.sn);
+  if (!c || (!p->info.durable && m.sn <= p->join_sn)) {
+    const SequenceNumber sn = m.sn;
+    retransmit_locked(*p, {&sn, 1});  // becomes a GAP
+    return;
+  }
+  const auto to = reader_locators(*p);
+  const uint32_t total = fragment_count(c->size);
+  uint32_t run_first = 0, run_last = 0;
+  for (uint32_t i = 0; i <= m.fragments.num_bits; ++i) {
+    const bool set = i < m.fragments.num_bits && m.fragments.test(i);
+    const uint32_t f = static_cast<uint32_t>(m.fragments.base) + i;
+    if (set && f <= total) {
+      if (!run_first) run_first = f;
+      run_last = f;
+      stats_.fragments_retransmitted++;
+      continue;
+    }
+    if (run_first) {
+      send_fragments_locked(*c, to, p, run_first, run_last, false);
+      run_first = 0;
+    }
+  }
+}
+
+SequenceNumber StatefulWriter::min_acked_locked() const {
+  SequenceNumber m = history_.last_sn();
+  for (const auto& r : readers_) {
+    if (r.info.reliable) m = std::min(m, r.acked);
+  }
+  return m;
+}
+
+bool StatefulWriter::anything_unacked_locked() const {
+  for (const auto& r : readers_) {
+    if (r.info.reliable && (r.acked < history_.last_sn() || !r.synced)) return true;
+  }
+  return false;
+}
+
+void StatefulWriter::release_acked_locked() {
+  if (config_.qos.durability == DurabilityKind::kTransientLocal) return;
+  // Samples still in the open batch have not been sent; acknowledgements cannot cover them.
+  history_.remove_through(min_acked_locked());
+}
+
+// ---- matching -------------------------------------------------------------------------------
+
+void StatefulWriter::recompute_destinations_locked() {
+  destinations_.clear();
+  reliable_readers_ = 0;
+  std::vector<std::pair<Locator, int>> groups;
+  for (const auto& r : readers_) {
+    if (r.info.reliable) reliable_readers_++;
+    for (const auto& l : r.info.multicast) {
+      auto it = std::find_if(groups.begin(), groups.end(), [&](auto& g) { return g.first == l; });
+      if (it == groups.end()) {
+        groups.emplace_back(l, 1);
+      } else {
+        it->second++;
+      }
+    }
+  }
+  auto add = [&](const Locator& l) {
+    if (std::find(destinations_.begin(), destinations_.end(), l) == destinations_.end()) {
+      destinations_.push_back(l);
+    }
+  };
+  for (const auto& r : readers_) {
+    const Locator* chosen = nullptr;
+    for (const auto& l : r.info.multicast) {
+      auto it = std::find_if(groups.begin(), groups.end(), [&](auto& g) { return g.first == l; });
+      if (it->second >= 2) {
+        chosen = &l;
+        break;
+      }
+    }
+    if (!chosen && !r.info.unicast.empty()) chosen = &r.info.unicast.front();
+    if (!chosen && !r.info.multicast.empty()) chosen = &r.info.multicast.front();
+    if (chosen) add(*chosen);
+  }
+}
+
+void StatefulWriter::add_reader(const RemoteReaderInfo& info, SteadyTime now) {
+  std::lock_guard lk(mu_);
+  ReaderProxy* p = find_locked(info.guid);
+  if (p) {
+    p->info = info;
+  } else {
+    // Anything still in the open batch is sent after this point, so it is for the new reader.
+    flush_batch_locked(false);
+    ReaderProxy r;
+    r.info = info;
+    const bool durable = info.durable && config_.qos.durability == DurabilityKind::kTransientLocal;
+    r.info.durable = durable;
+    r.join_sn = durable ? 0 : history_.last_sn();
+    r.acked = r.join_sn;
+    readers_.push_back(std::move(r));
+    p = &readers_.back();
+  }
+  recompute_destinations_locked();
+  if (p->info.reliable) {
+    send_heartbeat_locked(reader_locators(*p), p);
+    next_heartbeat_ = now + config_.qos.heartbeat_period;
+  }
+  space_cv_.notify_all();
+}
+
+void StatefulWriter::remove_reader(const Guid& g) {
+  std::lock_guard lk(mu_);
+  readers_.erase(std::remove_if(readers_.begin(), readers_.end(),
+                                [&](const ReaderProxy& r) { return r.info.guid == g; }),
+                 readers_.end());
+  recompute_destinations_locked();
+  release_acked_locked();
+  space_cv_.notify_all();
+}
+
+size_t StatefulWriter::matched_readers() const {
+  std::lock_guard lk(mu_);
+  return readers_.size();
+}
+
+size_t StatefulWriter::synced_readers() const {
+  std::lock_guard lk(mu_);
+  size_t n = 0;
+  for (const auto& r : readers_) n += (!r.info.reliable || r.synced);
+  return n;
+}
+
+bool StatefulWriter::wait_for_readers(size_t n, SteadyTime deadline) {
+  std::unique_lock lk(mu_);
+  return space_cv_.wait_until(lk, deadline, [&] {
+    size_t k = 0;
+    for (const auto& r : readers_) k += (!r.info.reliable || r.synced);
+    return k >= n;
+  });
+}
+
+bool StatefulWriter::wait_for_acknowledgments(SteadyTime deadline) {
+  std::unique_lock lk(mu_);
+  flush_batch_locked(true);
+  return space_cv_.wait_until(lk, deadline, [&] {
+    for (const auto& r : readers_) {
+      if (r.info.reliable && r.acked < history_.last_sn()) return false;
+    }
+    return true;
+  });
+}
+
+SteadyTime StatefulWriter::on_timer(SteadyTime now) {
+  std::lock_guard lk(mu_);
+  SteadyTime next = now + std::chrono::seconds(1);
+  if (batch_size_) {
+    const auto due = batch_opened_ + config_.qos.batching.max_flush_delay;
+    if (now >= due) {
+      flush_batch_locked(false);
+    } else {
+      next = std::min(next, due);
+    }
+  }
+  if (reliable_readers_ > 0 && anything_unacked_locked()) {
+    if (now >= next_heartbeat_) {
+      send_heartbeat_locked(destinations_, nullptr);
+      for (auto& r : readers_) {
+        if (r.info.reliable && !r.synced) send_heartbeat_locked(reader_locators(r), &r);
+      }
+      next_heartbeat_ = now + config_.qos.heartbeat_period;
+    }
+    next = std::min(next, next_heartbeat_);
+  } else {
+    next_heartbeat_ = now + config_.qos.heartbeat_period;
+  }
+  return next;
+}
+
+WriterStats StatefulWriter::stats() const {
+  std::lock_guard lk(mu_);
+  WriterStats s = stats_;
+  s.matched_readers = readers_.size();
+  s.history_samples = history_.size();
+  s.history_bytes = history_.bytes_used();
+  return s;
+}
+
+}  // namespace pubsub::rtps

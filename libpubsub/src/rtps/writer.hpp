@@ -1,0 +1,164 @@
+// StatefulWriter: one RTPS writer with its history, its packer and a proxy per matched reader.
+//
+// OVERVIEW
+// - write() runs on the caller's thread (synchronous publication): it copies the serialized
+//   sample into the history, then either appends it to the open batch (INFO_TS + DATA packed up
+//   to batching.max_bytes) or sends it at once (one DATA, or DATA_FRAGs gathered straight from
+//   the history with sendmsg's iovec, no copy).
+// - on_acknack()/on_nack_frag() run on the transport's receive thread: they advance the
+//   reader proxy, answer NACKs with retransmissions or GAPs (directed with INFO_DST), release
+//   history that every reliable reader has acknowledged and wake blocked writers.
+// - on_timer() runs on the participant's event thread: batch flush delay and periodic
+//   HEARTBEATs while anything is unacknowledged.
+// - add_reader()/remove_reader() run on whichever thread discovery matches on.
+// One mutex (mu_) guards everything; methods ending in _locked expect it held. The send
+// buffers are members, sized once, so the steady-state write path allocates nothing.
+//
+// Flow control: write() waits (up to max_blocking_time) while the history is full or more than
+// max_unacked_bytes are unacknowledged by some reliable reader, so a writer never outruns its
+// slowest reliable reader's socket buffer by more than that window.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "pubsub/qos.hpp"
+#include "pubsub/stats.hpp"
+#include "pubsub/transport.hpp"
+#include "pubsub/types.hpp"
+#include "rtps/history.hpp"
+#include "wire/message.hpp"
+
+namespace pubsub::rtps {
+
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+struct WriterConfig {
+  Guid guid;
+  WriterQos qos;
+  bool keyed = false;
+  // Unacknowledged bytes allowed in flight to reliable readers before write() waits.
+  size_t max_unacked_bytes = 4u << 20;
+};
+
+struct RemoteReaderInfo {
+  Guid guid;
+  bool reliable = true;
+  bool durable = false;  // transient-local: gets the whole history
+  std::vector<Locator> unicast;
+  std::vector<Locator> multicast;
+};
+
+using pubsub::WriterStats;
+
+struct WriteRequest {
+  const uint8_t* encapsulation = nullptr;  // optional 4-byte prefix (our own CDR header)
+  size_t encapsulation_size = 0;
+  const uint8_t* body = nullptr;
+  size_t body_size = 0;
+  size_t padding = 0;  // zero bytes appended to reach a multiple of 4
+  const KeyHash* key_hash = nullptr;
+  uint32_t status_info = 0;
+  Time timestamp;
+};
+
+class StatefulWriter {
+ public:
+  StatefulWriter(const WriterConfig& config, Transport& transport, const GuidPrefix& local);
+
+  const Guid& guid() const { return config_.guid; }
+  const WriterConfig& config() const { return config_; }
+
+  // Blocks up to max_blocking_time for history space unless may_block is false.
+  Result<void> write(const WriteRequest& request, bool may_block);
+  void flush();
+
+  void add_reader(const RemoteReaderInfo& reader, SteadyTime now);
+  void remove_reader(const Guid& reader);
+  size_t matched_readers() const;
+  // Reliable readers that have acknowledged at least once (they have a sync point).
+  size_t synced_readers() const;
+  // Waits until every reliable reader acknowledged everything written so far.
+  bool wait_for_acknowledgments(SteadyTime deadline);
+  // Waits until at least n readers are matched (and, if reliable, have acknowledged once).
+  bool wait_for_readers(size_t n, SteadyTime deadline);
+
+  void on_acknack(const GuidPrefix& source, const wire::AckNackSubmessage& m, SteadyTime now);
+  void on_nack_frag(const GuidPrefix& source, const wire::NackFragSubmessage& m, SteadyTime now);
+  // Returns when it next wants to run.
+  SteadyTime on_timer(SteadyTime now);
+
+  WriterStats stats() const;
+
+ private:
+  struct ReaderProxy {
+    RemoteReaderInfo info;
+    SequenceNumber acked = 0;    // every sequence number <= acked is acknowledged
+    SequenceNumber join_sn = 0;  // volatile: samples <= join_sn are not for this reader
+    bool synced = false;         // an ACKNACK has arrived
+    bool has_count = false;
+    uint32_t last_acknack_count = 0;
+    uint32_t last_nackfrag_count = 0;
+    bool has_nackfrag_count = false;
+  };
+
+  // Datagram assembly into send_buf_ (copying), for control traffic and retransmissions.
+  class Assembler;
+
+  bool have_room_locked(size_t size) const;
+  void send_new_locked(const CacheChange& c);
+  void append_to_batch_locked(const CacheChange& c);
+  void flush_batch_locked(bool with_heartbeat);
+  void send_whole_locked(const CacheChange& c, std::span<const Locator> to,
+                         const ReaderProxy* directed, bool heartbeat);
+  void send_fragments_locked(const CacheChange& c, std::span<const Locator> to,
+                             const ReaderProxy* directed, uint32_t first, uint32_t last,
+                             bool heartbeat);
+  void send_heartbeat_locked(std::span<const Locator> to, const ReaderProxy* directed);
+  void retransmit_locked(ReaderProxy& p, std::span<const SequenceNumber> sns);
+  void release_acked_locked();
+  void recompute_destinations_locked();
+  bool heartbeat_due_locked() const;
+  bool anything_unacked_locked() const;
+  SequenceNumber min_acked_locked() const;
+  wire::OutgoingInlineQos inline_qos(const CacheChange& c) const;
+  ReaderProxy* find_locked(const Guid& g);
+  std::vector<Locator> reader_locators(const ReaderProxy& p) const;
+  size_t max_data_payload() const;
+  uint32_t fragment_count(uint32_t size) const {
+    return (size + fragment_size_ - 1) / fragment_size_;
+  }
+
+  WriterConfig config_;
+  Transport& transport_;
+  GuidPrefix local_prefix_;
+  const size_t max_message_;
+  const uint32_t fragment_size_;
+
+  mutable std::mutex mu_;
+  std::condition_variable space_cv_;  // history space freed, readers matched or acknowledged
+  WriterHistory history_;
+  std::vector<ReaderProxy> readers_;
+  std::vector<Locator> destinations_;  // for new data: shared multicast groups, else unicast
+  size_t reliable_readers_ = 0;
+
+  // Packer state: the open batch lives in batch_buf_.
+  std::vector<uint8_t> batch_buf_;
+  size_t batch_size_ = 0;  // bytes used in batch_buf_, 0 = no open batch
+  size_t batch_samples_ = 0;
+  SteadyTime batch_opened_;
+  std::vector<uint8_t> send_buf_;  // control messages and retransmissions
+  uint8_t scratch_[512];           // submessage headers of gathered sends
+
+  uint32_t heartbeat_count_ = 0;
+  uint32_t heartbeat_frag_count_ = 0;
+  size_t bytes_since_heartbeat_ = 0;
+  size_t samples_since_heartbeat_ = 0;
+  SteadyTime next_heartbeat_{};
+  WriterStats stats_;
+};
+
+}  // namespace pubsub::rtps

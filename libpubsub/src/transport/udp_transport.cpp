@@ -1,0 +1,329 @@
+// UDP transport: Boost.Asio sockets for setup (bind, multicast membership, buffer sizes), the
+// native handles for the hot path (recvmmsg on receive, sendmsg with a gather list on send).
+//
+// Ownership and threads:
+// - The transport owns up to four sockets: metatraffic unicast, user unicast (also the send
+//   socket), SPDP multicast and user-data multicast, plus an eventfd that wakes the receive
+//   thread at stop().
+// - One receive thread polls every socket, drains each with recvmmsg into a fixed set of
+//   buffers owned by the thread, and lends each datagram to the TransportReceiver. It calls
+//   on_receive_batch_end() after each recvmmsg batch.
+// - send() runs on the caller's thread and touches only the send socket (sendmsg is
+//   thread-safe) and atomic counters.
+#include <utility>  // before asio: Boost 1.74's awaitable.hpp uses std::exchange
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <boost/asio.hpp>
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include "pubsub/transport.hpp"
+#include "wire/constants.hpp"
+
+namespace pubsub {
+namespace {
+
+namespace asio = boost::asio;
+using asio::ip::udp;
+
+struct Interface {
+  std::string name;
+  uint32_t address = 0;  // host order
+  bool multicast = false;
+  bool loopback = false;
+};
+
+Result<Interface> find_interface(const std::string& wanted) {
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) {
+    return make_error(ErrorCode::kNetwork, std::string("getifaddrs: ") + std::strerror(errno));
+  }
+  std::optional<Interface> found, loopback;
+  in_addr wanted_addr{};
+  const bool by_address = !wanted.empty() && inet_pton(AF_INET, wanted.c_str(), &wanted_addr) == 1;
+  for (ifaddrs* i = list; i; i = i->ifa_next) {
+    if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP)) continue;
+    Interface c;
+    c.name = i->ifa_name;
+    c.address = ntohl(reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr.s_addr);
+    c.multicast = i->ifa_flags & IFF_MULTICAST;
+    c.loopback = i->ifa_flags & IFF_LOOPBACK;
+    if (wanted.empty()) {
+      if (c.loopback) {
+        if (!loopback) loopback = c;
+      } else if (!found || (!found->multicast && c.multicast)) {
+        found = c;
+      }
+    } else if ((by_address && c.address == ntohl(wanted_addr.s_addr)) || c.name == wanted) {
+      found = c;
+      break;
+    }
+  }
+  freeifaddrs(list);
+  if (!found && wanted.empty()) found = loopback;
+  if (!found) {
+    return make_error(ErrorCode::kNotFound,
+                      "no network interface '" + wanted + "' that is up with an IPv4 address");
+  }
+  return *found;
+}
+
+class UdpTransport final : public Transport {
+ public:
+  explicit UdpTransport(const UdpTransportOptions& o)
+      : options_(o), meta_uc_(io_), user_uc_(io_), spdp_mc_(io_), user_mc_(io_) {}
+
+  ~UdpTransport() override {
+    stop();
+    if (wake_fd_ >= 0) ::close(wake_fd_);
+  }
+
+  Result<void> open() {
+    auto itf = find_interface(options_.interface);
+    if (!itf) return itf.error();
+    itf_ = itf.value();
+    const bool multicast = options_.multicast && itf_.multicast;
+    const auto domain = options_.domain_id;
+    if (wire::spdp_multicast_port(domain) > 65535 - 300) {
+      return make_error(ErrorCode::kInvalidArgument, "domain id too large for the port mapping");
+    }
+
+    // Unicast ports: the first participant index whose two ports are both free.
+    const int first_id = options_.participant_id < 0 ? 0 : options_.participant_id;
+    const int last_id = options_.participant_id < 0 ? 119 : options_.participant_id;
+    boost::system::error_code ec;
+    int id = first_id;
+    for (; id <= last_id; ++id) {
+      if (bind_unicast(meta_uc_, wire::meta_unicast_port(domain, id)) &&
+          bind_unicast(user_uc_, wire::user_unicast_port(domain, id))) {
+        break;
+      }
+      meta_uc_.close(ec);
+      user_uc_.close(ec);
+    }
+    if (id > last_id) {
+      return make_error(ErrorCode::kNetwork, "no free unicast port pair for domain " +
+                                                 std::to_string(domain) + " (participant ids " +
+                                                 std::to_string(first_id) + ".." +
+                                                 std::to_string(last_id) + ")");
+    }
+    participant_id_ = id;
+    locators_.meta_unicast = Locator::udp_v4(itf_.address, wire::meta_unicast_port(domain, id));
+    locators_.user_unicast = Locator::udp_v4(itf_.address, wire::user_unicast_port(domain, id));
+
+    // Sending goes through the user unicast socket.
+    const int fd = user_uc_.native_handle();
+    const in_addr out_if{htonl(itf_.address)};
+    ::setsockopt(fd, IPPROTO_IP, IP_MULTICAST_IF, &out_if, sizeof out_if);
+    const int ttl = options_.multicast_ttl, loop = 1;
+    ::setsockopt(fd, IPPROTO_IP, IP_MULTICAST_TTL, &ttl, sizeof ttl);
+    ::setsockopt(fd, IPPROTO_IP, IP_MULTICAST_LOOP, &loop, sizeof loop);
+    set_buffer(fd, SO_SNDBUFFORCE, SO_SNDBUF, options_.send_buffer_bytes);
+
+    if (multicast) {
+      const uint32_t group = wire::kDefaultMulticastGroup;
+      if (auto r = open_multicast(spdp_mc_, group, wire::spdp_multicast_port(domain)); !r) return r;
+      if (auto r = open_multicast(user_mc_, group, wire::user_multicast_port(domain)); !r) return r;
+      locators_.meta_multicast = Locator::udp_v4(group, wire::spdp_multicast_port(domain));
+      locators_.user_multicast = Locator::udp_v4(group, wire::user_multicast_port(domain));
+      locators_.spdp_destinations.push_back(*locators_.meta_multicast);
+    } else {
+      // Without multicast, SPDP goes to the first unicast ports of this host (as Cyclone does).
+      for (int i = 0; i < 10; ++i) {
+        locators_.spdp_destinations.push_back(
+            Locator::udp_v4(itf_.address, wire::meta_unicast_port(domain, i)));
+      }
+    }
+    for (uint32_t peer : options_.peers) {
+      for (int i = 0; i < 10; ++i) {
+        locators_.spdp_destinations.push_back(
+            Locator::udp_v4(peer, wire::meta_unicast_port(domain, i)));
+      }
+    }
+    wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (wake_fd_ < 0) return make_error(ErrorCode::kNetwork, "eventfd failed");
+    return {};
+  }
+
+  Result<void> start(TransportReceiver& receiver) override {
+    receiver_ = &receiver;
+    running_ = true;
+    thread_ = std::thread([this] { receive_loop(); });
+    return {};
+  }
+
+  void stop() override {
+    if (!running_.exchange(false)) return;
+    const uint64_t one = 1;
+    [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
+    if (thread_.joinable()) thread_.join();
+  }
+
+  void send(std::span<const Locator> to, std::span<const ConstBuffer> parts) override {
+    iovec iov[16];
+    const size_t n = std::min<size_t>(parts.size(), 16);
+    size_t bytes = 0;
+    for (size_t i = 0; i < n; ++i) {
+      iov[i].iov_base = const_cast<void*>(parts[i].data);
+      iov[i].iov_len = parts[i].size;
+      bytes += parts[i].size;
+    }
+    for (const Locator& l : to) {
+      if (l.kind != Locator::kUdpV4) continue;
+      sockaddr_in sa{};
+      sa.sin_family = AF_INET;
+      sa.sin_port = htons(static_cast<uint16_t>(l.port));
+      sa.sin_addr.s_addr = htonl(l.ipv4());
+      msghdr msg{};
+      msg.msg_name = &sa;
+      msg.msg_namelen = sizeof sa;
+      msg.msg_iov = iov;
+      msg.msg_iovlen = n;
+      ssize_t r;
+      do {
+        r = ::sendmsg(user_uc_.native_handle(), &msg, 0);
+      } while (r < 0 && errno == EINTR);
+      if (r < 0) {
+        send_errors_.fetch_add(1, std::memory_order_relaxed);
+      } else {
+        sent_.fetch_add(1, std::memory_order_relaxed);
+        sent_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+      }
+    }
+  }
+
+  const TransportLocators& locators() const override { return locators_; }
+  size_t max_message_size() const override { return options_.max_message_size; }
+  bool on_receive_thread() const override {
+    return std::this_thread::get_id() == thread_id_.load(std::memory_order_relaxed);
+  }
+  TransportStats stats() const override {
+    TransportStats s;
+    s.datagrams_sent = sent_.load(std::memory_order_relaxed);
+    s.bytes_sent = sent_bytes_.load(std::memory_order_relaxed);
+    s.send_errors = send_errors_.load(std::memory_order_relaxed);
+    s.datagrams_received = received_.load(std::memory_order_relaxed);
+    s.bytes_received = received_bytes_.load(std::memory_order_relaxed);
+    return s;
+  }
+
+ private:
+  static constexpr size_t kBatch = 32;
+  static constexpr size_t kBufferSize = 65536;
+
+  static void set_buffer(int fd, int force_opt, int opt, size_t bytes) {
+    const int v = static_cast<int>(bytes);
+    if (::setsockopt(fd, SOL_SOCKET, force_opt, &v, sizeof v) != 0) {
+      ::setsockopt(fd, SOL_SOCKET, opt, &v, sizeof v);
+    }
+  }
+
+  bool bind_unicast(udp::socket& s, uint32_t port) {
+    boost::system::error_code ec;
+    s.open(udp::v4(), ec);
+    if (ec) return false;
+    s.bind(udp::endpoint(asio::ip::address_v4::any(), static_cast<uint16_t>(port)), ec);
+    if (ec) return false;
+    set_buffer(s.native_handle(), SO_RCVBUFFORCE, SO_RCVBUF, options_.receive_buffer_bytes);
+    return true;
+  }
+
+  Result<void> open_multicast(udp::socket& s, uint32_t group, uint32_t port) {
+    boost::system::error_code ec;
+    s.open(udp::v4(), ec);
+    if (!ec) s.set_option(udp::socket::reuse_address(true), ec);
+    const int one = 1, zero = 0;
+    ::setsockopt(s.native_handle(), SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
+    // Only the groups joined on this socket, not every group joined on the host.
+    ::setsockopt(s.native_handle(), IPPROTO_IP, IP_MULTICAST_ALL, &zero, sizeof zero);
+    if (!ec) s.bind(udp::endpoint(asio::ip::address_v4::any(), static_cast<uint16_t>(port)), ec);
+    if (!ec) {
+      s.set_option(asio::ip::multicast::join_group(asio::ip::address_v4(group),
+                                                   asio::ip::address_v4(itf_.address)),
+                   ec);
+    }
+    if (ec) {
+      return make_error(ErrorCode::kNetwork, "multicast socket on port " + std::to_string(port) +
+                                                 " (interface " + itf_.name + "): " + ec.message());
+    }
+    set_buffer(s.native_handle(), SO_RCVBUFFORCE, SO_RCVBUF, options_.receive_buffer_bytes);
+    return {};
+  }
+
+  void receive_loop() {
+    thread_id_.store(std::this_thread::get_id());
+    std::vector<uint8_t> storage(kBatch * kBufferSize);
+    mmsghdr msgs[kBatch];
+    iovec iovs[kBatch];
+    for (size_t i = 0; i < kBatch; ++i) {
+      iovs[i].iov_base = storage.data() + i * kBufferSize;
+      iovs[i].iov_len = kBufferSize;
+      msgs[i] = mmsghdr{};
+      msgs[i].msg_hdr.msg_iov = &iovs[i];
+      msgs[i].msg_hdr.msg_iovlen = 1;
+    }
+    pollfd fds[5];
+    size_t nfds = 0;
+    for (udp::socket* s : {&meta_uc_, &user_uc_, &spdp_mc_, &user_mc_}) {
+      if (s->is_open()) fds[nfds++] = pollfd{s->native_handle(), POLLIN, 0};
+    }
+    fds[nfds++] = pollfd{wake_fd_, POLLIN, 0};
+    while (running_.load(std::memory_order_relaxed)) {
+      const int r = ::poll(fds, nfds, 1000);
+      if (r <= 0) continue;
+      for (size_t f = 0; f + 1 < nfds; ++f) {
+        if (!(fds[f].revents & POLLIN)) continue;
+        // Drain a bounded number of batches per socket so one busy socket cannot starve others.
+        for (int rounds = 0; rounds < 8; ++rounds) {
+          const int got = ::recvmmsg(fds[f].fd, msgs, kBatch, MSG_DONTWAIT, nullptr);
+          if (got <= 0) break;
+          size_t bytes = 0;
+          for (int i = 0; i < got; ++i) {
+            const size_t len = msgs[i].msg_len;
+            bytes += len;
+            receiver_->on_datagram(static_cast<const uint8_t*>(iovs[i].iov_base), len);
+          }
+          received_.fetch_add(static_cast<uint64_t>(got), std::memory_order_relaxed);
+          received_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+          receiver_->on_receive_batch_end();
+          if (static_cast<size_t>(got) < kBatch) break;
+        }
+      }
+    }
+  }
+
+  UdpTransportOptions options_;
+  asio::io_context io_;
+  udp::socket meta_uc_, user_uc_, spdp_mc_, user_mc_;
+  Interface itf_;
+  int participant_id_ = -1;
+  int wake_fd_ = -1;
+  TransportLocators locators_;
+  TransportReceiver* receiver_ = nullptr;
+  std::atomic<bool> running_{false};
+  std::thread thread_;
+  std::atomic<std::thread::id> thread_id_{};
+  std::atomic<uint64_t> sent_{0}, sent_bytes_{0}, send_errors_{0}, received_{0}, received_bytes_{0};
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Transport>> make_udp_transport(const UdpTransportOptions& options) {
+  if (options.max_message_size < 1024 || options.max_message_size > 65000) {
+    return make_error(ErrorCode::kInvalidArgument, "max_message_size must be in 1024..65000");
+  }
+  auto t = std::make_unique<UdpTransport>(options);
+  if (auto r = t->open(); !r) return r.error();
+  return std::unique_ptr<Transport>(std::move(t));
+}
+
+}  // namespace pubsub

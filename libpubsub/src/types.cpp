@@ -1,0 +1,115 @@
+#include "pubsub/types.hpp"
+
+#include <cstdio>
+#include <ctime>
+
+#include "wire/md5.hpp"
+
+namespace pubsub {
+
+const char* to_string(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kInvalidArgument:
+      return "invalid argument";
+    case ErrorCode::kTimeout:
+      return "timeout";
+    case ErrorCode::kNetwork:
+      return "network error";
+    case ErrorCode::kNotFound:
+      return "not found";
+    case ErrorCode::kResourceLimit:
+      return "resource limit";
+    case ErrorCode::kClosed:
+      return "closed";
+    case ErrorCode::kIo:
+      return "I/O error";
+    case ErrorCode::kCorrupt:
+      return "corrupt data";
+  }
+  return "unknown error";
+}
+
+std::array<uint8_t, 16> Guid::bytes() const {
+  std::array<uint8_t, 16> b{};
+  std::memcpy(b.data(), prefix.data(), 12);
+  b[12] = static_cast<uint8_t>(entity.value >> 24);
+  b[13] = static_cast<uint8_t>(entity.value >> 16);
+  b[14] = static_cast<uint8_t>(entity.value >> 8);
+  b[15] = static_cast<uint8_t>(entity.value);
+  return b;
+}
+
+Guid Guid::from_bytes(const uint8_t* b) {
+  Guid g;
+  std::memcpy(g.prefix.data(), b, 12);
+  g.entity.value = uint32_t{b[12]} << 24 | uint32_t{b[13]} << 16 | uint32_t{b[14]} << 8 | b[15];
+  return g;
+}
+
+std::string Guid::to_string() const {
+  char buf[40];
+  char* p = buf;
+  for (uint8_t b : prefix) p += std::snprintf(p, 3, "%02x", b);
+  std::snprintf(p, sizeof(buf) - 24, ":%08x", entity.value);
+  return buf;
+}
+
+size_t GuidHash::operator()(const GuidPrefix& p) const noexcept {
+  uint64_t a, b;
+  uint32_t c;
+  std::memcpy(&a, p.data(), 8);
+  std::memcpy(&c, p.data() + 8, 4);
+  b = c;
+  uint64_t h = a * 0x9E3779B97F4A7C15ull ^ (b + 0x632BE59BD9B4E019ull);
+  return static_cast<size_t>(h ^ (h >> 29));
+}
+
+size_t GuidHash::operator()(const Guid& g) const noexcept {
+  return (*this)(g.prefix) ^ (static_cast<size_t>(g.entity.value) * 0xff51afd7ed558ccdull);
+}
+
+Time Time::now() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return Time{static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec};
+}
+
+Locator Locator::udp_v4(uint32_t ip, uint32_t port) {
+  Locator l;
+  l.kind = kUdpV4;
+  l.port = port;
+  l.address[12] = static_cast<uint8_t>(ip >> 24);
+  l.address[13] = static_cast<uint8_t>(ip >> 16);
+  l.address[14] = static_cast<uint8_t>(ip >> 8);
+  l.address[15] = static_cast<uint8_t>(ip);
+  return l;
+}
+
+uint32_t Locator::ipv4() const {
+  return uint32_t{address[12]} << 24 | uint32_t{address[13]} << 16 | uint32_t{address[14]} << 8 |
+         address[15];
+}
+
+bool Locator::is_multicast() const {
+  return kind == kUdpV4 && (address[12] & 0xf0) == 0xe0;
+}
+
+std::string Locator::to_string() const {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%u.%u.%u.%u:%u", address[12], address[13], address[14],
+                address[15], port);
+  return buf;
+}
+
+KeyHash KeyHash::from_key_cdr_be(Bytes key) {
+  KeyHash h;
+  const auto* p = reinterpret_cast<const uint8_t*>(key.data());
+  if (key.size() <= 16) {
+    if (!key.empty()) std::memcpy(h.value.data(), p, key.size());
+  } else {
+    h.value = wire::md5(p, key.size());
+  }
+  return h;
+}
+
+}  // namespace pubsub

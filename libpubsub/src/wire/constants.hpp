@@ -1,0 +1,154 @@
+// DDSI-RTPS 2.x wire constants: submessage ids and flags, builtin entity ids, parameter ids,
+// encapsulation kinds, port mapping. Values from the OMG DDSI-RTPS specification (see
+// shared/reference/rtps-interop.md for the ones Cyclone DDS relies on).
+#pragma once
+
+#include <cstdint>
+
+namespace pubsub::wire {
+
+// ---- message header -------------------------------------------------------------------------
+inline constexpr uint8_t kProtocolMajor = 2;
+inline constexpr uint8_t kProtocolMinor = 3;
+// An unassigned vendor id: not Cyclone's 0x0110 (Cyclone treats its own vendor specially).
+inline constexpr uint8_t kVendorId[2] = {0x01, 0x99};
+inline constexpr size_t kHeaderSize = 20;
+inline constexpr size_t kSubmessageHeaderSize = 4;
+
+// ---- submessage ids -------------------------------------------------------------------------
+enum SubmessageId : uint8_t {
+  kPad = 0x01,
+  kAckNack = 0x06,
+  kHeartbeat = 0x07,
+  kGap = 0x08,
+  kInfoTs = 0x09,
+  kInfoSrc = 0x0c,
+  kInfoReplyIp4 = 0x0d,
+  kInfoDst = 0x0e,
+  kInfoReply = 0x0f,
+  kNackFrag = 0x12,
+  kHeartbeatFrag = 0x13,
+  kData = 0x15,
+  kDataFrag = 0x16,
+};
+
+// Flags (bit 0 is endianness in every submessage).
+inline constexpr uint8_t kFlagLittleEndian = 0x01;
+inline constexpr uint8_t kDataFlagInlineQos = 0x02;
+inline constexpr uint8_t kDataFlagData = 0x04;
+inline constexpr uint8_t kDataFlagKey = 0x08;
+inline constexpr uint8_t kDataFragFlagInlineQos = 0x02;
+inline constexpr uint8_t kDataFragFlagKey = 0x04;
+inline constexpr uint8_t kHeartbeatFlagFinal = 0x02;
+inline constexpr uint8_t kHeartbeatFlagLiveliness = 0x04;
+inline constexpr uint8_t kAckNackFlagFinal = 0x02;
+inline constexpr uint8_t kInfoTsFlagInvalidate = 0x02;
+
+// ---- entity ids (big-endian values) ---------------------------------------------------------
+inline constexpr uint32_t kEntityIdUnknown = 0x00000000;
+inline constexpr uint32_t kEntityIdParticipant = 0x000001c1;
+inline constexpr uint32_t kEntityIdSpdpWriter = 0x000100c2;
+inline constexpr uint32_t kEntityIdSpdpReader = 0x000100c7;
+inline constexpr uint32_t kEntityIdSedpPubWriter = 0x000003c2;
+inline constexpr uint32_t kEntityIdSedpPubReader = 0x000003c7;
+inline constexpr uint32_t kEntityIdSedpSubWriter = 0x000004c2;
+inline constexpr uint32_t kEntityIdSedpSubReader = 0x000004c7;
+inline constexpr uint32_t kEntityIdPmdWriter = 0x000200c2;
+inline constexpr uint32_t kEntityIdPmdReader = 0x000200c7;
+
+inline constexpr uint8_t kKindWriterWithKey = 0x02;
+inline constexpr uint8_t kKindWriterNoKey = 0x03;
+inline constexpr uint8_t kKindReaderNoKey = 0x04;
+inline constexpr uint8_t kKindReaderWithKey = 0x07;
+
+inline constexpr bool is_writer_kind(uint8_t kind) {
+  const uint8_t k = kind & 0x3f;
+  return k == 0x02 || k == 0x03;
+}
+inline constexpr bool is_reader_kind(uint8_t kind) {
+  const uint8_t k = kind & 0x3f;
+  return k == 0x04 || k == 0x07;
+}
+
+// Builtin endpoint set bits (PID_BUILTIN_ENDPOINT_SET).
+inline constexpr uint32_t kBuiltinParticipantAnnouncer = 1u << 0;
+inline constexpr uint32_t kBuiltinParticipantDetector = 1u << 1;
+inline constexpr uint32_t kBuiltinPublicationsAnnouncer = 1u << 2;
+inline constexpr uint32_t kBuiltinPublicationsDetector = 1u << 3;
+inline constexpr uint32_t kBuiltinSubscriptionsAnnouncer = 1u << 4;
+inline constexpr uint32_t kBuiltinSubscriptionsDetector = 1u << 5;
+
+// ---- parameter ids --------------------------------------------------------------------------
+enum ParameterId : uint16_t {
+  kPidPad = 0x0000,
+  kPidSentinel = 0x0001,
+  kPidParticipantLeaseDuration = 0x0002,
+  kPidTopicName = 0x0005,
+  kPidTypeName = 0x0007,
+  kPidDomainId = 0x000f,
+  kPidProtocolVersion = 0x0015,
+  kPidVendorId = 0x0016,
+  kPidReliability = 0x001a,
+  kPidDurability = 0x001d,
+  kPidHistory = 0x0040,
+  kPidResourceLimits = 0x0041,
+  kPidUserData = 0x002c,
+  kPidPartition = 0x0029,
+  kPidMulticastLocator = 0x0030,
+  kPidUnicastLocator = 0x002f,
+  kPidDefaultUnicastLocator = 0x0031,
+  kPidMetatrafficUnicastLocator = 0x0032,
+  kPidMetatrafficMulticastLocator = 0x0033,
+  kPidExpectsInlineQos = 0x0043,
+  kPidDefaultMulticastLocator = 0x0048,
+  kPidParticipantGuid = 0x0050,
+  kPidBuiltinEndpointSet = 0x0058,
+  kPidEndpointGuid = 0x005a,
+  kPidKeyHash = 0x0070,
+  kPidStatusInfo = 0x0071,
+  kPidDataRepresentation = 0x0073,
+  kPidTypeInformation = 0x0075,
+};
+
+inline constexpr uint16_t kPidMustUnderstand = 0x4000;
+inline constexpr uint16_t kPidVendorSpecific = 0x8000;
+
+// PID_STATUS_INFO bits (last byte, big endian u32).
+inline constexpr uint32_t kStatusDisposed = 0x1;
+inline constexpr uint32_t kStatusUnregistered = 0x2;
+
+// ---- encapsulation --------------------------------------------------------------------------
+inline constexpr uint16_t kEncapCdrBe = 0x0000;
+inline constexpr uint16_t kEncapCdrLe = 0x0001;
+inline constexpr uint16_t kEncapPlCdrBe = 0x0002;
+inline constexpr uint16_t kEncapPlCdrLe = 0x0003;
+inline constexpr size_t kEncapsulationSize = 4;
+
+// Data representation ids (PID_DATA_REPRESENTATION).
+inline constexpr int16_t kXcdr1 = 0;
+inline constexpr int16_t kXcdr2 = 2;
+
+// ---- port mapping (RTPS 9.6.1.1) ------------------------------------------------------------
+inline constexpr uint32_t kPortBase = 7400;
+inline constexpr uint32_t kDomainGain = 250;
+inline constexpr uint32_t kParticipantGain = 2;
+inline constexpr uint32_t kOffsetSpdpMulticast = 0;             // d0
+inline constexpr uint32_t kOffsetMetaUnicast = 10;              // d1
+inline constexpr uint32_t kOffsetUserMulticast = 1;             // d2
+inline constexpr uint32_t kOffsetUserUnicast = 11;              // d3
+inline constexpr uint32_t kDefaultMulticastGroup = 0xEFFF0001;  // 239.255.0.1
+
+inline constexpr uint32_t spdp_multicast_port(uint32_t domain) {
+  return kPortBase + kDomainGain * domain + kOffsetSpdpMulticast;
+}
+inline constexpr uint32_t user_multicast_port(uint32_t domain) {
+  return kPortBase + kDomainGain * domain + kOffsetUserMulticast;
+}
+inline constexpr uint32_t meta_unicast_port(uint32_t domain, uint32_t participant_id) {
+  return kPortBase + kDomainGain * domain + kOffsetMetaUnicast + kParticipantGain * participant_id;
+}
+inline constexpr uint32_t user_unicast_port(uint32_t domain, uint32_t participant_id) {
+  return kPortBase + kDomainGain * domain + kOffsetUserUnicast + kParticipantGain * participant_id;
+}
+
+}  // namespace pubsub::wire
