@@ -1,0 +1,114 @@
+// Disk full: a recording on an 8 MiB tmpfs (mounted in a private mount namespace, so nothing
+// leaks outside this process) fills up. The writer reports kNoSpace with "No space left on
+// device" from append/flush/close and through on_error; the recording stays readable and holds
+// every record up to the last complete chunk, byte-identical.
+#include <sched.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+
+#include "crash_common.hpp"
+#include "storage/recording.hpp"
+#include "storage/segment_writer.hpp"
+
+using namespace storage;
+namespace fs = std::filesystem;
+
+TEST_CASE("storage: writing into a full filesystem gives a clear error and stays readable") {
+  if (geteuid() != 0 || unshare(CLONE_NEWNS) != 0) {
+    WARN("needs root for a private mount namespace; skipped");
+    return;
+  }
+  REQUIRE(mount("none", "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0);
+  const fs::path mnt = fs::temp_directory_path() / ("storage-full-" + std::to_string(getpid()));
+  fs::create_directories(mnt);
+  REQUIRE(mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=8m") == 0);
+  struct Unmount {
+    fs::path p;
+    ~Unmount() {
+      umount2(p.c_str(), MNT_DETACH);
+      fs::remove(p);
+    }
+  } unmount{mnt};
+  const std::string dir = (mnt / "rec").string();
+
+  std::atomic<int> callbacks{0};
+  Status reported;
+  SegmentWriterOptions o;
+  o.chunk_max_bytes = 64 << 10;
+  o.segment_max_bytes = 1 << 20;
+  o.fsync = FsyncPolicy::kChunk;
+  o.queue_max_bytes = 256 << 10;
+  o.on_error = [&](const Status& s) {
+    reported = s;
+    ++callbacks;
+  };
+  uint64_t appended = 0, flushed = 0;
+  Status err;
+  {
+    auto w = SegmentWriter::create(dir, o);
+    REQUIRE(w.is_ok());
+    SegmentWriter& wr = **w;
+    for (uint32_t t = 1; t <= crash::kTopics; ++t)
+      REQUIRE(wr.add_topic({"full/" + std::to_string(t), "F", false, {}, {}}).is_ok());
+    for (uint32_t i = 1; i <= crash::kWriters; ++i)
+      REQUIRE(wr.add_writer({crash::topic_of_writer(i), Guid{static_cast<uint8_t>(i)}}).is_ok());
+    Bytes payload;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    // 8 MiB fill up after a few thousand records; bounded by count and time anyway.
+    for (uint64_t i = 0; i < 200000 && std::chrono::steady_clock::now() < deadline; ++i) {
+      crash::fill_payload(i | 1, payload);  // odd stream indices: incompressible payloads
+      RecordMeta m = crash::meta(i);
+      err = wr.append(m, payload);
+      if (!err) break;
+      ++appended;
+      if (i % 50 == 49) {
+        err = wr.flush();
+        if (!err) break;
+        flushed = appended;
+      }
+    }
+    REQUIRE_FALSE(err.is_ok());
+    CHECK(err.code() == ErrorCode::kNoSpace);
+    CHECK_THAT(err.message(), Catch::Contains("No space left on device"));
+    // Sticky: every later call reports the same error.
+    CHECK(wr.flush().code() == ErrorCode::kNoSpace);
+    CHECK(wr.append(crash::meta(appended), payload).code() == ErrorCode::kNoSpace);
+    const Status closed = wr.close();
+    CHECK(closed.code() == ErrorCode::kNoSpace);
+  }
+  CHECK(callbacks == 1);
+  CHECK(reported.code() == ErrorCode::kNoSpace);
+  INFO("appended " << appended << ", flushed " << flushed << ": " << err.to_string());
+  REQUIRE(flushed > 0);
+
+  auto rec = Recording::open(dir);
+  REQUIRE(rec.is_ok());
+  auto cur = (*rec)->query();
+  REQUIRE(cur.is_ok());
+  uint64_t n = 0;
+  Bytes want;
+  while (const RecordView* v = cur->next()) {
+    INFO("record " << n);
+    const RecordMeta m = crash::meta(n);
+    REQUIRE(v->meta.writer == m.writer);
+    REQUIRE(v->meta.sequence == m.sequence);
+    REQUIRE(v->meta.reception_ns == m.reception_ns);
+    crash::fill_payload(n | 1, want);
+    REQUIRE(v->payload.size() == want.size());
+    REQUIRE(std::equal(v->payload.begin(), v->payload.end(), want.begin()));
+    ++n;
+  }
+  CHECK(cur->problems() == 0);
+  CHECK(n >= flushed);   // everything flushed before the error is there
+  CHECK(n <= appended);  // and nothing that was never accepted
+  auto v = (*rec)->verify();
+  REQUIRE(v.is_ok());
+  CHECK(v->records == n);
+  CHECK(v->chunks_bad == 0);
+}
