@@ -50,7 +50,7 @@ struct SegmentWriterOptions {
   // A segment file rolls before a chunk would take it over this size. Default 256 MiB.
   uint64_t segment_max_bytes = 256ull << 20;
   // A segment rolls when it has been open this long; 0 = no limit. Default 10 minutes.
-  std::chrono::seconds segment_max_duration{600};
+  std::chrono::milliseconds segment_max_duration{600'000};
   // Default kLz4.
   Compression compression = Compression::kLz4;
   // LZ4_compress_fast acceleration (1 = LZ4 default; higher is faster, compresses less).
