@@ -189,6 +189,11 @@ int main(int argc, char** argv) {
       static_cast<double>(st.file_bytes) / static_cast<double>(std::max<uint64_t>(1, count * size)),
       static_cast<double>(count) / secs(appended - start) / 1e6,
       static_cast<unsigned long long>(st.full_events));
+  std::printf("result ingest %llu %s %s %llu %.4f %.3f %.1f %.1f\n",
+              static_cast<unsigned long long>(size), payload_kind.c_str(), fsync.c_str(),
+              static_cast<unsigned long long>(count), t_total,
+              static_cast<double>(count) / t_total / 1e6, payload_mb / t_total,
+              static_cast<double>(st.file_bytes) / 1e6);
 
   if (read_back) {
     auto rec = Recording::open(dir);
@@ -212,6 +217,10 @@ int main(int argc, char** argv) {
         static_cast<unsigned long long>(size), payload_kind.c_str(),
         static_cast<unsigned long long>(n), tr, static_cast<double>(n) / tr / 1e6,
         static_cast<double>(bytes) / 1e6 / tr, static_cast<unsigned long long>(check));
+    std::printf("result read %llu %s %s %llu %.4f %.3f %.1f 0\n",
+                static_cast<unsigned long long>(size), payload_kind.c_str(), fsync.c_str(),
+                static_cast<unsigned long long>(n), tr, static_cast<double>(n) / tr / 1e6,
+                static_cast<double>(bytes) / 1e6 / tr);
     if (n != count || !cur->status()) {
       std::fprintf(stderr, "read back %llu of %llu records\n", static_cast<unsigned long long>(n),
                    static_cast<unsigned long long>(count));
