@@ -414,7 +414,9 @@ TEST_CASE("A record larger than a chunk gets a chunk of its own; over the limit 
   const WriterId id = *wr.add_writer({t, guid_of(1)});
   const Bytes big = storage_test::make_payload(5, 16u << 20);
   REQUIRE(wr.append({t, id, 1, 1, 1}, Bytes(10)).is_ok());
-  REQUIRE(wr.try_append({t, id, 2, 2, 2}, big).is_ok());  // queue empty enough: accepted
+  REQUIRE(wr.flush().is_ok());
+  // Over queue_max_bytes (8 MiB) but the queue is empty: accepted without blocking.
+  REQUIRE(wr.try_append({t, id, 2, 2, 2}, big).is_ok());
   REQUIRE(wr.append({t, id, 3, 3, 3}, Bytes(10)).is_ok());
   CHECK(wr.append({t, id, 4, 4, 4}, Bytes((20u << 20) + 1)).code() == ErrorCode::kInvalidArgument);
   REQUIRE(wr.close().is_ok());
