@@ -29,10 +29,21 @@ void put_locator(ParameterListWriter& w, uint16_t pid, const Locator& l) {
   w.raw(pid, buf, 24);
 }
 
+// Duration_t; anything from 0x7fffffff s up (Duration::max() included) is DURATION_INFINITE,
+// which read_duration turns back into Duration::max().
+void duration_to_wire(Duration d, int32_t& s, uint32_t& f) {
+  if (d >= std::chrono::seconds(0x7fffffff)) {
+    s = 0x7fffffff;
+    f = 0xffffffffu;
+    return;
+  }
+  time_to_wire(Time{d.count()}, s, f);
+}
+
 void put_duration(ParameterListWriter& w, uint16_t pid, Duration d) {
   int32_t s;
   uint32_t f;
-  time_to_wire(Time{d.count()}, s, f);
+  duration_to_wire(d, s, f);
   uint8_t buf[8];
   std::memcpy(buf, &s, 4);
   std::memcpy(buf + 4, &f, 4);
@@ -183,7 +194,7 @@ std::vector<uint8_t> encode_endpoint_data(const EndpointData& e) {
     const uint32_t kind = e.reliability == ReliabilityKind::kReliable ? 2 : 1;
     int32_t s;
     uint32_t f;
-    time_to_wire(Time{e.max_blocking_time.count()}, s, f);
+    duration_to_wire(e.max_blocking_time, s, f);
     std::memcpy(rel, &kind, 4);
     std::memcpy(rel + 4, &s, 4);
     std::memcpy(rel + 8, &f, 4);
