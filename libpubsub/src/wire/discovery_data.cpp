@@ -297,6 +297,7 @@ bool decode_endpoint_data(const uint8_t* payload, size_t size, bool writer_defau
               const uint32_t len = r.u32();
               if (!r.ok() || len == 0 || len > r.remaining()) return false;
               const uint8_t* s = r.take(len);
+              if (s[len - 1] != 0) return false;  // a CDR string ends with its NUL
               out.partitions.emplace_back(reinterpret_cast<const char*>(s), len - 1);
             }
             break;
