@@ -51,12 +51,15 @@ for line in open(sys.argv[1]):
     _, phase, size, payload, fsync, count, secs, mrec, mbs, filemb = f
     rows.setdefault((phase, int(size), payload, fsync), []).append((float(mrec), float(mbs), float(filemb)))
 med = lambda xs: statistics.median(xs)
-print("| phase | record size | payload | fsync | M records/s | MB/s (payload) | file MB | runs |")
+print("| phase | record size | payload | fsync | M records/s median (min-max) | MB/s payload median (min-max) | file MB | runs |")
 print("|---|---|---|---|---|---|---|---|")
-for (phase, size, payload, fsync), v in sorted(rows.items(), key=lambda kv: (kv[0][3] != "none", kv[0][1], kv[0][2], kv[0][0])):
-    print(f"| {phase} | {size} B | {payload} | {fsync} | {med([x[0] for x in v]):.2f} | "
-          f"{med([x[1] for x in v]):.0f} | {med([x[2] for x in v]):.0f} | {len(v)} |")
+for (phase, size, payload, fsync), v in sorted(rows.items(), key=lambda kv: (kv[0][3] != "none", kv[0][1], kv[0][2], kv[0][0] != "ingest")):
+    r = [x[0] for x in v]
+    m = [x[1] for x in v]
+    fm = f"{med([x[2] for x in v]):.0f}" if phase == "ingest" else ""
+    print(f"| {phase} | {size} B | {payload} | {fsync} | {med(r):.2f} ({min(r):.2f}-{max(r):.2f}) | "
+          f"{med(m):.0f} ({min(m):.0f}-{max(m):.0f}) | {fm} | {len(v)} |")
 for k, v in dd.items():
-    print(f"| dd {k} (2 GiB, bs=1M) | | zeros | {'fdatasync' if k == 'fdatasync' else 'none'} | | "
-          f"{med(v):.0f} (min {min(v):.0f}, max {max(v):.0f}) | | {len(v)} |")
+    print(f"| dd {k} (2 GiB, bs=1M) | | zeros | {'conv=fdatasync' if k == 'fdatasync' else 'none'} | | "
+          f"{med(v):.0f} ({min(v):.0f}-{max(v):.0f}) | | {len(v)} |")
 PY

@@ -73,6 +73,17 @@ Status FileSink::sync() {
   return Status::ok();
 }
 
+void FileSink::start_writeback(uint64_t offset, uint64_t length) {
+#if defined(__linux__)
+  // Best effort: errors surface at the next sync().
+  (void)::sync_file_range(fd_, static_cast<off_t>(offset), static_cast<off_t>(length),
+                          SYNC_FILE_RANGE_WRITE);
+#else
+  (void)offset;
+  (void)length;
+#endif
+}
+
 Status FileSink::truncate(uint64_t size) {
   if (::ftruncate(fd_, static_cast<off_t>(size)) != 0)
     return errno_status(errno, "truncate " + path_);

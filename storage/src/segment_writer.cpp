@@ -356,6 +356,8 @@ Status SegmentWriter::Impl::write_chunk(const format::ChunkHeader& h0, ByteSpan 
   }
   ++next_chunk_seq;
   unsynced = true;
+  // Start writeback now so the fdatasync of the batch overlaps with writing the next chunks.
+  if (opt.fsync != FsyncPolicy::kNone) seg->start_writeback(offset, seg->size() - offset);
   SegState& ss = segs.back();
   ss.size = seg->size();
   if (h.record_count > 0) ss.last_recv = std::max(ss.last_recv, h.last_recv_ns);

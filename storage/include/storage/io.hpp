@@ -25,6 +25,12 @@ class ByteSink {
   // Shrinks the sink to `size` bytes.
   virtual Status truncate(uint64_t size) = 0;
   virtual uint64_t size() const = 0;
+  // Asks the sink to start writing [offset, offset + length) to stable storage in the background
+  // (no waiting), so that a later sync() has less left to do. Default: nothing.
+  virtual void start_writeback(uint64_t offset, uint64_t length) {
+    (void)offset;
+    (void)length;
+  }
 };
 
 // Random-access source of bytes.
@@ -49,6 +55,7 @@ class FileSink final : public ByteSink {
   Status sync() override;
   Status truncate(uint64_t size) override;
   uint64_t size() const override { return size_; }
+  void start_writeback(uint64_t offset, uint64_t length) override;  // sync_file_range
   const std::string& path() const { return path_; }
 
  private:
