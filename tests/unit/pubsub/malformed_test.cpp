@@ -403,7 +403,7 @@ struct Recorder final : Visitor {
 };
 
 DecodeError decode(const std::vector<uint8_t>& msg, Recorder& r, DecodeLimits limits = {}) {
-  std::unique_ptr<uint8_t[]> copy(new uint8_t[msg.size() + 1]);  // exact size for ASan
+  std::unique_ptr<uint8_t[]> copy(new uint8_t[msg.size()]);  // exact size, for ASan
   if (!msg.empty()) std::memcpy(copy.get(), msg.data(), msg.size());
   return decode_message(copy.get(), msg.size(), limits, r);
 }
