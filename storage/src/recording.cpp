@@ -305,9 +305,9 @@ Result<RecoveryReport> Recording::recover(const std::string& dir, ProblemCallbac
   if (!idx) return idx.status();
   RecoveryReport rep;
   auto clean = (*idx)->meta("clean");
-  if (clean && *clean == "1") return rep;
-  if (auto s = resync(**idx, dir, true, {}, on_problem, rep); !s) return s;
-  (void)(*idx)->exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  if (!clean || *clean != "1")
+    if (auto s = resync(**idx, dir, true, {}, on_problem, rep); !s) return s;
+  (void)(*idx)->exec("PRAGMA journal_mode=DELETE");  // at rest without -wal/-shm files
   return rep;
 }
 
@@ -415,9 +415,6 @@ Result<ReindexReport> Recording::reindex(const std::string& dir, ProblemCallback
   }
   for (const char* suffix : {"-wal", "-shm"}) ::unlink((ipath + suffix).c_str());
   if (::rename(tmp.c_str(), ipath.c_str()) != 0) return errno_status(errno, "rename " + tmp);
-  // Back to WAL mode for later writers of the index (recover()).
-  auto idx = Index::open(ipath, Index::Mode::kReadWrite);
-  if (!idx) return idx.status();
   return rep;
 }
 

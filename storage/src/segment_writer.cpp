@@ -744,7 +744,9 @@ Status SegmentWriter::close() {
   if (s) s = m.finish_segment();
   if (s) s = m.index->set_meta("clean", "1");
   if (s) s = m.index->commit();
-  if (s) s = m.index->exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  // At rest the index is a plain rollback-journal database: read-only opens then create no
+  // -wal/-shm files (a writer or recover() switches back to WAL).
+  if (s) s = m.index->exec("PRAGMA journal_mode=DELETE");
   if (!s) m.error = s;
   m.index.reset();
   return s;

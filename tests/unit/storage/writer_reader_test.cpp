@@ -491,8 +491,22 @@ TEST_CASE("SegmentWriter refuses a directory that already holds a recording") {
   auto again = SegmentWriter::create(dir.path());
   REQUIRE_FALSE(again.is_ok());
   CHECK(again.status().code() == ErrorCode::kAlreadyExists);
-  auto rec = Recording::open(dir.path());
-  REQUIRE(rec.is_ok());
-  CHECK(storage_test::read_all(**rec).empty());
+  const auto listing = [&] {
+    std::vector<std::string> names;
+    for (auto& e : std::filesystem::recursive_directory_iterator(dir.path()))
+      names.push_back(e.path().string() + " " +
+                      std::to_string(e.is_regular_file() ? e.file_size() : 0));
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  const auto before = listing();
+  {
+    auto rec = Recording::open(dir.path());
+    REQUIRE(rec.is_ok());
+    CHECK(storage_test::read_all(**rec).empty());
+    CHECK((*rec)->verify()->ok());
+    CHECK(listing() == before);  // a read-only open creates no file (no -wal/-shm either)
+  }
+  CHECK(listing() == before);
   CHECK(Recording::open(dir.sub("nothing")).status().code() == ErrorCode::kNotFound);
 }
