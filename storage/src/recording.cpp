@@ -643,6 +643,9 @@ const Status& Cursor::status() const {
 uint64_t Cursor::problems() const {
   return impl_->problems;
 }
+uint64_t Cursor::chunks_loaded() const {
+  return impl_->loaded;
+}
 
 Result<Cursor> Recording::query(const Query& q) {
   auto c = std::make_unique<Cursor::Impl>();

@@ -120,6 +120,8 @@ class Cursor {
   const Status& status() const;
   // Chunks skipped because they could not be read.
   uint64_t problems() const;
+  // Chunks read from disk so far (shows that a query seeks instead of scanning).
+  uint64_t chunks_loaded() const;
 
   struct Impl;
 

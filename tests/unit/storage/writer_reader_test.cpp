@@ -481,6 +481,53 @@ TEST_CASE("Definitions are repeated in every segment and retention removes oldes
   CHECK(answers(**again) == before);
 }
 
+TEST_CASE("Recording queries seek through the index instead of scanning from the start") {
+  TempDir dir;
+  SegmentWriterOptions o = small_opts();
+  o.chunk_max_bytes = 4 << 10;
+  {
+    auto w = SegmentWriter::create(dir.path(), o);
+    REQUIRE(w.is_ok());
+    const TopicId a = *(*w)->add_topic({"a", "A", false, {}, {}});
+    const TopicId b = *(*w)->add_topic({"b", "B", false, {}, {}});
+    const WriterId wa = *(*w)->add_writer({a, guid_of(1)});
+    const WriterId wb = *(*w)->add_writer({b, guid_of(2)});
+    const Bytes p(200);
+    for (int64_t i = 0; i < 20000; ++i) {
+      // Topic b only in the first 100 records.
+      const bool is_b = i < 100;
+      REQUIRE((*w)->append({is_b ? b : a, is_b ? wb : wa, i + 1, i * 1000, i * 1000}, p).is_ok());
+    }
+    REQUIRE((*w)->close().is_ok());
+  }
+  auto rec = Recording::open(dir.path());
+  REQUIRE(rec.is_ok());
+  auto segs = (*rec)->segments();
+  uint64_t chunks = 0;
+  for (auto& s : *segs) chunks += s.chunk_count;
+  REQUIRE(chunks > 500);
+  Query late;
+  late.start_ns = 19'900 * 1000;
+  late.end_ns = 19'950 * 1000;
+  auto c = (*rec)->query(late);
+  REQUIRE(c.is_ok());
+  uint64_t n = 0;
+  while (const RecordView* v = c->next()) {
+    CHECK(v->meta.reception_ns >= late.start_ns);
+    CHECK(v->meta.reception_ns < late.end_ns);
+    ++n;
+  }
+  CHECK(n == 50);
+  CHECK(c->chunks_loaded() <= 4);
+  Query only_b;
+  only_b.topic_names = {"b"};
+  auto cb = (*rec)->query(only_b);
+  n = 0;
+  while (cb->next()) ++n;
+  CHECK(n == 100);
+  CHECK(cb->chunks_loaded() <= 8);  // chunks without topic b are not read
+}
+
 TEST_CASE("SegmentWriter refuses a directory that already holds a recording") {
   TempDir dir;
   {
