@@ -193,7 +193,8 @@ struct SegmentWriter::Impl {
           free_list.pop_back();
         } else if (in_use_cap + chunk_cap <= opt.queue_max_bytes || in_use_cap == 0) {
           auto b = std::make_unique<ChunkBuf>();
-          b->data.reset(new uint8_t[chunk_cap]);
+          b->data.reset(new (std::nothrow) uint8_t[chunk_cap]);
+          if (!b->data) return {ErrorCode::kNoSpace, "out of memory for a chunk buffer"};
           b->cap = chunk_cap;
           c = b.get();
           all.push_back(std::move(b));
