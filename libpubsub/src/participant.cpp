@@ -49,7 +49,17 @@ rtps::RemoteReaderInfo reader_info(const discovery::RemoteEndpoint& e) {
   return r;
 }
 
+// Parameters carry a 16-bit length: blobs must leave room in one parameter.
+constexpr size_t kMaxBlobBytes = 32768;
+
 Result<void> check_topic(const TopicDescription& t) {
+  if (t.type_information.size() > kMaxBlobBytes) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "type_information larger than " + std::to_string(kMaxBlobBytes) + " bytes");
+  }
+  if (t.partitions.size() > 64) {
+    return make_error(ErrorCode::kInvalidArgument, "more than 64 partitions");
+  }
   if (t.name.empty() || t.name.size() > 255) {
     return make_error(ErrorCode::kInvalidArgument, "topic name must be 1..255 characters");
   }
@@ -83,6 +93,10 @@ ParticipantImpl::ParticipantImpl(const ParticipantOptions& options)
 Result<std::shared_ptr<ParticipantImpl>> ParticipantImpl::create(const ParticipantOptions& o) {
   if (o.domain_id > 232) {
     return make_error(ErrorCode::kInvalidArgument, "domain id must be 0..232");
+  }
+  if (o.user_data.size() > kMaxBlobBytes) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "user_data larger than " + std::to_string(kMaxBlobBytes) + " bytes");
   }
   if (o.lease_duration < std::chrono::seconds(1) || o.announce_period <= Duration::zero() ||
       o.announce_period >= o.lease_duration) {
@@ -179,7 +193,8 @@ void ParticipantImpl::on_timer() {
 // ---- receive path ---------------------------------------------------------------------------
 
 void ParticipantImpl::on_datagram(const uint8_t* data, size_t size) {
-  if (size >= wire::kHeaderSize) {
+  // Only a plausible RTPS header renews a lease (the decoder checks the rest).
+  if (size >= wire::kHeaderSize && std::memcmp(data, "RTPS", 4) == 0 && data[4] == 2) {
     GuidPrefix src;
     std::memcpy(src.data(), data + 8, 12);
     discovery_->renew_lease(src);
@@ -512,11 +527,10 @@ Result<std::shared_ptr<WriterImpl>> ParticipantImpl::create_writer(const TopicDe
                                                                    const WriterQos& qos) {
   if (auto r = check_topic(topic); !r) return r.error();
   if (auto r = check_limits(qos.resource_limits, qos.history); !r) return r.error();
-  if (qos.batching.enabled &&
-      (qos.batching.max_bytes < 256 || qos.batching.max_bytes > options_.max_message_size ||
-       qos.batching.max_samples == 0)) {
+  if (qos.batching.enabled && (qos.batching.max_bytes < 256 || qos.batching.max_bytes > 65000 ||
+                               qos.batching.max_samples == 0)) {
     return make_error(ErrorCode::kInvalidArgument,
-                      "batching.max_bytes must be 256..max_message_size and max_samples > 0");
+                      "batching.max_bytes must be 256..65000 and max_samples > 0");
   }
   if (closed_) return make_error(ErrorCode::kClosed, "participant closed");
   auto w = std::make_shared<WriterImpl>();

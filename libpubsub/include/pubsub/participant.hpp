@@ -42,8 +42,9 @@ struct ParticipantOptions {
   // How long others keep us without hearing from us; we announce every announce_period.
   Duration lease_duration = std::chrono::seconds(10);
   Duration announce_period = std::chrono::seconds(3);
-  // Largest datagram; samples above it are fragmented (DATA_FRAG).
-  size_t max_message_size = 65000;
+  // Largest datagram; samples above it are fragmented (DATA_FRAG). 0: fit the interface MTU
+  // (MTU - 28, at most 65000), so IP never fragments and a lost packet costs one fragment.
+  size_t max_message_size = 0;
   // Socket receive buffer requested (forced beyond net.core.rmem_max when running as root).
   size_t socket_receive_buffer = 8u << 20;
   // Largest sample a reader reassembles; bigger ones are dropped and counted.

@@ -36,7 +36,7 @@ struct ReaderStats {
   uint64_t nackfrags_sent = 0;
   uint64_t fragments_received = 0;
   size_t matched_writers = 0;
-  size_t buffered_bytes = 0;
+  size_t buffered_bytes = 0;  // out-of-order and partial samples, with their bookkeeping
 
   ReaderStats& operator+=(const ReaderStats& o) {
     samples_delivered += o.samples_delivered;

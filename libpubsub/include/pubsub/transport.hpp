@@ -79,9 +79,9 @@ struct UdpTransportOptions {
   // Socket buffer sizes requested (as root beyond net.core.[rw]mem_max).
   size_t receive_buffer_bytes = 8u << 20;
   size_t send_buffer_bytes = 4u << 20;
-  // Largest datagram sent; bigger samples go as DATA_FRAG. Datagrams above the interface MTU
-  // are fragmented by IP, which loopback and veth links carry cheaply.
-  size_t max_message_size = 65000;
+  // Largest datagram sent; bigger samples go as DATA_FRAG. 0: the interface MTU minus the IPv4
+  // and UDP headers (at most 65000), so IP never fragments our datagrams.
+  size_t max_message_size = 0;
   int multicast_ttl = 1;
 };
 
@@ -109,8 +109,9 @@ class FakeNetwork {
  public:
   static std::shared_ptr<FakeNetwork> create(FaultOptions faults = {});
   virtual ~FakeNetwork() = default;
-  // Transport for one participant; max_message_size as in UdpTransportOptions.
-  virtual std::unique_ptr<Transport> make_transport(size_t max_message_size = 65000) = 0;
+  // Transport for one participant; max_message_size as in UdpTransportOptions (0: 8972, as
+  // on a jumbo-frame link).
+  virtual std::unique_ptr<Transport> make_transport(size_t max_message_size = 0) = 0;
   virtual void set_faults(const FaultOptions& faults) = 0;
   virtual FakeNetworkStats stats() const = 0;
 };

@@ -6,6 +6,7 @@ namespace pubsub::rtps {
 
 WriterHistory::WriterHistory(size_t max_samples, size_t max_bytes)
     : ring_(max_samples == 0 ? 1 : max_samples),
+      max_bytes_(max_bytes),
       bytes_(new uint8_t[max_bytes == 0 ? 8 : (max_bytes + 7) & ~size_t{7}]),
       capacity_(max_bytes == 0 ? 8 : (max_bytes + 7) & ~size_t{7}) {}
 
@@ -22,13 +23,13 @@ static size_t place(size_t need, size_t count, size_t tail, size_t head, size_t 
 }
 
 bool WriterHistory::can_append(size_t size) const {
-  if (count_ == ring_.size()) return false;
+  if (count_ == ring_.size() || size > max_bytes_) return false;
   const size_t tail = count_ ? oldest().offset : 0;
   return place(round(size), count_, tail, head_, capacity_) != SIZE_MAX;
 }
 
 CacheChange* WriterHistory::try_append(size_t size) {
-  if (count_ == ring_.size()) return nullptr;
+  if (count_ == ring_.size() || size > max_bytes_) return nullptr;
   const size_t need = round(size);
   const size_t at = place(need, count_, count_ ? oldest().offset : 0, head_, capacity_);
   if (at == SIZE_MAX) return nullptr;

@@ -46,9 +46,9 @@ class WriterHistory {
   SequenceNumber last_sn() const { return last_sn_; }
   size_t bytes_used() const { return used_; }
   size_t max_samples() const { return ring_.size(); }
-  size_t max_bytes() const { return capacity_; }
+  size_t max_bytes() const { return max_bytes_; }
   // Whether a sample of this size can ever fit.
-  bool fits(size_t size) const { return round(size) <= capacity_; }
+  bool fits(size_t size) const { return size <= max_bytes_ && round(size) <= capacity_; }
 
  private:
   static size_t round(size_t n) { return n == 0 ? 8 : (n + 7) & ~size_t{7}; }
@@ -59,6 +59,7 @@ class WriterHistory {
   size_t count_ = 0;
   SequenceNumber last_sn_ = 0;
 
+  size_t max_bytes_;                  // as configured
   std::unique_ptr<uint8_t[]> bytes_;  // not value-initialised: pages are touched when used
   size_t capacity_;
   size_t head_ = 0;  // where the next payload goes

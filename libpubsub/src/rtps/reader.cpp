@@ -7,7 +7,10 @@ namespace pubsub::rtps {
 namespace {
 
 constexpr auto kPreemptivePeriod = std::chrono::milliseconds(200);
+constexpr auto kNackHoldoff = std::chrono::milliseconds(5);
 constexpr size_t kMaxNackFragsPerAck = 8;
+// Bookkeeping of one partial sample (buffer header, bitmap, map node), counted with its bytes.
+constexpr size_t kFragBufferOverhead = 256;
 
 }  // namespace
 
@@ -41,7 +44,7 @@ void StatefulReader::add_writer(const RemoteWriterInfo& info, SteadyTime now) {
   if (inserted && info.reliable) {
     // Pre-emptive ACKNACK: asks the writer for a HEARTBEAT, our start point.
     it->second.last_preemptive = now;
-    send_acknack_locked(it->second, true);
+    send_acknack_locked(it->second, true, now);
   }
   matched_cv_.notify_all();
 }
@@ -54,7 +57,9 @@ void StatefulReader::remove_writer(const Guid& g) {
     buffered_bytes_ -= s.data.size();
     buffered_samples_--;
   }
-  for (auto& [sn, f] : it->second.fragments) buffered_bytes_ -= f.data.size();
+  while (!it->second.fragments.empty()) {
+    release_fragments_locked(it->second, it->second.fragments.begin());
+  }
   pending_.erase(std::remove(pending_.begin(), pending_.end(), &it->second), pending_.end());
   writers_.erase(it);
   last_proxy_ = nullptr;
@@ -105,6 +110,13 @@ void StatefulReader::store_locked(WriterProxy& p, const ReceivedSample& s,
   p.buffered.emplace(s.sn, std::move(st));
 }
 
+void StatefulReader::release_fragments_locked(WriterProxy& p,
+                                              std::map<SequenceNumber, FragBuffer>::iterator it) {
+  buffered_bytes_ -= it->second.sample_size + kFragBufferOverhead;
+  buffered_samples_--;
+  p.fragments.erase(it);
+}
+
 void StatefulReader::drop_below_locked(WriterProxy& p) {
   while (!p.buffered.empty() && p.buffered.begin()->first < p.next) {
     buffered_bytes_ -= p.buffered.begin()->second.data.size();
@@ -112,8 +124,7 @@ void StatefulReader::drop_below_locked(WriterProxy& p) {
     p.buffered.erase(p.buffered.begin());
   }
   while (!p.fragments.empty() && p.fragments.begin()->first < p.next) {
-    buffered_bytes_ -= p.fragments.begin()->second.data.size();
-    p.fragments.erase(p.fragments.begin());
+    release_fragments_locked(p, p.fragments.begin());
   }
 }
 
@@ -204,21 +215,27 @@ bool StatefulReader::on_data_frag(const wire::ReceiveContext& ctx,
   if (it == p->fragments.end()) {
     // Reassembly space counts against the same limits as the out-of-order buffer, except that
     // the next expected sample is always given room.
+    // Each partial sample also counts as a sample, and with its bookkeeping, so that forged
+    // tiny fragments cannot pile up entries below the byte limit.
     const auto& rl = config_.qos.resource_limits;
-    if (m.sn != p->next && buffered_bytes_ + m.sample_size > rl.max_bytes) {
+    const size_t cost = m.sample_size + kFragBufferOverhead;
+    if (m.sn != p->next &&
+        (buffered_bytes_ + cost > rl.max_bytes || buffered_samples_ >= rl.max_samples)) {
       stats_.buffer_full_drops++;
       return false;
     }
     FragBuffer fb;
     fb.sample_size = m.sample_size;
     fb.fragment_size = m.fragment_size;
-    fb.total = (m.sample_size + m.fragment_size - 1) / m.fragment_size;
+    fb.total =
+        static_cast<uint32_t>((uint64_t{m.sample_size} + m.fragment_size - 1) / m.fragment_size);
     fb.data.resize(m.sample_size);
     fb.have.assign((fb.total + 63) / 64, 0);
     fb.meta.writer = p->info.guid;
     fb.meta.sn = m.sn;
     fb.meta.reception_timestamp = reception;
-    buffered_bytes_ += fb.data.size();
+    buffered_bytes_ += cost;
+    buffered_samples_++;
     it = p->fragments.emplace(m.sn, std::move(fb)).first;
   }
   FragBuffer& fb = it->second;
@@ -233,6 +250,7 @@ bool StatefulReader::on_data_frag(const wire::ReceiveContext& ctx,
   }
   if (m.qos.status_info) fb.meta.status_info = m.qos.status_info;
   fb.meta.key_only = fb.meta.key_only || m.has_key;
+  const uint32_t before = fb.received;
   for (uint32_t i = 0; i < m.fragments_in_submessage; ++i) {
     const uint32_t f = m.fragment_start + i;
     const size_t begin = size_t{f - 1} * fb.fragment_size;
@@ -242,19 +260,18 @@ bool StatefulReader::on_data_frag(const wire::ReceiveContext& ctx,
     fb.set(f);
     fb.received++;
   }
+  if (fb.received == before) stats_.duplicates++;  // every fragment was already here
   if (fb.received < fb.total) return false;
   // Complete: hand the buffer over to the sample path.
   std::vector<uint8_t> data = std::move(fb.data);
   ReceivedSample s = fb.meta;
   s.data = data.data();
   s.size = data.size();
-  buffered_bytes_ -= data.size();
-  p->fragments.erase(it);
+  release_fragments_locked(*p, it);
   if (!p->info.reliable) {
     // Best effort: older partial samples will never complete now.
     while (!p->fragments.empty() && p->fragments.begin()->first < s.sn) {
-      buffered_bytes_ -= p->fragments.begin()->second.data.size();
-      p->fragments.erase(p->fragments.begin());
+      release_fragments_locked(*p, p->fragments.begin());
     }
   }
   accept_locked(*p, s, &data);
@@ -359,13 +376,15 @@ bool StatefulReader::on_heartbeat_frag(const wire::ReceiveContext& ctx,
   return true;
 }
 
-void StatefulReader::send_acknack_locked(WriterProxy& p, bool preemptive) {
+void StatefulReader::send_acknack_locked(WriterProxy& p, bool preemptive, SteadyTime now) {
   if (p.info.unicast.empty()) return;
   wire::MessageBuilder b(send_buf_, sizeof send_buf_);
   b.header(local_prefix_);
   b.info_dst(p.info.guid.prefix);
   wire::NumberSet set;
   set.base = preemptive ? 1 : p.next;
+  const bool may_nack = now >= p.nack_holdoff_until;
+  bool missing = false;
   if (!preemptive && !p.refused) {
     const SequenceNumber last = std::min(p.hb_last, p.next + 255);
     SequenceNumber frag_last = std::max(p.hb_last, p.hb_frag_sn);
@@ -374,7 +393,8 @@ void StatefulReader::send_acknack_locked(WriterProxy& p, bool preemptive) {
       if (p.buffered.count(sn)) continue;
       auto f = p.fragments.find(sn);
       if (f != p.fragments.end() && f->second.received > 0) {
-        if (nack_frags >= kMaxNackFragsPerAck) continue;
+        missing = true;
+        if (!may_nack || nack_frags >= kMaxNackFragsPerAck) continue;
         // NACK_FRAG for the missing fragments, up to 256 from the first missing one.
         const FragBuffer& fb = f->second;
         wire::NumberSet frags;
@@ -391,7 +411,17 @@ void StatefulReader::send_acknack_locked(WriterProxy& p, bool preemptive) {
         }
         continue;
       }
-      if (sn <= last) set.set(static_cast<uint32_t>(sn - p.next));
+      if (sn <= last) {
+        missing = true;
+        if (may_nack) set.set(static_cast<uint32_t>(sn - p.next));
+      }
+    }
+    if (missing) {
+      if (may_nack) {
+        p.nack_holdoff_until = now + kNackHoldoff;
+      } else {
+        p.nack_deferred = true;  // on_timer asks when the holdoff ends
+      }
     }
   }
   b.acknack(config_.guid.entity, p.info.guid.entity, set, ++p.acknack_count,
@@ -403,9 +433,10 @@ void StatefulReader::send_acknack_locked(WriterProxy& p, bool preemptive) {
 
 void StatefulReader::send_pending_acks() {
   std::lock_guard lk(mu_);
+  const auto now = std::chrono::steady_clock::now();
   for (WriterProxy* p : pending_) {
     p->ack_pending = false;
-    send_acknack_locked(*p, false);
+    send_acknack_locked(*p, false, now);
   }
   pending_.clear();
 }
@@ -419,27 +450,37 @@ void StatefulReader::resume() {
     drain_locked(p);
     if (p.next != before || !p.refused) mark_ack_locked(p);
   }
+  const auto now = std::chrono::steady_clock::now();
   for (WriterProxy* p : pending_) {
     p->ack_pending = false;
-    send_acknack_locked(*p, false);
+    send_acknack_locked(*p, false, now);
   }
   pending_.clear();
 }
 
 SteadyTime StatefulReader::on_timer(SteadyTime now) {
   bool retry = false;
+  SteadyTime next = now + kPreemptivePeriod;
   {
     std::lock_guard lk(mu_);
     for (auto& [g, p] : writers_) {
       if (p.refused) retry = true;
       if (p.info.reliable && !p.synced && now - p.last_preemptive >= kPreemptivePeriod) {
         p.last_preemptive = now;
-        send_acknack_locked(p, true);
+        send_acknack_locked(p, true, now);
+      }
+      if (p.nack_deferred) {
+        if (now >= p.nack_holdoff_until) {
+          p.nack_deferred = false;
+          send_acknack_locked(p, false, now);
+        } else {
+          next = std::min(next, p.nack_holdoff_until);
+        }
       }
     }
   }
   if (retry) resume();
-  return now + (retry ? std::chrono::milliseconds(5) : kPreemptivePeriod);
+  return retry ? std::min(next, now + std::chrono::milliseconds(5)) : next;
 }
 
 ReaderStats StatefulReader::stats() const {

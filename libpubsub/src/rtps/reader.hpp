@@ -17,8 +17,10 @@
 //   kept in the out-of-order buffer if there is room, the proxy stops advancing, and its
 //   ACKNACKs stop acknowledging: the writer's history fills and its write() blocks. resume() (or
 //   the timer) retries delivery.
+// - NACKs are held off for kNackHoldoff after each request for repairs; a HEARTBEAT in that
+//   time is acknowledged without NACKs and the request is repeated when the holdoff ends.
 // - on_timer() runs on the event thread: pre-emptive ACKNACKs to writers not yet heard from,
-//   and retries of refused deliveries.
+//   deferred NACKs, and retries of refused deliveries.
 // One mutex (mu_) guards all state; the delivery callback runs with it held, so the callback
 // must not call back into this reader.
 #pragma once
@@ -131,6 +133,10 @@ class StatefulReader {
     uint32_t acknack_count = 0;
     uint32_t nackfrag_count = 0;
     SteadyTime last_preemptive{};
+    // NACK holdoff: after asking for repairs, acknowledge without asking again until this
+    // time, so that repairs (and reordered originals) still in flight are not requested twice.
+    SteadyTime nack_holdoff_until{};
+    bool nack_deferred = false;
   };
 
   WriterProxy* find_locked(const Guid& g);
@@ -141,7 +147,8 @@ class StatefulReader {
   void drain_locked(WriterProxy& p);
   void skip_to_locked(WriterProxy& p, SequenceNumber first);
   void drop_below_locked(WriterProxy& p);
-  void send_acknack_locked(WriterProxy& p, bool preemptive);
+  void release_fragments_locked(WriterProxy& p, std::map<SequenceNumber, FragBuffer>::iterator it);
+  void send_acknack_locked(WriterProxy& p, bool preemptive, SteadyTime now);
   void mark_ack_locked(WriterProxy& p);
   bool room_locked(size_t size) const;
 

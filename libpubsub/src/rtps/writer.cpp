@@ -10,6 +10,8 @@ constexpr EntityId kUnknownReader{wire::kEntityIdUnknown};
 // Worst-case bytes around a payload in one datagram: RTPS header, INFO_DST, INFO_TS, DATA or
 // DATA_FRAG header with inline QoS, padding, and a piggybacked HEARTBEAT + HEARTBEAT_FRAG.
 constexpr size_t kDatagramOverhead = 20 + 16 + 12 + 36 + 32 + 4 + 32 + 28;
+constexpr size_t kInitialWindow = 256u << 10;
+constexpr size_t kMinWindow = 16u << 10;
 
 }  // namespace
 
@@ -26,8 +28,10 @@ StatefulWriter::StatefulWriter(const WriterConfig& config, Transport& transport,
                                       config.qos.resource_limits.max_samples)
                    : config.qos.resource_limits.max_samples,
                config.qos.resource_limits.max_bytes),
-      batch_buf_(std::max<size_t>(config.qos.batching.max_bytes, 256) + 64),
-      send_buf_(transport.max_message_size()) {}
+      batch_limit_(std::min(config.qos.batching.max_bytes, transport.max_message_size() - 64)),
+      batch_buf_(std::max<size_t>(batch_limit_, 256) + 64),
+      send_buf_(transport.max_message_size()),
+      cwnd_(std::min(kInitialWindow, config.max_unacked_bytes)) {}
 
 size_t StatefulWriter::max_data_payload() const {
   return max_message_ - kDatagramOverhead;
@@ -59,7 +63,7 @@ bool StatefulWriter::have_room_locked(size_t size) const {
   if (!history_.can_append(size)) return false;
   // Flow control towards reliable readers (a lone oversized sample may always go).
   if (reliable_readers_ > 0 && config_.qos.durability == DurabilityKind::kVolatile &&
-      !history_.empty() && history_.bytes_used() + size > config_.max_unacked_bytes) {
+      !history_.empty() && history_.bytes_used() + size > cwnd_) {
     return false;
   }
   return true;
@@ -126,7 +130,7 @@ void StatefulWriter::send_new_locked(const CacheChange& c) {
   if (destinations_.empty()) return;
   const auto& batching = config_.qos.batching;
   const size_t need = wire::MessageBuilder::data_overhead(inline_qos(c)) + c.size;
-  if (batching.enabled && need + wire::kHeaderSize <= batching.max_bytes) {
+  if (batching.enabled && need + wire::kHeaderSize <= batch_limit_) {
     append_to_batch_locked(c);
     return;
   }
@@ -143,8 +147,8 @@ void StatefulWriter::append_to_batch_locked(const CacheChange& c) {
   const auto& batching = config_.qos.batching;
   const auto qos = inline_qos(c);
   const size_t need = wire::MessageBuilder::data_overhead(qos) + c.size;
-  if (batch_size_ && batch_size_ + need > batching.max_bytes) flush_batch_locked(false);
-  wire::MessageBuilder b(batch_buf_.data(), batching.max_bytes + 64);
+  if (batch_size_ && batch_size_ + need > batch_limit_) flush_batch_locked(false);
+  wire::MessageBuilder b(batch_buf_.data(), batch_limit_ + 64);
   if (batch_size_ == 0) {
     b.header(local_prefix_);
     batch_opened_ = std::chrono::steady_clock::now();
@@ -182,9 +186,8 @@ void StatefulWriter::flush_batch_locked(bool with_heartbeat) {
 
 bool StatefulWriter::heartbeat_due_locked() const {
   if (reliable_readers_ == 0) return false;
-  const size_t window = config_.max_unacked_bytes;
   const size_t max_samples = history_.max_samples();
-  return bytes_since_heartbeat_ >= window / 4 || samples_since_heartbeat_ >= max_samples / 4 ||
+  return bytes_since_heartbeat_ >= cwnd_ / 4 || samples_since_heartbeat_ >= max_samples / 4 ||
          !history_.can_append(max_data_payload());
 }
 
@@ -314,9 +317,13 @@ void StatefulWriter::retransmit_locked(ReaderProxy& p, std::span<const SequenceN
     stats_.gaps_sent++;
     gap_begin = gap_end = 0;
   };
+  // At most one congestion window of repair per request: what is left is asked for again at
+  // the next heartbeat, instead of overrunning a receiver that is already losing data.
+  size_t budget = cwnd_;
   for (SequenceNumber sn : sns) {
     const CacheChange* c = history_.find(sn);
     const bool irrelevant = !c || (!p.info.durable && sn <= p.join_sn);
+    if (!irrelevant && budget == 0) continue;
     if (irrelevant) {
       if (gap_begin && sn == gap_end + 1) {
         gap_end = sn;
@@ -328,6 +335,7 @@ void StatefulWriter::retransmit_locked(ReaderProxy& p, std::span<const SequenceN
     }
     flush_gap();
     stats_.samples_retransmitted++;
+    budget -= std::min<size_t>(budget, c->size);
     if (c->size > max_data_payload()) {
       send();
       send_fragments_locked(*c, to, &p, 1, fragment_count(c->size), false);
@@ -376,11 +384,23 @@ void StatefulWriter::on_acknack(const GuidPrefix& source, const wire::AckNackSub
     if (m.set.test(i)) nacks[n++] = sn;
   }
   if (n > 0) {
+    // A reader missing data it was sent: treat it as congestion, once per window of data.
+    if (nacks[0] > recovery_sn_ && nacks[0] > p->join_sn) {
+      cwnd_ = std::max(kMinWindow, cwnd_ / 2);
+      recovery_sn_ = sent_last;
+      had_loss_ = true;
+    }
     retransmit_locked(*p, {nacks, n});
   } else if (first_ack || (m.set.base == 1 && m.set.num_bits == 0 && !m.final)) {
     send_heartbeat_locked(reader_locators(*p), p);
   }
+  const size_t before = history_.bytes_used();
   release_acked_locked();
+  const size_t released = before - history_.bytes_used();
+  if (released) {
+    const size_t grow = had_loss_ ? released / 4 : released;
+    cwnd_ = std::min(config_.max_unacked_bytes, cwnd_ + grow);
+  }
   space_cv_.notify_all();
 }
 
@@ -400,18 +420,24 @@ void StatefulWriter::on_nack_frag(const GuidPrefix& source, const wire::NackFrag
   }
   const auto to = reader_locators(*p);
   const uint32_t total = fragment_count(c->size);
+  // As for whole samples, one congestion window of fragments per request.
+  size_t budget = std::max<size_t>(1, cwnd_ / fragment_size_);
   uint32_t run_first = 0, run_last = 0;
   for (uint32_t i = 0; i <= m.fragments.num_bits; ++i) {
-    const bool set = i < m.fragments.num_bits && m.fragments.test(i);
+    const bool set = i < m.fragments.num_bits && m.fragments.test(i) && budget > 0;
     const uint32_t f = static_cast<uint32_t>(m.fragments.base) + i;
     if (set && f <= total) {
+      budget--;
       if (!run_first) run_first = f;
       run_last = f;
       stats_.fragments_retransmitted++;
       continue;
     }
     if (run_first) {
-      send_fragments_locked(*c, to, p, run_first, run_last, false);
+      // The last run ends with HEARTBEAT_FRAG + HEARTBEAT, so the reader asks for whatever is
+      // still missing right away instead of at the next periodic heartbeat.
+      const bool last_run = i == m.fragments.num_bits || budget == 0;
+      send_fragments_locked(*c, to, p, run_first, run_last, last_run);
       run_first = 0;
     }
   }

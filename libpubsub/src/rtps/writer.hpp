@@ -14,9 +14,12 @@
 // One mutex (mu_) guards everything; methods ending in _locked expect it held. The send
 // buffers are members, sized once, so the steady-state write path allocates nothing.
 //
-// Flow control: write() waits (up to max_blocking_time) while the history is full or more than
-// max_unacked_bytes are unacknowledged by some reliable reader, so a writer never outruns its
-// slowest reliable reader's socket buffer by more than that window.
+// Flow control: write() waits (up to max_blocking_time) while the history is full or more bytes
+// are unacknowledged than the congestion window allows. The window (AIMD, as TCP's) starts at
+// kInitialWindow, grows as acknowledgements release history (doubling until the first loss,
+// then by a quarter of what was released), halves at most once per window of data when a
+// reader NACKs (its socket buffer overflowed), and never exceeds max_unacked_bytes. A fast
+// reader soon gets the full window; a slow one (a small socket buffer) is not flooded.
 #pragma once
 
 #include <chrono>
@@ -146,12 +149,17 @@ class StatefulWriter {
   size_t reliable_readers_ = 0;
 
   // Packer state: the open batch lives in batch_buf_.
+  const size_t batch_limit_;  // batching.max_bytes, clamped to the transport's datagram size
   std::vector<uint8_t> batch_buf_;
   size_t batch_size_ = 0;  // bytes used in batch_buf_, 0 = no open batch
   size_t batch_samples_ = 0;
   SteadyTime batch_opened_;
   std::vector<uint8_t> send_buf_;  // control messages and retransmissions
   uint8_t scratch_[512];           // submessage headers of gathered sends
+
+  size_t cwnd_;                     // congestion window, bytes
+  SequenceNumber recovery_sn_ = 0;  // no further halving for losses at or below this
+  bool had_loss_ = false;           // slow start until the first loss
 
   uint32_t heartbeat_count_ = 0;
   uint32_t heartbeat_frag_count_ = 0;

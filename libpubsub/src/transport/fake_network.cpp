@@ -95,7 +95,7 @@ class FakeNetworkImpl final : public FakeNetwork,
 class FakeTransport final : public Transport {
  public:
   FakeTransport(std::shared_ptr<FakeNetworkImpl> net, size_t max_message)
-      : net_(std::move(net)), max_message_(max_message) {
+      : net_(std::move(net)), max_message_(max_message ? max_message : 8972) {
     const uint32_t ip = net_->next_address();
     loc_.meta_unicast = Locator::udp_v4(ip, 7410);
     loc_.user_unicast = Locator::udp_v4(ip, 7411);

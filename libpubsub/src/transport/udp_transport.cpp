@@ -17,9 +17,11 @@
 #include <net/if.h>
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio.hpp>
 #include <cerrno>
@@ -40,7 +42,18 @@ struct Interface {
   uint32_t address = 0;  // host order
   bool multicast = false;
   bool loopback = false;
+  int mtu = 1500;
 };
+
+int interface_mtu(const std::string& name) {
+  ifreq req{};
+  std::strncpy(req.ifr_name, name.c_str(), IFNAMSIZ - 1);
+  const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+  int mtu = 1500;
+  if (fd >= 0 && ::ioctl(fd, SIOCGIFMTU, &req) == 0) mtu = req.ifr_mtu;
+  if (fd >= 0) ::close(fd);
+  return mtu;
+}
 
 Result<Interface> find_interface(const std::string& wanted) {
   ifaddrs* list = nullptr;
@@ -70,6 +83,7 @@ Result<Interface> find_interface(const std::string& wanted) {
   }
   freeifaddrs(list);
   if (!found && wanted.empty()) found = loopback;
+  if (found) found->mtu = interface_mtu(found->name);
   if (!found) {
     return make_error(ErrorCode::kNotFound,
                       "no network interface '" + wanted + "' that is up with an IPv4 address");
@@ -91,6 +105,10 @@ class UdpTransport final : public Transport {
     auto itf = find_interface(options_.interface);
     if (!itf) return itf.error();
     itf_ = itf.value();
+    if (options_.max_message_size == 0) {
+      options_.max_message_size =
+          std::clamp<size_t>(static_cast<size_t>(itf_.mtu) - 28, 1024, 65000);
+    }
     const bool multicast = options_.multicast && itf_.multicast;
     const auto domain = options_.domain_id;
     if (wire::spdp_multicast_port(domain) > 65535 - 300) {
@@ -318,8 +336,10 @@ class UdpTransport final : public Transport {
 }  // namespace
 
 Result<std::unique_ptr<Transport>> make_udp_transport(const UdpTransportOptions& options) {
-  if (options.max_message_size < 1024 || options.max_message_size > 65000) {
-    return make_error(ErrorCode::kInvalidArgument, "max_message_size must be in 1024..65000");
+  if (options.max_message_size != 0 &&
+      (options.max_message_size < 1024 || options.max_message_size > 65000)) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "max_message_size must be 0 (auto) or 1024..65000");
   }
   auto t = std::make_unique<UdpTransport>(options);
   if (auto r = t->open(); !r) return r.error();
