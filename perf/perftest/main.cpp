@@ -1,0 +1,15 @@
+// pubsub-perftest entry point: parse the RTI-style flags and run one side.
+#include <cstdio>
+
+#include "perftest.hpp"
+
+int main(int argc, char** argv) {
+  perftest::Options o;
+  std::string error;
+  if (!perftest::parse_options(argc, argv, o, error)) {
+    if (!error.empty()) std::fprintf(stderr, "pubsub-perftest: %s\n", error.c_str());
+    std::fputs(perftest::usage().c_str(), stderr);
+    return 2;
+  }
+  return o.pub ? perftest::run_publisher(o) : perftest::run_subscriber(o);
+}
