@@ -283,7 +283,13 @@ Status SegmentWriter::Impl::open_segment(uint64_t number) {
   uint8_t hb[format::kSegmentHeaderSize];
   format::encode_segment_header(h, hb);
   const ByteSpan parts[] = {ByteSpan(reinterpret_cast<std::byte*>(hb), sizeof hb)};
-  if (auto s = seg->write(parts); !s) return s;
+  if (auto s = seg->write(parts); !s) {
+    // Leave no headerless segment behind (e.g. disk full right at a roll).
+    const std::string path = seg->path();
+    seg.reset();
+    ::unlink(path.c_str());
+    return s;
+  }
   unsynced = true;
   seg_opened = Clock::now();
   segs.push_back({number, seg->size(), 0});
@@ -623,13 +629,22 @@ Status SegmentWriter::add_gap(const Gap& gap) {
 }
 
 Status SegmentWriter::try_append(const RecordMeta& meta, ByteSpan payload) {
-  return append_impl(meta, payload, false);
+  return append_impl(meta, std::span<const ByteSpan>(&payload, 1), false);
 }
 Status SegmentWriter::append(const RecordMeta& meta, ByteSpan payload) {
-  return append_impl(meta, payload, true);
+  return append_impl(meta, std::span<const ByteSpan>(&payload, 1), true);
+}
+Status SegmentWriter::try_append_parts(const RecordMeta& meta, std::span<const ByteSpan> parts) {
+  return append_impl(meta, parts, false);
+}
+Status SegmentWriter::append_parts(const RecordMeta& meta, std::span<const ByteSpan> parts) {
+  return append_impl(meta, parts, true);
 }
 
-Status SegmentWriter::append_impl(const RecordMeta& meta, ByteSpan payload, bool block) {
+Status SegmentWriter::append_impl(const RecordMeta& meta, std::span<const ByteSpan> parts,
+                                  bool block) {
+  size_t payload_size = 0;
+  for (const ByteSpan& part : parts) payload_size += part.size();
   Impl& m = *impl_;
   std::unique_lock lk(m.mu);
   if (!m.error.is_ok()) [[unlikely]]
@@ -639,10 +654,10 @@ Status SegmentWriter::append_impl(const RecordMeta& meta, ByteSpan payload, bool
   if (meta.writer == 0 || meta.writer >= m.writers.size() ||
       m.writers[meta.writer].topic != meta.topic) [[unlikely]]
     return {ErrorCode::kInvalidArgument, "append: unknown writer id or writer of another topic"};
-  if (payload.size() > m.opt.max_record_bytes) [[unlikely]]
-    return {ErrorCode::kInvalidArgument, "append: payload of " + std::to_string(payload.size()) +
-                                             " bytes over max_record_bytes"};
-  const size_t need = format::kMaxRecordOverhead + kGapEntryMax + payload.size();
+  if (payload_size > m.opt.max_record_bytes) [[unlikely]]
+    return {ErrorCode::kInvalidArgument,
+            "append: payload of " + std::to_string(payload_size) + " bytes over max_record_bytes"};
+  const size_t need = format::kMaxRecordOverhead + kGapEntryMax + payload_size;
   if (!m.open || m.open->size + need > m.open->cap) {
     if (auto s = m.ensure_room(need, block, lk); !s) return s;
   }
@@ -653,12 +668,17 @@ Status SegmentWriter::append_impl(const RecordMeta& meta, ByteSpan payload, bool
   if (last != kNoSeq && meta.sequence > last + 1) [[unlikely]]
     p = m.put_gap(p, Gap{meta.writer, last + 1, meta.sequence - 1});
   if (meta.sequence > last) last = meta.sequence;
-  p = format::encode_data_record(p, meta, payload, c.delta);
+  p = format::encode_data_header(p, meta, payload_size, c.delta);
+  for (const ByteSpan& part : parts) {
+    if (part.empty()) continue;
+    std::memcpy(p, part.data(), part.size());
+    p += part.size();
+  }
   const size_t written = static_cast<size_t>(p - start);
   c.size += written;
   m.stats.queued_bytes += written;
   ++m.stats.records_appended;
-  m.stats.bytes_appended += payload.size();
+  m.stats.bytes_appended += payload_size;
   const int64_t t = meta.reception_ns;
   if (c.records == 0) {
     c.first_recv = c.last_recv = t;
@@ -670,7 +690,7 @@ Status SegmentWriter::append_impl(const RecordMeta& meta, ByteSpan payload, bool
     c.min_seq = std::min(c.min_seq, meta.sequence);
     c.max_seq = std::max(c.max_seq, meta.sequence);
   }
-  c.payload_bytes += payload.size();
+  c.payload_bytes += payload_size;
   if (c.entries == 0) m.work_cv.notify_one();  // the writer thread now watches its age
   ++c.records;
   ++c.entries;
@@ -681,7 +701,7 @@ Status SegmentWriter::append_impl(const RecordMeta& meta, ByteSpan payload, bool
   }
   ChunkTopicStat& tst = c.row.topics[static_cast<size_t>(ts)];
   ++tst.count;
-  tst.bytes += payload.size();
+  tst.bytes += payload_size;
   tst.first_recv_ns = std::min(tst.first_recv_ns, t);
   tst.last_recv_ns = std::max(tst.last_recv_ns, t);
   int32_t& ws = m.writer_slot[meta.writer];
@@ -691,7 +711,7 @@ Status SegmentWriter::append_impl(const RecordMeta& meta, ByteSpan payload, bool
   }
   ChunkWriterStat& wst = c.row.writers[static_cast<size_t>(ws)];
   ++wst.count;
-  wst.bytes += payload.size();
+  wst.bytes += payload_size;
   wst.first_recv_ns = std::min(wst.first_recv_ns, t);
   wst.last_recv_ns = std::max(wst.last_recv_ns, t);
   wst.min_seq = std::min(wst.min_seq, meta.sequence);

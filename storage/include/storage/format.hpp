@@ -112,9 +112,9 @@ struct DeltaState {
   int64_t prev_recv = 0;
 };
 
-// Encodes one data record at `out`, which must have room for kMaxRecordOverhead + payload size.
-// Returns the end of the written bytes.
-inline uint8_t* encode_data_record(uint8_t* out, const RecordMeta& m, ByteSpan payload,
+// Encodes the metadata of one data record whose payload of `payload_size` bytes the caller writes
+// right after the returned pointer. `out` needs room for kMaxRecordOverhead + payload size.
+inline uint8_t* encode_data_header(uint8_t* out, const RecordMeta& m, uint64_t payload_size,
                                    DeltaState& st) {
   uint8_t* p = out;
   *p++ = static_cast<uint8_t>(EntryKind::kData) | (m.has_key_hash ? kEntryHasKeyHash : 0);
@@ -131,10 +131,17 @@ inline uint8_t* encode_data_record(uint8_t* out, const RecordMeta& m, ByteSpan p
     std::memcpy(p, m.key_hash.data(), 16);
     p += 16;
   }
-  p = put_varint(p, payload.size());
-  if (!payload.empty()) std::memcpy(p, payload.data(), payload.size());
+  p = put_varint(p, payload_size);
   st.prev_seq = m.sequence;
   st.prev_recv = m.reception_ns;
+  return p;
+}
+
+// Encodes one data record at `out` (room: kMaxRecordOverhead + payload size); returns its end.
+inline uint8_t* encode_data_record(uint8_t* out, const RecordMeta& m, ByteSpan payload,
+                                   DeltaState& st) {
+  uint8_t* p = encode_data_header(out, m, payload.size(), st);
+  if (!payload.empty()) std::memcpy(p, payload.data(), payload.size());
   return p + payload.size();
 }
 

@@ -123,6 +123,10 @@ class SegmentWriter {
   Status try_append(const RecordMeta& meta, ByteSpan payload);
   // Like try_append but waits for a free chunk buffer instead of returning kFull.
   Status append(const RecordMeta& meta, ByteSpan payload);
+  // Gather variants: the payload is the concatenation of `parts` (e.g. the fragments of a
+  // sample), still copied once, straight into the chunk buffer.
+  Status try_append_parts(const RecordMeta& meta, std::span<const ByteSpan> parts);
+  Status append_parts(const RecordMeta& meta, std::span<const ByteSpan> parts);
   // Closes the open chunk if it is older than chunk_max_age (for a caller's timer).
   Status poll();
   // Closes the open chunk and waits until every queued chunk is written and indexed (and
@@ -141,7 +145,7 @@ class SegmentWriter {
 
  private:
   explicit SegmentWriter(std::unique_ptr<Impl> impl);
-  Status append_impl(const RecordMeta& meta, ByteSpan payload, bool block);
+  Status append_impl(const RecordMeta& meta, std::span<const ByteSpan> parts, bool block);
   std::unique_ptr<Impl> impl_;
 };
 

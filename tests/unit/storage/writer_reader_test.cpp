@@ -528,6 +528,30 @@ TEST_CASE("Recording queries seek through the index instead of scanning from the
   CHECK(cb->chunks_loaded() <= 8);  // chunks without topic b are not read
 }
 
+TEST_CASE("SegmentWriter append_parts stores the concatenation of the fragments") {
+  TempDir dir;
+  const Bytes a = storage_test::make_payload(1, 3000), b = storage_test::make_payload(2, 0),
+              c = storage_test::make_payload(3, 70000);
+  {
+    auto w = SegmentWriter::create(dir.path(), small_opts());
+    REQUIRE(w.is_ok());
+    const TopicId t = *(*w)->add_topic({"frag", "F", false, {}, {}});
+    const WriterId id = *(*w)->add_writer({t, guid_of(1)});
+    const ByteSpan parts[] = {a, b, c};
+    REQUIRE((*w)->append_parts({t, id, 1, 1, 1}, parts).is_ok());
+    REQUIRE((*w)->try_append_parts({t, id, 2, 2, 2}, std::span<const ByteSpan>()).is_ok());
+    REQUIRE((*w)->close().is_ok());
+  }
+  auto rec = Recording::open(dir.path());
+  REQUIRE(rec.is_ok());
+  auto all = storage_test::read_all(**rec);
+  REQUIRE(all.size() == 2);
+  Bytes joined = a;
+  joined.insert(joined.end(), c.begin(), c.end());
+  CHECK(all[0].payload == joined);
+  CHECK(all[1].payload.empty());
+}
+
 TEST_CASE("SegmentWriter refuses a directory that already holds a recording") {
   TempDir dir;
   {
