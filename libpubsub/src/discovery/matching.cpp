@@ -1,5 +1,7 @@
 #include "discovery/matching.hpp"
 
+#include "pubsub/glob.hpp"
+
 #include <algorithm>
 
 #include "wire/constants.hpp"
@@ -125,3 +127,10 @@ std::string match_failure(const wire::EndpointData& w, const wire::EndpointData&
 }
 
 }  // namespace pubsub::discovery
+
+namespace pubsub {
+bool glob_match(std::string_view pattern, std::string_view name) {
+  return discovery::glob_match(pattern, name);
+}
+std::string glob_error(std::string_view pattern) { return discovery::glob_error(pattern); }
+}  // namespace pubsub
