@@ -76,9 +76,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
   const ByteSpan in(reinterpret_cast<const std::byte*>(data + 1), size - 1);
   switch (data[0] % 3) {
-    case 0: one_chunk(in); break;
-    case 1: walk_entries(in); break;
-    case 2: segment(in); break;
+    case 0:
+      one_chunk(in);
+      break;
+    case 1:
+      walk_entries(in);
+      break;
+    case 2:
+      segment(in);
+      break;
   }
   return 0;
 }
