@@ -337,7 +337,7 @@ TEST_CASE("SegmentWriter records sequence gaps per writer and explicit gaps") {
   CHECK((*rec)->topics()->at(0).lost == 18);
 }
 
-TEST_CASE("SegmentWriter try_append reports full without blocking; append waits") {
+TEST_CASE("SegmentWriter try_append reports full without blocking, append waits") {
   TempDir dir;
   SegmentWriterOptions o = small_opts();
   o.chunk_max_bytes = 16 << 10;
@@ -403,7 +403,7 @@ TEST_CASE("SegmentWriter closes chunks by age and poll, and flush makes them rea
   REQUIRE(wr.close().is_ok());
 }
 
-TEST_CASE("A record larger than a chunk gets a chunk of its own; over the limit is refused") {
+TEST_CASE("A record larger than a chunk gets a chunk of its own, one over the limit is refused") {
   TempDir dir;
   SegmentWriterOptions o = small_opts();
   o.max_record_bytes = 20 << 20;
