@@ -1,0 +1,216 @@
+// Configuration of pubsub-recorder: the JSON schema of config/README.md as plain structs whose
+// member initializers are the documented defaults, a parser that reports every problem it finds
+// (each naming its JSON path, what was expected and what was found), and the checks of the paths
+// the recorder will write to.
+//
+//   auto loaded = config::load_recorder_config("recorder.json");
+//   if (!loaded) {                                   // print every message, exit 2
+//     std::cerr << loaded.error().to_string();
+//     return 2;
+//   }
+//   config::RecorderConfig cfg = std::move(loaded).value();
+//   if (cli_path) cfg.storage.path = *cli_path;      // --path DIR overrides storage.path
+//   if (auto checked = config::validate_storage_path(cfg); !checked) { ... exit 2 ... }
+//
+// Parsing is separate from the path checks because the command line may replace storage.path
+// after the file has been read. Nothing in this library throws, and nothing creates files
+// (validate_storage_path creates and at once removes one probe directory, see there).
+//
+// Mapping onto the other modules (done by the recorder, so this library depends on neither):
+//   storage.*, queue_max_bytes, max_sample_bytes -> storage::SegmentWriterOptions
+//   domain, interface, peers, max_sample_bytes   -> pubsub::ParticipantOptions
+//   topics.include / topics.exclude              -> pubsub::RawReaderOptions topic patterns
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace config {
+
+// ---- the configuration ------------------------------------------------------------------------
+
+enum class Compression {
+  kLz4,   // "lz4"  -> storage::Compression::kLz4
+  kNone,  // "none" -> storage::Compression::kNone
+};
+
+enum class FsyncPolicy {
+  kNone,      // "none"     -> storage::FsyncPolicy::kNone
+  kChunk,     // "chunk"    -> storage::FsyncPolicy::kChunk
+  kSegment,   // "segment"  -> storage::FsyncPolicy::kSegment
+  kInterval,  // "interval" -> storage::FsyncPolicy::kInterval
+};
+
+// In spdlog's order; to_string() gives the JSON spelling, which spdlog::level::from_str accepts.
+enum class LogLevel { kTrace, kDebug, kInfo, kWarn, kError, kOff };
+
+// "topics": which topics the recorder subscribes to (glob patterns, see pubsub/glob.hpp).
+struct TopicsConfig {
+  // "include": a topic is recorded when its name matches one of these. Never empty. Default ["*"].
+  std::vector<std::string> include{"*"};
+  // "exclude": ... and none of these. Default [].
+  std::vector<std::string> exclude;
+
+  friend bool operator==(const TopicsConfig&, const TopicsConfig&) = default;
+};
+
+// "storage.retention": whole segments are removed, oldest first, while over either limit.
+struct RetentionConfig {
+  // "max_bytes" -> SegmentWriterOptions::retention_max_bytes. 0 = unlimited. Default 0.
+  uint64_t max_bytes = 0;
+  // "max_age_s" -> SegmentWriterOptions::retention_max_age. 0 = unlimited. Default 0.
+  std::chrono::seconds max_age{0};
+
+  friend bool operator==(const RetentionConfig&, const RetentionConfig&) = default;
+};
+
+// "storage": the recording directory and the SegmentWriterOptions of the same names.
+struct StorageConfig {
+  // "path" (required): the recording directory; must not exist yet or be an empty directory
+  // (validate_storage_path). Relative paths are relative to the recorder's working directory.
+  std::filesystem::path path;
+  // "chunk_max_bytes": soft ceiling of a chunk's raw size. Default 4 MiB.
+  uint32_t chunk_max_bytes = 4u << 20;
+  // "chunk_max_age_ms": a chunk holding records closes when this old. Default 100 ms.
+  std::chrono::milliseconds chunk_max_age{100};
+  // "segment_max_bytes": a segment file rolls before it would grow over this. Default 256 MiB.
+  uint64_t segment_max_bytes = 256ull << 20;
+  // "segment_max_duration_s": a segment rolls when open this long; 0 = no limit. Default 600 s.
+  std::chrono::seconds segment_max_duration{600};
+  // "compression". Default lz4.
+  Compression compression = Compression::kLz4;
+  // "fsync". Default chunk.
+  FsyncPolicy fsync = FsyncPolicy::kChunk;
+  // "fsync_interval_ms": the period of FsyncPolicy::kInterval. Default 1000 ms.
+  std::chrono::milliseconds fsync_interval{1000};
+  // "retention".
+  RetentionConfig retention;
+
+  friend bool operator==(const StorageConfig&, const StorageConfig&) = default;
+};
+
+// "log".
+struct LogConfig {
+  // "level". Default info.
+  LogLevel level = LogLevel::kInfo;
+  // "file": also log to this file (appended); empty = stderr only. Default "".
+  std::filesystem::path file;
+
+  friend bool operator==(const LogConfig&, const LogConfig&) = default;
+};
+
+struct RecorderConfig {
+  // "domain": the DDS domain id, 0..232 -> ParticipantOptions::domain_id. Default 0.
+  uint32_t domain = 0;
+  // "interface": interface name ("eth0") or IPv4 address; empty = the first up, multicast-capable
+  // interface -> ParticipantOptions::interface. Default "".
+  std::string interface;
+  // "peers": IPv4 addresses for unicast discovery, in addition to multicast
+  // -> ParticipantOptions::peers. Default [].
+  std::vector<std::string> peers;
+  TopicsConfig topics;
+  StorageConfig storage;
+  // "queue_max_bytes": capacity of the chunk buffers between the network and the disk; when they
+  // are all in flight the recorder stops acknowledging (back-pressure)
+  // -> SegmentWriterOptions::queue_max_bytes. At least storage.chunk_max_bytes. Default 64 MiB.
+  uint64_t queue_max_bytes = 64ull << 20;
+  // "max_sample_bytes": largest sample recorded -> SegmentWriterOptions::max_record_bytes and
+  // ParticipantOptions::max_sample_size (reassembly limit). At most kMaxSampleBytesLimit.
+  // Default 64 MiB.
+  uint32_t max_sample_bytes = 64u << 20;
+  // "stats_interval_s": period of the statistics log line, fractions allowed. Default 5 s.
+  std::chrono::duration<double> stats_interval{5.0};
+  LogConfig log;
+
+  friend bool operator==(const RecorderConfig&, const RecorderConfig&) = default;
+};
+
+// The largest max_sample_bytes: storage accepts records up to 1 GiB - 4 KiB
+// (SegmentWriter::create rejects a larger max_record_bytes).
+inline constexpr uint32_t kMaxSampleBytesLimit = (1u << 30) - 4096;
+
+// The JSON spellings ("lz4", "interval", "warn", ...).
+std::string_view to_string(Compression compression);
+std::string_view to_string(FsyncPolicy policy);
+std::string_view to_string(LogLevel level);
+
+// ---- results ----------------------------------------------------------------------------------
+
+// Everything wrong with a configuration, one complete line per problem, in the order found
+// (document order). Messages look like
+//   recorder.json: /storage/fsync: expected one of "none", "chunk", "segment", "interval", got "x"
+//   recorder.json:3:17: invalid JSON: syntax error while parsing object - unexpected '}'; ...
+//   storage path "rec/a": parent directory "rec" does not exist
+struct ConfigErrors {
+  std::vector<std::string> messages;
+
+  // The messages, each followed by '\n' (ready for stderr).
+  std::string to_string() const;
+};
+
+// Either a value or ConfigErrors with at least one message.
+template <typename T>
+class [[nodiscard]] ConfigResult {
+ public:
+  ConfigResult(T value) : v_(std::move(value)) {}               // NOLINT: implicit by design
+  ConfigResult(ConfigErrors errors) : v_(std::move(errors)) {}  // NOLINT
+  bool ok() const { return v_.index() == 0; }
+  explicit operator bool() const { return ok(); }
+  T& value() & { return std::get<0>(v_); }
+  const T& value() const& { return std::get<0>(v_); }
+  T&& value() && { return std::get<0>(std::move(v_)); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  T& operator*() { return value(); }
+  const T& operator*() const { return value(); }
+  const ConfigErrors& error() const { return std::get<1>(v_); }
+
+ private:
+  std::variant<T, ConfigErrors> v_;
+};
+
+template <>
+class [[nodiscard]] ConfigResult<void> {
+ public:
+  ConfigResult() = default;
+  ConfigResult(ConfigErrors errors) : errors_(std::move(errors)) {}  // NOLINT
+  bool ok() const { return errors_.messages.empty(); }
+  explicit operator bool() const { return ok(); }
+  const ConfigErrors& error() const { return errors_; }
+
+ private:
+  ConfigErrors errors_;
+};
+
+// ---- parsing and checks -----------------------------------------------------------------------
+
+// Reads and parses a configuration file. Errors are prefixed with the file name as given:
+// "cannot read FILE: No such file or directory", "FILE:LINE:COLUMN: invalid JSON: ...",
+// "FILE: /json/path: ...".
+ConfigResult<RecorderConfig> load_recorder_config(const std::filesystem::path& file);
+
+// Parses and validates configuration text (strict JSON: no comments, no trailing commas; every
+// key may appear once per object). Messages are prefixed with "source_name: " (or
+// "source_name:LINE:COLUMN: " for syntax errors; columns count bytes), or nothing when
+// source_name is empty. Does not look at the file system.
+ConfigResult<RecorderConfig> parse_recorder_config(std::string_view json_text,
+                                                   std::string_view source_name);
+
+// Checks that config.storage.path can become a new recording: it does not exist and its parent is
+// a writable directory, or it is an empty writable directory. Creates nothing: write access is
+// tested with access(2) and then by creating and at once removing a uniquely named probe
+// directory (".pubsub-recorder-probe-*"), because access(2) does not see everything that refuses
+// a write (e.g. root on root-squashed NFS, security modules).
+ConfigResult<void> validate_storage_path(const RecorderConfig& config);
+
+// Checks that config.log.file, when set, can be opened for appending: an existing regular file
+// the process may write, or a new name in a writable directory. Creates nothing.
+ConfigResult<void> validate_log_file(const RecorderConfig& config);
+
+}  // namespace config

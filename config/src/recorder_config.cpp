@@ -1,0 +1,416 @@
+// The recorder's schema (config/README.md) on top of SchemaReader: one reader per key, each
+// checking type and range and writing its RecorderConfig field only when the value is good, so a
+// document with several problems yields all of them.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <limits>
+#include <new>
+
+#include "config/recorder_config.hpp"
+#include "json_reader.hpp"
+#include "pubsub/glob.hpp"
+
+namespace config {
+
+using detail::describe;
+using detail::Json;
+using detail::SchemaReader;
+
+std::string_view to_string(Compression compression) {
+  switch (compression) {
+    case Compression::kLz4:
+      return "lz4";
+    case Compression::kNone:
+      return "none";
+  }
+  return "?";
+}
+
+std::string_view to_string(FsyncPolicy policy) {
+  switch (policy) {
+    case FsyncPolicy::kNone:
+      return "none";
+    case FsyncPolicy::kChunk:
+      return "chunk";
+    case FsyncPolicy::kSegment:
+      return "segment";
+    case FsyncPolicy::kInterval:
+      return "interval";
+  }
+  return "?";
+}
+
+std::string_view to_string(LogLevel level) {
+  switch (level) {
+    case LogLevel::kTrace:
+      return "trace";
+    case LogLevel::kDebug:
+      return "debug";
+    case LogLevel::kInfo:
+      return "info";
+    case LogLevel::kWarn:
+      return "warn";
+    case LogLevel::kError:
+      return "error";
+    case LogLevel::kOff:
+      return "off";
+  }
+  return "?";
+}
+
+std::string ConfigErrors::to_string() const {
+  std::string out;
+  for (const auto& m : messages) {
+    out += m;
+    out += '\n';
+  }
+  return out;
+}
+
+namespace {
+
+constexpr uint64_t kUnbounded = std::numeric_limits<uint64_t>::max();
+// retention.max_age_s is turned into nanoseconds by storage; keep that within int64.
+constexpr uint64_t kMaxAgeLimit =
+    static_cast<uint64_t>(std::numeric_limits<int64_t>::max() / 1'000'000'000);
+// Linux interface names are shorter than IFNAMSIZ (16).
+constexpr size_t kMaxInterfaceName = 15;
+
+bool is_ipv4(const std::string& s) {
+  in_addr addr{};
+  return inet_pton(AF_INET, s.c_str(), &addr) == 1;
+}
+
+// "", an interface name as the kernel accepts it (dev_valid_name, except that ':' is allowed for
+// address labels such as "eth0:1"), or an IPv4 address.
+bool is_interface(const std::string& s) {
+  if (s.empty()) return true;  // automatic
+  if (s.find_first_not_of("0123456789.") == std::string::npos) return is_ipv4(s);
+  if (s.size() > kMaxInterfaceName || s == "." || s == "..") return false;
+  for (const char c : s) {
+    if (c == '/' || c == ' ' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return false;
+  }
+  return true;
+}
+
+class RecorderSchema {
+ public:
+  RecorderSchema(SchemaReader& reader, RecorderConfig& config) : r_(reader), c_(config) {}
+
+  void read(const Json& document) {
+    bool saw_storage = false;
+    const bool is_object = r_.object(
+        document, "",
+        {
+            {"domain",
+             [&](const Json& v, const std::string& p) { r_.integer(v, p, c_.domain, 0, 232); }},
+            {"interface", [&](const Json& v, const std::string& p) { interface(v, p); }},
+            {"peers", [&](const Json& v, const std::string& p) { peers(v, p); }},
+            {"topics", [&](const Json& v, const std::string& p) { topics(v, p); }},
+            {"storage",
+             [&](const Json& v, const std::string& p) {
+               saw_storage = true;
+               storage(v, p);
+             }},
+            {"queue_max_bytes",
+             [&](const Json& v, const std::string& p) {
+               queue_ok_ = r_.integer(v, p, c_.queue_max_bytes, 1u << 20, 16ull << 30);
+             }},
+            {"max_sample_bytes",
+             [&](const Json& v, const std::string& p) {
+               r_.integer(v, p, c_.max_sample_bytes, 1024, kMaxSampleBytesLimit);
+             }},
+            {"stats_interval_s",
+             [&](const Json& v, const std::string& p) { stats_interval(v, p); }},
+            {"log", [&](const Json& v, const std::string& p) { log(v, p); }},
+        });
+    if (is_object && !saw_storage) missing_path("/storage/path");
+    // Storage refuses a queue that cannot hold one chunk.
+    if (queue_ok_ && chunk_ok_ && c_.queue_max_bytes < c_.storage.chunk_max_bytes) {
+      r_.fail("/queue_max_bytes", "expected at least /storage/chunk_max_bytes (" +
+                                      std::to_string(c_.storage.chunk_max_bytes) + "), got " +
+                                      std::to_string(c_.queue_max_bytes));
+    }
+  }
+
+ private:
+  void missing_path(const std::string& path) {
+    r_.fail(path, "required key is missing (expected a string: the recording directory)");
+  }
+
+  void interface(const Json& v, const std::string& p) {
+    if (v.is_string() && is_interface(v.get<std::string>())) {
+      c_.interface = v.get<std::string>();
+      return;
+    }
+    r_.fail(p,
+            "expected an interface name (at most 15 characters, no '/' or spaces), an IPv4 "
+            "address or \"\", got " +
+                describe(v));
+  }
+
+  void peers(const Json& v, const std::string& p) {
+    std::vector<std::string> out;
+    const size_t errors = r_.error_count();
+    r_.array(v, p, "IPv4 address strings", [&](const Json& e, const std::string& ep) {
+      if (e.is_string() && is_ipv4(e.get<std::string>())) {
+        out.push_back(e.get<std::string>());
+      } else {
+        r_.fail(ep, "expected an IPv4 address string, got " + describe(e));
+      }
+    });
+    if (r_.error_count() == errors) c_.peers = std::move(out);
+  }
+
+  // A list of topic patterns, each checked with pubsub::glob_error.
+  void patterns(const Json& v, const std::string& p, std::vector<std::string>& target,
+                bool non_empty) {
+    std::vector<std::string> out;
+    const size_t errors = r_.error_count();
+    if (!r_.array(v, p, "topic pattern strings", [&](const Json& e, const std::string& ep) {
+          if (!e.is_string()) {
+            r_.fail(ep, "expected a topic pattern string, got " + describe(e));
+            return;
+          }
+          const auto& pattern = e.get_ref<const std::string&>();
+          if (const std::string why = pubsub::glob_error(pattern); !why.empty()) {
+            r_.fail(ep, "invalid topic pattern " + describe(e) + ": " + why);
+            return;
+          }
+          out.push_back(pattern);
+        })) {
+      return;
+    }
+    if (non_empty && v.empty()) {
+      r_.fail(p, "expected a non-empty array of topic pattern strings, got []");
+      return;
+    }
+    if (r_.error_count() == errors) target = std::move(out);
+  }
+
+  void topics(const Json& v, const std::string& p) {
+    r_.object(
+        v, p,
+        {
+            {"include", [&](const Json& e,
+                            const std::string& ep) { patterns(e, ep, c_.topics.include, true); }},
+            {"exclude", [&](const Json& e,
+                            const std::string& ep) { patterns(e, ep, c_.topics.exclude, false); }},
+        });
+  }
+
+  void storage(const Json& v, const std::string& p) {
+    StorageConfig& s = c_.storage;
+    bool saw_path = false;
+    const bool is_object = r_.object(
+        v, p,
+        {
+            {"path",
+             [&](const Json& e, const std::string& ep) {
+               saw_path = true;
+               std::string path;
+               if (!e.is_string() || e.get_ref<const std::string&>().empty()) {
+                 r_.fail(ep, "expected a non-empty string (the recording directory), got " +
+                                 describe(e));
+               } else if (e.get_ref<const std::string&>().find('\0') != std::string::npos) {
+                 r_.fail(ep, "expected a path without NUL characters, got " + describe(e));
+               } else {
+                 s.path = e.get<std::string>();
+               }
+             }},
+            {"chunk_max_bytes",
+             [&](const Json& e, const std::string& ep) {
+               chunk_ok_ = r_.integer(e, ep, s.chunk_max_bytes, 4096, 256u << 20);
+             }},
+            {"chunk_max_age_ms",
+             [&](const Json& e, const std::string& ep) {
+               milliseconds(e, ep, s.chunk_max_age, 1, 60'000);
+             }},
+            {"segment_max_bytes",
+             [&](const Json& e, const std::string& ep) {
+               r_.integer(e, ep, s.segment_max_bytes, 1u << 20, 1ull << 40);
+             }},
+            {"segment_max_duration_s",
+             [&](const Json& e, const std::string& ep) {
+               seconds(e, ep, s.segment_max_duration, 0, 604'800);
+             }},
+            {"compression",
+             [&](const Json& e, const std::string& ep) {
+               r_.one_of(e, ep, s.compression,
+                         {{"lz4", Compression::kLz4}, {"none", Compression::kNone}});
+             }},
+            {"fsync",
+             [&](const Json& e, const std::string& ep) {
+               r_.one_of(e, ep, s.fsync,
+                         {{"none", FsyncPolicy::kNone},
+                          {"chunk", FsyncPolicy::kChunk},
+                          {"segment", FsyncPolicy::kSegment},
+                          {"interval", FsyncPolicy::kInterval}});
+             }},
+            {"fsync_interval_ms",
+             [&](const Json& e, const std::string& ep) {
+               milliseconds(e, ep, s.fsync_interval, 1, 3'600'000);
+             }},
+            {"retention", [&](const Json& e, const std::string& ep) { retention(e, ep); }},
+        });
+    if (is_object && !saw_path) missing_path(p + "/path");
+  }
+
+  void retention(const Json& v, const std::string& p) {
+    RetentionConfig& r = c_.storage.retention;
+    r_.object(v, p,
+              {
+                  {"max_bytes",
+                   [&](const Json& e, const std::string& ep) {
+                     r_.integer(e, ep, r.max_bytes, 0, kUnbounded);
+                   }},
+                  {"max_age_s",
+                   [&](const Json& e, const std::string& ep) {
+                     seconds(e, ep, r.max_age, 0, kMaxAgeLimit);
+                   }},
+              });
+  }
+
+  void stats_interval(const Json& v, const std::string& p) {
+    double s = 0;
+    if (r_.number(v, p, s, 0, 3600)) c_.stats_interval = std::chrono::duration<double>(s);
+  }
+
+  void log(const Json& v, const std::string& p) {
+    r_.object(v, p,
+              {
+                  {"level",
+                   [&](const Json& e, const std::string& ep) {
+                     r_.one_of(e, ep, c_.log.level,
+                               {{"trace", LogLevel::kTrace},
+                                {"debug", LogLevel::kDebug},
+                                {"info", LogLevel::kInfo},
+                                {"warn", LogLevel::kWarn},
+                                {"error", LogLevel::kError},
+                                {"off", LogLevel::kOff}});
+                   }},
+                  {"file",
+                   [&](const Json& e, const std::string& ep) {
+                     std::string file;
+                     if (!r_.string(e, ep, file)) return;
+                     if (file.find('\0') != std::string::npos) {
+                       r_.fail(ep, "expected a path without NUL characters, got " + describe(e));
+                       return;
+                     }
+                     c_.log.file = file;
+                   }},
+              });
+  }
+
+  void milliseconds(const Json& v, const std::string& p, std::chrono::milliseconds& out,
+                    uint64_t min, uint64_t max) {
+    uint64_t n = 0;
+    if (r_.integer(v, p, n, min, max)) out = std::chrono::milliseconds(static_cast<int64_t>(n));
+  }
+
+  void seconds(const Json& v, const std::string& p, std::chrono::seconds& out, uint64_t min,
+               uint64_t max) {
+    uint64_t n = 0;
+    if (r_.integer(v, p, n, min, max)) out = std::chrono::seconds(static_cast<int64_t>(n));
+  }
+
+  SchemaReader& r_;
+  RecorderConfig& c_;
+  // False when queue_max_bytes / chunk_max_bytes were given but rejected (their cross-check is
+  // then skipped; the defaults take part in it).
+  bool queue_ok_ = true;
+  bool chunk_ok_ = true;
+};
+
+std::string prefix(std::string_view source_name) {
+  return source_name.empty() ? std::string() : std::string(source_name) + ": ";
+}
+
+ConfigResult<RecorderConfig> parse_impl(std::string_view text, std::string_view source_name) {
+  const std::string source(source_name);
+  detail::JsonParse parsed = detail::parse_json(text);
+  if (parsed.syntax_error) {
+    std::string where = source;
+    if (parsed.line > 0) {
+      if (where.empty())
+        where = "line " + std::to_string(parsed.line) + ", column " + std::to_string(parsed.column);
+      else
+        where += ":" + std::to_string(parsed.line) + ":" + std::to_string(parsed.column);
+    }
+    return ConfigErrors{{(where.empty() ? "" : where + ": ") + *parsed.syntax_error}};
+  }
+
+  SchemaReader reader(prefix(source_name));
+  for (const auto& path : parsed.duplicate_keys) {
+    reader.fail(path, "duplicate key (each key may appear once per object)");
+  }
+  RecorderConfig config;
+  RecorderSchema(reader, config).read(parsed.value);
+  if (reader.error_count() > 0) return ConfigErrors{std::move(reader.messages())};
+  return config;
+}
+
+}  // namespace
+
+ConfigResult<RecorderConfig> parse_recorder_config(std::string_view json_text,
+                                                   std::string_view source_name) {
+  try {
+    return parse_impl(json_text, source_name);
+  } catch (const std::bad_alloc&) {
+    return ConfigErrors{{prefix(source_name) + "out of memory while parsing"}};
+  } catch (const std::exception& e) {
+    // Not expected (the SAX parser reports errors by return value); kept so that nothing escapes.
+    return ConfigErrors{{prefix(source_name) + "cannot parse: " + e.what()}};
+  }
+}
+
+ConfigResult<RecorderConfig> load_recorder_config(const std::filesystem::path& file) {
+  // Configuration files are small; refuse to read anything unreasonably large.
+  constexpr off_t kMaxConfigBytes = 16 << 20;
+  const std::string name = file.string();
+  auto cannot_read = [&](const std::string& why) {
+    return ConfigErrors{{"cannot read " + name + ": " + why}};
+  };
+  const int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return cannot_read(std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int e = errno;
+    ::close(fd);
+    return cannot_read(std::strerror(e));
+  }
+  if (S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    return cannot_read(std::strerror(EISDIR));
+  }
+  if (S_ISREG(st.st_mode) && st.st_size > kMaxConfigBytes) {
+    ::close(fd);
+    return cannot_read("larger than " + std::to_string(kMaxConfigBytes >> 20) + " MiB");
+  }
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int e = errno;
+      ::close(fd);
+      return cannot_read(std::strerror(e));
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+    if (text.size() > static_cast<size_t>(kMaxConfigBytes)) {
+      ::close(fd);
+      return cannot_read("larger than " + std::to_string(kMaxConfigBytes >> 20) + " MiB");
+    }
+  }
+  ::close(fd);
+  return parse_recorder_config(text, name);
+}
+
+}  // namespace config

@@ -1,0 +1,307 @@
+// Documents that must be refused, and the exact message each problem gets.
+#include <catch2/catch.hpp>
+
+#include "test_util.hpp"
+
+using namespace config;
+using config_test::doc_with;
+using config_test::errors_of;
+using config_test::only_error;
+
+namespace {
+
+struct IntegerRange {
+  const char* pointer;
+  const char* range;  // as the message states it
+  const char* too_low;
+  const char* too_high;  // nullptr: no upper bound
+};
+
+const IntegerRange kIntegerRanges[] = {
+    {"/domain", "in 0..232", "-1", "233"},
+    {"/queue_max_bytes", "in 1048576..17179869184", "1048575", "17179869185"},
+    {"/max_sample_bytes", "in 1024..1073737728", "1023", "1073737729"},
+    {"/storage/chunk_max_bytes", "in 4096..268435456", "4095", "268435457"},
+    {"/storage/chunk_max_age_ms", "in 1..60000", "0", "60001"},
+    {"/storage/segment_max_bytes", "in 1048576..1099511627776", "1048575", "1099511627777"},
+    {"/storage/segment_max_duration_s", "in 0..604800", "-1", "604801"},
+    {"/storage/fsync_interval_ms", "in 1..3600000", "0", "3600001"},
+    {"/storage/retention/max_bytes", ">= 0", "-1", nullptr},
+    {"/storage/retention/max_age_s", "in 0..9223372036", "-1", "9223372037"},
+};
+
+}  // namespace
+
+TEST_CASE("parse_recorder_config refuses integers out of range, naming path and range") {
+  for (const IntegerRange& k : kIntegerRanges) {
+    const std::string expected = std::string(k.pointer) + ": expected an integer " + k.range;
+    INFO(k.pointer);
+    CHECK(only_error(doc_with(k.pointer, k.too_low)) == expected + ", got " + k.too_low);
+    if (k.too_high != nullptr) {
+      CHECK(only_error(doc_with(k.pointer, k.too_high)) == expected + ", got " + k.too_high);
+    }
+  }
+  // Beyond 64 bits the number is no longer an integer for the parser; still a clear message.
+  CHECK(only_error(doc_with("/storage/retention/max_bytes", "18446744073709551616")) ==
+        "/storage/retention/max_bytes: expected an integer >= 0, got 1.8446744073709552e+19");
+  CHECK(only_error(doc_with("/domain", "-9223372036854775808")) ==
+        "/domain: expected an integer in 0..232, got -9223372036854775808");
+}
+
+TEST_CASE("parse_recorder_config refuses non-integers for integer keys") {
+  for (const IntegerRange& k : kIntegerRanges) {
+    const std::string expected = std::string(k.pointer) + ": expected an integer " + k.range;
+    INFO(k.pointer);
+    CHECK(only_error(doc_with(k.pointer, "1.5")) == expected + ", got 1.5");
+    CHECK(only_error(doc_with(k.pointer, "4096.0")) == expected + ", got 4096.0");
+    CHECK(only_error(doc_with(k.pointer, "1e3")) == expected + ", got 1000.0");
+    CHECK(only_error(doc_with(k.pointer, R"("4096")")) == expected + R"(, got "4096")");
+    CHECK(only_error(doc_with(k.pointer, "true")) == expected + ", got true");
+    CHECK(only_error(doc_with(k.pointer, "null")) == expected + ", got null");
+    CHECK(only_error(doc_with(k.pointer, "[1]")) == expected + ", got an array");
+    CHECK(only_error(doc_with(k.pointer, "{}")) == expected + ", got {}");
+  }
+}
+
+TEST_CASE("parse_recorder_config refuses bad stats intervals") {
+  const std::string expected = "/stats_interval_s: expected a number > 0 and <= 3600, got ";
+  CHECK(only_error(doc_with("/stats_interval_s", "0")) == expected + "0");
+  CHECK(only_error(doc_with("/stats_interval_s", "0.0")) == expected + "0.0");
+  CHECK(only_error(doc_with("/stats_interval_s", "-1")) == expected + "-1");
+  CHECK(only_error(doc_with("/stats_interval_s", "3600.5")) == expected + "3600.5");
+  CHECK(only_error(doc_with("/stats_interval_s", "3601")) == expected + "3601");
+  CHECK(only_error(doc_with("/stats_interval_s", R"("5")")) == expected + R"("5")");
+  CHECK(only_error(doc_with("/stats_interval_s", "false")) == expected + "false");
+}
+
+TEST_CASE("parse_recorder_config refuses wrong types for string, array and object keys") {
+  const std::pair<std::string, std::string> cases[] = {
+      {doc_with("/interface", "5"),
+       "/interface: expected an interface name (at most 15 characters, no '/' or spaces), an "
+       "IPv4 address or \"\", got 5"},
+      {doc_with("/peers", R"("10.0.0.1")"),
+       R"(/peers: expected an array of IPv4 address strings, got "10.0.0.1")"},
+      {doc_with("/peers", "[1]"), "/peers/0: expected an IPv4 address string, got 1"},
+      {doc_with("/topics", R"(["*"])"), "/topics: expected an object, got an array"},
+      {doc_with("/topics/include", R"("*")"),
+       R"(/topics/include: expected an array of topic pattern strings, got "*")"},
+      {doc_with("/topics/exclude", "{}"),
+       "/topics/exclude: expected an array of topic pattern strings, got {}"},
+      {doc_with("/topics/include", R"(["a", 5])"),
+       "/topics/include/1: expected a topic pattern string, got 5"},
+      {doc_with("/topics/exclude", "[null]"),
+       "/topics/exclude/0: expected a topic pattern string, got null"},
+      {R"({"storage":"rec"})", R"(/storage: expected an object, got "rec")"},
+      {doc_with("/storage/path", "5"),
+       "/storage/path: expected a non-empty string (the recording directory), got 5"},
+      {doc_with("/storage/path", R"("")"),
+       R"(/storage/path: expected a non-empty string (the recording directory), got "")"},
+      {doc_with("/storage/retention", "0"), "/storage/retention: expected an object, got 0"},
+      {doc_with("/storage/compression", "true"),
+       R"(/storage/compression: expected one of "lz4", "none", got true)"},
+      {doc_with("/storage/fsync", "1"),
+       R"(/storage/fsync: expected one of "none", "chunk", "segment", "interval", got 1)"},
+      {doc_with("/log", R"("info")"), R"(/log: expected an object, got "info")"},
+      {doc_with("/log/level", "2"),
+       R"(/log/level: expected one of "trace", "debug", "info", "warn", "error", "off", got 2)"},
+      {doc_with("/log/file", "false"), "/log/file: expected a string, got false"},
+      {"[]", "top level: expected an object, got []"},
+      {R"("x")", R"(top level: expected an object, got "x")"},
+  };
+  for (const auto& [doc, message] : cases) CHECK(only_error(doc) == message);
+}
+
+TEST_CASE("parse_recorder_config refuses bad enum values, listing the choices") {
+  CHECK(only_error(doc_with("/storage/fsync", R"("always")")) ==
+        R"(/storage/fsync: expected one of "none", "chunk", "segment", "interval", got "always")");
+  CHECK(only_error(doc_with("/storage/fsync", R"("Chunk")")) ==
+        R"(/storage/fsync: expected one of "none", "chunk", "segment", "interval", got "Chunk")");
+  CHECK(only_error(doc_with("/storage/compression", R"("zstd")")) ==
+        R"(/storage/compression: expected one of "lz4", "none", got "zstd")");
+  CHECK(
+      only_error(doc_with("/log/level", R"("warning")")) ==
+      R"(/log/level: expected one of "trace", "debug", "info", "warn", "error", "off", got "warning")");
+}
+
+TEST_CASE("parse_recorder_config refuses bad interfaces and peers") {
+  const std::string itf =
+      "/interface: expected an interface name (at most 15 characters, no '/' or spaces), an IPv4 "
+      "address or \"\", got ";
+  CHECK(only_error(doc_with("/interface", R"("999.1.1.1")")) == itf + R"("999.1.1.1")");
+  CHECK(only_error(doc_with("/interface", R"("10.0.0")")) == itf + R"("10.0.0")");
+  CHECK(only_error(doc_with("/interface", R"("abcdefghijklmnop")")) ==
+        itf + R"("abcdefghijklmnop")");
+  CHECK(only_error(doc_with("/interface", R"("eth 0")")) == itf + R"("eth 0")");
+  CHECK(only_error(doc_with("/interface", R"("a/b")")) == itf + R"("a/b")");
+  CHECK(only_error(doc_with("/interface", R"("..")")) == itf + R"("..")");
+
+  CHECK(errors_of(doc_with("/peers", R"(["10.0.0.1", "host.example", "1.2.3.256", ""])")) ==
+        std::vector<std::string>{
+            R"(/peers/1: expected an IPv4 address string, got "host.example")",
+            R"(/peers/2: expected an IPv4 address string, got "1.2.3.256")",
+            R"(/peers/3: expected an IPv4 address string, got "")",
+        });
+}
+
+TEST_CASE("parse_recorder_config refuses bad topic patterns with glob_error's reason") {
+  CHECK(only_error(doc_with("/topics/include", R"(["a*", "[abc"])")) ==
+        R"(/topics/include/1: invalid topic pattern "[abc": unterminated '[' at position 1)");
+  CHECK(only_error(doc_with("/topics/exclude", R"(["ok", "x[a-"])")) ==
+        R"(/topics/exclude/1: invalid topic pattern "x[a-": unterminated '[' at position 2)");
+  CHECK(only_error(doc_with("/topics/exclude", R"([""])")) ==
+        R"(/topics/exclude/0: invalid topic pattern "": empty pattern)");
+  CHECK(only_error(doc_with("/topics/include", "[]")) ==
+        "/topics/include: expected a non-empty array of topic pattern strings, got []");
+}
+
+TEST_CASE("parse_recorder_config requires storage.path") {
+  const std::string missing =
+      "/storage/path: required key is missing (expected a string: the recording directory)";
+  CHECK(only_error("{}") == missing);
+  CHECK(only_error(R"({"domain":1})") == missing);
+  CHECK(only_error(R"({"storage":{}})") == missing);
+  CHECK(only_error(R"({"storage":{"fsync":"none"}})") == missing);
+}
+
+TEST_CASE("parse_recorder_config refuses a queue smaller than one chunk") {
+  CHECK(only_error(R"({"storage":{"path":"x"},"queue_max_bytes":1048576})") ==
+        "/queue_max_bytes: expected at least /storage/chunk_max_bytes (4194304), got 1048576");
+  CHECK(only_error(R"({"storage":{"path":"x","chunk_max_bytes":268435456}})") ==
+        "/queue_max_bytes: expected at least /storage/chunk_max_bytes (268435456), got 67108864");
+  // A bad chunk_max_bytes is reported alone, not compared.
+  CHECK(only_error(R"({"storage":{"path":"x","chunk_max_bytes":1},"queue_max_bytes":1048576})") ==
+        "/storage/chunk_max_bytes: expected an integer in 4096..268435456, got 1");
+}
+
+TEST_CASE("parse_recorder_config refuses unknown keys, suggesting close ones") {
+  const std::string top =
+      " (known keys: domain, interface, peers, topics, storage, queue_max_bytes, "
+      "max_sample_bytes, stats_interval_s, log)";
+  const std::string storage =
+      " (known keys: path, chunk_max_bytes, chunk_max_age_ms, segment_max_bytes, "
+      "segment_max_duration_s, compression, fsync, fsync_interval_ms, retention)";
+  CHECK(only_error(doc_with("/domian", "1")) ==
+        "/domian: unknown key, did you mean \"domain\"?" + top);
+  CHECK(only_error(doc_with("/Domain", "1")) ==
+        "/Domain: unknown key, did you mean \"domain\"?" + top);
+  CHECK(only_error(doc_with("/verbose", "true")) == "/verbose: unknown key" + top);
+  CHECK(only_error(doc_with("/storage/chunk_size", "4096")) ==
+        "/storage/chunk_size: unknown key" + storage);
+  CHECK(only_error(doc_with("/storage/chunk_max_byte", "4096")) ==
+        "/storage/chunk_max_byte: unknown key, did you mean \"chunk_max_bytes\"?" + storage);
+  CHECK(only_error(doc_with("/storage/fsnyc", R"("none")")) ==
+        "/storage/fsnyc: unknown key, did you mean \"fsync\"?" + storage);
+  CHECK(only_error(doc_with("/storage/retention/max_age", "1")) ==
+        "/storage/retention/max_age: unknown key, did you mean \"max_age_s\"? "
+        "(known keys: max_bytes, max_age_s)");
+  CHECK(only_error(doc_with("/topics/includes", R"(["*"])")) ==
+        "/topics/includes: unknown key, did you mean \"include\"? (known keys: include, exclude)");
+  CHECK(only_error(doc_with("/log/levle", R"("info")")) ==
+        "/log/levle: unknown key, did you mean \"level\"? (known keys: level, file)");
+  CHECK(only_error(doc_with("/log/path", R"("x")")) ==
+        "/log/path: unknown key (known keys: level, file)");
+}
+
+TEST_CASE("parse_recorder_config escapes odd keys in JSON pointers") {
+  CHECK(only_error(R"({"storage":{"path":"x"},"a/b~c":1})") ==
+        R"(/a~1b~0c: unknown key (known keys: domain, interface, peers, topics, storage, )"
+        R"(queue_max_bytes, max_sample_bytes, stats_interval_s, log))");
+  CHECK(only_error(R"({"storage":{"path":"x"},"a\nb":1})") ==
+        R"(/a\u000ab: unknown key (known keys: domain, interface, peers, topics, storage, )"
+        R"(queue_max_bytes, max_sample_bytes, stats_interval_s, log))");
+}
+
+TEST_CASE("parse_recorder_config shortens long values in messages") {
+  const std::string long_value(200, 'a');
+  CHECK(only_error(doc_with("/storage/fsync", "\"" + long_value + "\"")) ==
+        R"(/storage/fsync: expected one of "none", "chunk", "segment", "interval", got ")" +
+            std::string(55, 'a') + "...\"");
+}
+
+TEST_CASE("parse_recorder_config refuses duplicate keys") {
+  CHECK(only_error(R"({"storage":{"path":"x","fsync":"none","fsync":"chunk"}})") ==
+        "/storage/fsync: duplicate key (each key may appear once per object)");
+  CHECK(errors_of(R"({"storage":{"path":"x"},"storage":{"path":"y"},"peers":[{"a":1,"a":2}]})") ==
+        std::vector<std::string>{
+            "/storage: duplicate key (each key may appear once per object)",
+            "/peers/0/a: duplicate key (each key may appear once per object)",
+            "/peers/0: expected an IPv4 address string, got an object",
+        });
+}
+
+TEST_CASE("parse_recorder_config reports all problems together in document order") {
+  const auto messages = errors_of(R"({
+    "domain": 300,
+    "topics": {"include": ["[x"], "exclude": 7},
+    "storage": {
+      "chunk_size": 1,
+      "fsync": "always",
+      "retention": {"max_bytes": -5}
+    },
+    "stats_interval_s": 0,
+    "log": {"level": "loud"}
+  })");
+  CHECK(messages == std::vector<std::string>{
+                        "/domain: expected an integer in 0..232, got 300",
+                        R"(/topics/include/0: invalid topic pattern "[x": unterminated '[' at )"
+                        "position 1",
+                        "/topics/exclude: expected an array of topic pattern strings, got 7",
+                        "/storage/chunk_size: unknown key (known keys: path, chunk_max_bytes, "
+                        "chunk_max_age_ms, segment_max_bytes, segment_max_duration_s, "
+                        "compression, fsync, fsync_interval_ms, retention)",
+                        R"(/storage/fsync: expected one of "none", "chunk", "segment", )"
+                        R"("interval", got "always")",
+                        "/storage/retention/max_bytes: expected an integer >= 0, got -5",
+                        "/storage/path: required key is missing (expected a string: the "
+                        "recording directory)",
+                        "/stats_interval_s: expected a number > 0 and <= 3600, got 0",
+                        R"(/log/level: expected one of "trace", "debug", "info", "warn", )"
+                        R"("error", "off", got "loud")",
+                    });
+}
+
+TEST_CASE("parse_recorder_config prefixes messages with the source name") {
+  auto r = parse_recorder_config(R"({"storage":{"path":"x","fsync":"always"},"domain":-1})",
+                                 "recorder.json");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().messages ==
+        std::vector<std::string>{
+            R"(recorder.json: /storage/fsync: expected one of "none", "chunk", "segment", )"
+            R"("interval", got "always")",
+            "recorder.json: /domain: expected an integer in 0..232, got -1",
+        });
+  CHECK(r.error().to_string() ==
+        "recorder.json: /storage/fsync: expected one of \"none\", \"chunk\", \"segment\", "
+        "\"interval\", got \"always\"\nrecorder.json: /domain: expected an integer in 0..232, "
+        "got -1\n");
+}
+
+TEST_CASE("load_recorder_config reports files it cannot read") {
+  config_test::TempDir dir;
+  const std::string missing = dir.str("nope.json");
+  auto r = load_recorder_config(missing);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().messages ==
+        std::vector<std::string>{"cannot read " + missing + ": No such file or directory"});
+
+  auto d = load_recorder_config(dir.path());
+  REQUIRE_FALSE(d.ok());
+  CHECK(d.error().messages ==
+        std::vector<std::string>{"cannot read " + dir.str() + ": Is a directory"});
+}
+
+TEST_CASE("load_recorder_config prefixes schema errors with the file name") {
+  config_test::TempDir dir;
+  const std::string file = dir.str("r.json");
+  {
+    std::FILE* f = std::fopen(file.c_str(), "w");
+    REQUIRE(f != nullptr);
+    std::fputs("{\"storage\": {\"path\": \"x\", \"compression\": \"gzip\"}}\n", f);
+    std::fclose(f);
+  }
+  auto r = load_recorder_config(file);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().messages ==
+        std::vector<std::string>{
+            file + R"(: /storage/compression: expected one of "lz4", "none", got "gzip")"});
+}

@@ -1,0 +1,217 @@
+// Documents that parse: the defaults, the example file, every key at its limits and in between.
+#include <catch2/catch.hpp>
+
+#include "test_util.hpp"
+
+using namespace config;
+using config_test::doc_with;
+using config_test::parsed;
+
+TEST_CASE("parse_recorder_config gives the documented defaults for a minimal document") {
+  const RecorderConfig c = parsed(R"({"storage":{"path":"x"}})");
+  CHECK(c.domain == 0);
+  CHECK(c.interface.empty());
+  CHECK(c.peers.empty());
+  CHECK(c.topics.include == std::vector<std::string>{"*"});
+  CHECK(c.topics.exclude.empty());
+  CHECK(c.storage.path == "x");
+  CHECK(c.storage.chunk_max_bytes == 4194304u);
+  CHECK(c.storage.chunk_max_age == std::chrono::milliseconds(100));
+  CHECK(c.storage.segment_max_bytes == 268435456u);
+  CHECK(c.storage.segment_max_duration == std::chrono::seconds(600));
+  CHECK(c.storage.compression == Compression::kLz4);
+  CHECK(c.storage.fsync == FsyncPolicy::kChunk);
+  CHECK(c.storage.fsync_interval == std::chrono::milliseconds(1000));
+  CHECK(c.storage.retention.max_bytes == 0u);
+  CHECK(c.storage.retention.max_age == std::chrono::seconds(0));
+  CHECK(c.queue_max_bytes == 67108864u);
+  CHECK(c.max_sample_bytes == 67108864u);
+  CHECK(c.stats_interval.count() == 5.0);
+  CHECK(c.log.level == LogLevel::kInfo);
+  CHECK(c.log.file.empty());
+
+  // ... and they are the member initializers, so a default-constructed struct agrees.
+  RecorderConfig expected;
+  expected.storage.path = "x";
+  CHECK(c == expected);
+}
+
+TEST_CASE("load_recorder_config reads the example file with the expected values") {
+  auto r = load_recorder_config(PUBSUB_CONFIG_DIR "/examples/recorder.json");
+  INFO((r.ok() ? std::string() : r.error().to_string()));
+  REQUIRE(r.ok());
+  const RecorderConfig& c = *r;
+  CHECK(c.domain == 0);
+  CHECK(c.interface.empty());
+  CHECK(c.peers.empty());
+  CHECK(c.topics.include == std::vector<std::string>{"*"});
+  CHECK(c.topics.exclude == std::vector<std::string>{"rt/rosout", "*_debug"});
+  CHECK(c.storage.path == "recordings/example");
+  CHECK(c.storage.chunk_max_bytes == 4194304u);
+  CHECK(c.storage.chunk_max_age == std::chrono::milliseconds(100));
+  CHECK(c.storage.segment_max_bytes == 268435456u);
+  CHECK(c.storage.segment_max_duration == std::chrono::seconds(600));
+  CHECK(c.storage.compression == Compression::kLz4);
+  CHECK(c.storage.fsync == FsyncPolicy::kChunk);
+  CHECK(c.storage.fsync_interval == std::chrono::milliseconds(1000));
+  CHECK(c.storage.retention.max_bytes == 107374182400u);
+  CHECK(c.storage.retention.max_age == std::chrono::seconds(604800));
+  CHECK(c.queue_max_bytes == 67108864u);
+  CHECK(c.max_sample_bytes == 16777216u);
+  CHECK(c.stats_interval.count() == 5.0);
+  CHECK(c.log.level == LogLevel::kInfo);
+  CHECK(c.log.file.empty());
+}
+
+TEST_CASE("parse_recorder_config reads every key when set to non-default values") {
+  const RecorderConfig c = parsed(R"({
+    "domain": 232,
+    "interface": "eth0",
+    "peers": ["10.0.0.1", "192.168.1.2"],
+    "topics": {"include": ["rt/*", "Square"], "exclude": ["*[!a-z]", "?"]},
+    "storage": {
+      "path": "/var/lib/rec/one",
+      "chunk_max_bytes": 65536,
+      "chunk_max_age_ms": 60000,
+      "segment_max_bytes": 1099511627776,
+      "segment_max_duration_s": 0,
+      "compression": "none",
+      "fsync": "interval",
+      "fsync_interval_ms": 3600000,
+      "retention": {"max_bytes": 18446744073709551615, "max_age_s": 86400}
+    },
+    "queue_max_bytes": 17179869184,
+    "max_sample_bytes": 1024,
+    "stats_interval_s": 0.25,
+    "log": {"level": "trace", "file": "/var/log/rec.log"}
+  })");
+  CHECK(c.domain == 232);
+  CHECK(c.interface == "eth0");
+  CHECK(c.peers == std::vector<std::string>{"10.0.0.1", "192.168.1.2"});
+  CHECK(c.topics.include == std::vector<std::string>{"rt/*", "Square"});
+  CHECK(c.topics.exclude == std::vector<std::string>{"*[!a-z]", "?"});
+  CHECK(c.storage.path == "/var/lib/rec/one");
+  CHECK(c.storage.chunk_max_bytes == 65536u);
+  CHECK(c.storage.chunk_max_age == std::chrono::milliseconds(60000));
+  CHECK(c.storage.segment_max_bytes == 1099511627776u);
+  CHECK(c.storage.segment_max_duration == std::chrono::seconds(0));
+  CHECK(c.storage.compression == Compression::kNone);
+  CHECK(c.storage.fsync == FsyncPolicy::kInterval);
+  CHECK(c.storage.fsync_interval == std::chrono::milliseconds(3600000));
+  CHECK(c.storage.retention.max_bytes == 18446744073709551615u);
+  CHECK(c.storage.retention.max_age == std::chrono::seconds(86400));
+  CHECK(c.queue_max_bytes == 17179869184u);
+  CHECK(c.max_sample_bytes == 1024u);
+  CHECK(c.stats_interval.count() == 0.25);
+  CHECK(c.log.level == LogLevel::kTrace);
+  CHECK(c.log.file == "/var/log/rec.log");
+}
+
+namespace {
+
+struct IntegerKey {
+  const char* pointer;
+  uint64_t min;
+  uint64_t max;
+  uint64_t (*get)(const RecorderConfig&);
+};
+
+// Every integer key with its documented range and where its value lands.
+const IntegerKey kIntegerKeys[] = {
+    {"/domain", 0, 232, [](const RecorderConfig& c) -> uint64_t { return c.domain; }},
+    {"/queue_max_bytes", 4194304, 17179869184,  // at least the default chunk_max_bytes
+     [](const RecorderConfig& c) -> uint64_t { return c.queue_max_bytes; }},
+    {"/max_sample_bytes", 1024, 1073737728,
+     [](const RecorderConfig& c) -> uint64_t { return c.max_sample_bytes; }},
+    {"/storage/chunk_max_bytes", 4096, 67108864,  // at most the default queue_max_bytes
+     [](const RecorderConfig& c) -> uint64_t { return c.storage.chunk_max_bytes; }},
+    {"/storage/chunk_max_age_ms", 1, 60000,
+     [](const RecorderConfig& c) -> uint64_t { return c.storage.chunk_max_age.count(); }},
+    {"/storage/segment_max_bytes", 1048576, 1099511627776,
+     [](const RecorderConfig& c) -> uint64_t { return c.storage.segment_max_bytes; }},
+    {"/storage/segment_max_duration_s", 0, 604800,
+     [](const RecorderConfig& c) -> uint64_t { return c.storage.segment_max_duration.count(); }},
+    {"/storage/fsync_interval_ms", 1, 3600000,
+     [](const RecorderConfig& c) -> uint64_t { return c.storage.fsync_interval.count(); }},
+    {"/storage/retention/max_bytes", 0, 18446744073709551615u,
+     [](const RecorderConfig& c) -> uint64_t { return c.storage.retention.max_bytes; }},
+    {"/storage/retention/max_age_s", 0, 9223372036,
+     [](const RecorderConfig& c) -> uint64_t { return c.storage.retention.max_age.count(); }},
+};
+
+}  // namespace
+
+TEST_CASE("parse_recorder_config accepts every integer key at both ends of its range") {
+  for (const IntegerKey& k : kIntegerKeys) {
+    for (const uint64_t v : {k.min, k.max, k.min + (k.max - k.min) / 3}) {
+      INFO(k.pointer << " = " << v);
+      CHECK(k.get(parsed(doc_with(k.pointer, std::to_string(v)))) == v);
+    }
+  }
+}
+
+TEST_CASE("parse_recorder_config accepts automatic, named and numeric interfaces") {
+  CHECK(parsed(doc_with("/interface", R"("")")).interface.empty());
+  CHECK(parsed(doc_with("/interface", R"("enp0s31f6")")).interface == "enp0s31f6");
+  CHECK(parsed(doc_with("/interface", R"("eth0:1")")).interface == "eth0:1");
+  CHECK(parsed(doc_with("/interface", R"("abcdefghijklmno")")).interface == "abcdefghijklmno");
+  CHECK(parsed(doc_with("/interface", R"("198.18.0.2")")).interface == "198.18.0.2");
+}
+
+TEST_CASE("parse_recorder_config accepts every enum spelling") {
+  const std::pair<const char*, LogLevel> levels[] = {
+      {"trace", LogLevel::kTrace}, {"debug", LogLevel::kDebug}, {"info", LogLevel::kInfo},
+      {"warn", LogLevel::kWarn},   {"error", LogLevel::kError}, {"off", LogLevel::kOff}};
+  for (const auto& [name, level] : levels) {
+    INFO(name);
+    CHECK(parsed(doc_with("/log/level", "\"" + std::string(name) + "\"")).log.level == level);
+    CHECK(to_string(level) == name);
+  }
+  const std::pair<const char*, FsyncPolicy> policies[] = {{"none", FsyncPolicy::kNone},
+                                                          {"chunk", FsyncPolicy::kChunk},
+                                                          {"segment", FsyncPolicy::kSegment},
+                                                          {"interval", FsyncPolicy::kInterval}};
+  for (const auto& [name, policy] : policies) {
+    INFO(name);
+    CHECK(parsed(doc_with("/storage/fsync", "\"" + std::string(name) + "\"")).storage.fsync ==
+          policy);
+    CHECK(to_string(policy) == name);
+  }
+  CHECK(parsed(doc_with("/storage/compression", R"("none")")).storage.compression ==
+        Compression::kNone);
+  CHECK(parsed(doc_with("/storage/compression", R"("lz4")")).storage.compression ==
+        Compression::kLz4);
+  CHECK(to_string(Compression::kNone) == "none");
+  CHECK(to_string(Compression::kLz4) == "lz4");
+}
+
+TEST_CASE("parse_recorder_config takes fractional and integral stats intervals") {
+  CHECK(parsed(doc_with("/stats_interval_s", "0.001")).stats_interval.count() == 0.001);
+  CHECK(parsed(doc_with("/stats_interval_s", "3600")).stats_interval.count() == 3600.0);
+  CHECK(parsed(doc_with("/stats_interval_s", "2.5e1")).stats_interval.count() == 25.0);
+}
+
+TEST_CASE("parse_recorder_config accepts a queue exactly one chunk large") {
+  const RecorderConfig c =
+      parsed(R"({"storage":{"path":"x","chunk_max_bytes":1048576},"queue_max_bytes":1048576})");
+  CHECK(c.queue_max_bytes == 1048576u);
+  CHECK(c.storage.chunk_max_bytes == 1048576u);
+}
+
+TEST_CASE("parse_recorder_config accepts an empty exclude list and keeps pattern order") {
+  const RecorderConfig c =
+      parsed(R"({"storage":{"path":"x"},"topics":{"exclude":[],"include":["b","a","b"]}})");
+  CHECK(c.topics.exclude.empty());
+  CHECK(c.topics.include == std::vector<std::string>{"b", "a", "b"});
+}
+
+TEST_CASE("parse_recorder_config keeps storage.path as written") {
+  CHECK(parsed(doc_with("/storage/path", R"("rec dir/with spaces/")")).storage.path ==
+        "rec dir/with spaces/");
+  CHECK(parsed(doc_with("/storage/path", R"("caf\u00e9")")).storage.path == "caf\xc3\xa9");
+}
+
+TEST_CASE("ConfigErrors::to_string puts each message on its own line") {
+  CHECK(ConfigErrors{{"a", "b"}}.to_string() == "a\nb\n");
+  CHECK(ConfigErrors{}.to_string().empty());
+}
