@@ -166,6 +166,7 @@ pubsub::WriterQos writer_qos(const Options& o, bool batching) {
       o.best_effort ? pubsub::ReliabilityKind::kBestEffort : pubsub::ReliabilityKind::kReliable;
   q.max_blocking_time = 1s;
   q.resource_limits.max_bytes = std::max<size_t>(64u << 20, size_t{o.datalen} * 4);
+  if (o.history_depth > 0) q.history = {pubsub::HistoryKind::kKeepLast, o.history_depth};
   if (batching) {
     q.batching.enabled = true;
     q.batching.max_bytes = static_cast<size_t>(o.batch_size);
@@ -221,7 +222,8 @@ std::string usage() {
          "  -payload zero|random  payload bytes (default zero)\n"
          "  -ddsperfCompat        Cyclone ddsperf's KeyedSeq on DDSPerf[RU]DataKS\n"
          "  -summaryJson FILE     write counts, loss and a payload checksum as JSON\n"
-         "  -waitSubscribers S    how long the publisher waits for subscribers (default 30)\n";
+         "  -waitSubscribers S    how long the publisher waits for subscribers (default 30)\n"
+         "  -historyDepth N       publisher history KEEP_LAST N instead of KEEP_ALL\n";
 }
 
 bool parse_options(int argc, char** argv, Options& o, std::string& error) {
@@ -317,6 +319,9 @@ bool parse_options(int argc, char** argv, Options& o, std::string& error) {
     } else if (f == "waitsubscribers") {
       if (!number("seconds (0.1..3600)", 0.1, 3600, d)) return false;
       o.wait_seconds = d;
+    } else if (f == "historydepth") {
+      if (!number("a depth (1..100000)", 1, 100000, d)) return false;
+      o.history_depth = static_cast<int>(d);
     } else if (f == "help" || f == "h") {
       error = "";
       return false;

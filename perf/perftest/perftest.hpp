@@ -38,6 +38,7 @@ struct Options {
   bool ddsperf_compat = false;
   std::string summary_json;  // write a JSON summary (counts, loss, checksum) to this file
   double wait_seconds = 30;  // how long the publisher waits for subscribers
+  int history_depth = 0;     // 0: KEEP_ALL; N: KEEP_LAST N (samples may then be skipped by GAPs)
 };
 
 // Parses RTI-style flags (single dash; double dash accepted). On error, returns false with a

@@ -150,3 +150,120 @@ TEST_CASE("Reliable delivery under 10% drop, duplicates and reordering") {
     run_reliable({4u << 20, 6, true, false}, harsh());
   }
 }
+
+TEST_CASE("Best effort counts loss exactly under injected drop") {
+  // Only data datagrams cross the network while the fault is on (no SPDP announcements in
+  // that time, no heartbeats or acknowledgements for best effort), so every dropped datagram is
+  // exactly one lost sample. Both counts - from the payload's sequence number and the
+  // library's own - must equal what was written minus what arrived, and the network's drops.
+  auto net = FakeNetwork::create();
+  ParticipantOptions po = test::fake_options(net);
+  po.announce_period = std::chrono::seconds(30);
+  po.lease_duration = std::chrono::seconds(60);
+  auto pub = Participant::create(po);
+  auto sub = Participant::create(po);
+  REQUIRE(pub);
+  REQUIRE(sub);
+  TopicDescription topic{"BestEffort", "test::Blob"};
+  std::mutex mu;
+  uint32_t received = 0, expected_next = 1, payload_lost = 0;
+  ReaderQos rq;
+  rq.reliability = ReliabilityKind::kBestEffort;
+  auto reader = sub.value()->create_reader(topic, rq, [&](const SampleInfo&, Bytes body) {
+    uint32_t seq;
+    std::memcpy(&seq, body.data(), 4);
+    std::lock_guard lk(mu);
+    received++;
+    payload_lost += seq - expected_next;
+    expected_next = seq + 1;
+  });
+  REQUIRE(reader);
+  WriterQos wq;
+  wq.reliability = ReliabilityKind::kBestEffort;
+  auto writer = pub.value()->create_writer(topic, wq);
+  REQUIRE(writer);
+  REQUIRE(writer.value()->wait_for_readers(1, 10s));
+  REQUIRE(test::eventually([&] { return reader.value()->matched_writers() == 1; }));
+  std::this_thread::sleep_for(300ms);  // let discovery traffic settle (SEDP acknowledged)
+
+  constexpr uint32_t kCount = 5000;
+  const auto dropped_before = net->stats().dropped;
+  FaultOptions drop;
+  drop.drop = 0.10;
+  drop.seed = 7;
+  net->set_faults(drop);
+  for (uint32_t i = 1; i < kCount; ++i) {
+    REQUIRE(writer.value()->write(test::as_bytes(test::pattern(i, 32))).ok());
+  }
+  REQUIRE(test::eventually([&] { return net->stats().delivered + net->stats().dropped > 0; }));
+  std::this_thread::sleep_for(100ms);  // everything sent is delivered or dropped
+  net->set_faults({});
+  REQUIRE(writer.value()->write(test::as_bytes(test::pattern(kCount, 32))).ok());  // arrives
+  REQUIRE(test::eventually([&] {
+    std::lock_guard lk(mu);
+    return expected_next == kCount + 1;
+  }));
+  const uint64_t dropped = net->stats().dropped - dropped_before;
+  std::lock_guard lk(mu);
+  INFO("received " << received << " payload-lost " << payload_lost << " dropped " << dropped);
+  REQUIRE(dropped > 300);  // ~10% of 5000 really happened
+  REQUIRE(payload_lost == kCount - received);
+  REQUIRE(reader.value()->stats().lost == kCount - received);
+  REQUIRE(dropped == kCount - received);
+}
+
+TEST_CASE("KEEP_ALL writer blocks, then times out, when a reader stops acknowledging") {
+  auto net = FakeNetwork::create();
+  auto pub = Participant::create(test::fake_options(net));
+  auto sub = Participant::create(test::fake_options(net));
+  REQUIRE(pub);
+  REQUIRE(sub);
+  // A raw reader that refuses every sample never acknowledges anything.
+  std::atomic<uint64_t> offered{0};
+  RawReaderOptions ro;
+  ro.qos.resource_limits.max_samples = 64;
+  ro.qos.resource_limits.max_bytes = 64 * 1024;
+  RawReaderListener listener;
+  listener.on_sample = [&](const RawSample&) {
+    offered++;
+    return false;
+  };
+  auto raw = sub.value()->create_raw_reader(ro, listener);
+  REQUIRE(raw);
+  WriterQos wq;
+  wq.resource_limits.max_samples = 200;
+  wq.resource_limits.max_bytes = 1u << 20;
+  wq.max_blocking_time = 200ms;
+  auto writer = pub.value()->create_writer({"Stalled", "test::Blob"}, wq);
+  REQUIRE(writer);
+  REQUIRE(writer.value()->wait_for_readers(1, 10s));
+
+  int ok = 0, timeouts = 0;
+  std::chrono::steady_clock::duration slowest{};
+  const auto end = std::chrono::steady_clock::now() + 2s;
+  while (std::chrono::steady_clock::now() < end && timeouts < 3) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = writer.value()->write(test::as_bytes(test::pattern(ok + 1, 1000)));
+    const auto took = std::chrono::steady_clock::now() - t0;
+    if (r.ok()) {
+      ok++;
+    } else {
+      REQUIRE(r.error().code == ErrorCode::kTimeout);
+      timeouts++;
+      slowest = std::max(slowest, took);
+    }
+  }
+  const auto ws = writer.value()->stats();
+  const auto rs = raw.value()->stats();
+  INFO("accepted " << ok << " timeouts " << timeouts << " history " << ws.history_samples << "/"
+                   << ws.history_bytes << " reader buffered " << rs.buffered_bytes);
+  REQUIRE(timeouts == 3);
+  REQUIRE(ok <= 200);         // never more than the history holds
+  REQUIRE(offered > 0);       // the reader did see samples and refused them
+  REQUIRE(slowest >= 190ms);  // each failing write waited max_blocking_time
+  REQUIRE(slowest < 1s);
+  REQUIRE(ws.write_timeouts == 3);
+  REQUIRE(ws.history_samples == static_cast<size_t>(ok));  // nothing acknowledged, all kept
+  REQUIRE(ws.history_bytes <= (1u << 20));
+  REQUIRE(rs.buffered_bytes <= 64 * 1024 + 1100);  // the reader's own bound (+ one sample)
+}

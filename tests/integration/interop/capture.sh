@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# A capture of a libpubsub run - discovery, 200 kB samples (DATA_FRAG), repairs under 5% loss,
+# and a subscriber joining late (GAPs) - decodes as RTPS in tshark with zero malformed packets
+# and shows every submessage kind the protocol uses.
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/../lib/netns.sh"
+. "$HERE/../lib/impair.sh"
+BIN=${BIN:?set BIN to the bin directory of the build}
+command -v tshark >/dev/null || { echo "SKIP: tshark is not installed; run scripts/setup.sh"; exit 77; }
+netns_setup 3
+impair_link 0 5 0 || exit 1
+out=$(mktemp -d)
+trap 'netns_cleanup; rm -rf "$out"' EXIT
+# Capture on the publisher's interface: after the impairment (a dropped packet is never on the
+# wire), so what tshark sees is what the peers see.
+netns_run 0 30 tshark -i veth0 -w "$out/cap.pcap" -q -f udp >/dev/null 2>&1 &
+tshark_pid=$!
+sleep 1.5
+netns_run 1 30 "$BIN/pubsub-perftest" -sub -nic veth1 -datalen 200000 -exec 20 -noPrint >/dev/null 2>"$out/sub1.err" &
+s1=$!
+netns_run 0 30 "$BIN/pubsub-perftest" -pub -nic veth0 -datalen 200000 -exec 4 -noPrint 2>"$out/pub.err" &
+p=$!
+sleep 2
+netns_run 2 30 "$BIN/pubsub-perftest" -sub -nic veth2 -datalen 200000 -exec 20 -noPrint >/dev/null 2>"$out/sub2.err" &
+s2=$!
+wait $p; pub_rc=$?
+wait $s1; s1_rc=$?
+wait $s2
+# A reliable KEEP_LAST 1 writer under loss: repairs asked for samples it has already replaced
+# are answered with GAP (the subscriber then reports those samples lost, as it should).
+netns_run 1 30 "$BIN/pubsub-perftest" -sub -nic veth1 -domain 2 -datalen 64 -exec 10 -noPrint >/dev/null 2>&1 &
+s3=$!
+netns_run 0 30 "$BIN/pubsub-perftest" -pub -nic veth0 -domain 2 -datalen 64 -exec 1 -noPrint \
+  -historyDepth 1 -batchSize 0 2>/dev/null
+wait $s3
+sleep 1
+kill -INT $tshark_pid; wait $tshark_pid
+tail -n 1 "$out/pub.err" "$out/sub1.err"
+[ $pub_rc -eq 0 ] && [ $s1_rc -eq 0 ] || { echo "FAIL: run failed (pub $pub_rc, sub $s1_rc)"; exit 1; }
+packets=$(tshark -r "$out/cap.pcap" -Y rtps 2>/dev/null | wc -l)
+malformed=$(tshark -r "$out/cap.pcap" -o rtps.enable_rtps_reassembly:TRUE -Y _ws.malformed 2>/dev/null)
+echo "$packets RTPS packets captured"
+if [ -n "$malformed" ]; then
+  echo "FAIL: malformed packets:"; echo "$malformed" | head -n 20; exit 1
+fi
+kinds=$(tshark -r "$out/cap.pcap" -Y rtps -T fields -e rtps.sm.id 2>/dev/null | tr ',' '\n' | sort -u | tr '\n' ' ')
+echo "submessage ids seen: $kinds"
+status=0
+for want in 0x06:ACKNACK 0x07:HEARTBEAT 0x08:GAP 0x09:INFO_TS 0x0e:INFO_DST 0x12:NACK_FRAG \
+            0x13:HEARTBEAT_FRAG 0x15:DATA 0x16:DATA_FRAG; do
+  id=${want%%:*}
+  if ! echo " $kinds " | grep -qiE " (0x)?0*${id#0x} "; then
+    echo "FAIL: no ${want#*:} ($id) in the capture"; status=1
+  fi
+done
+[ "$packets" -gt 100 ] || { echo "FAIL: only $packets RTPS packets"; status=1; }
+exit $status

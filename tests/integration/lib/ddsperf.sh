@@ -1,0 +1,16 @@
+# Cyclone DDS ddsperf helpers (source after netns.sh). Tests that need it skip with exit 77
+# and a clear message only when cyclonedds-tools cannot be installed.
+ddsperf_require() {
+  if ! command -v ddsperf >/dev/null; then
+    echo "SKIP: ddsperf (Debian package cyclonedds-tools) is not installed; run scripts/setup.sh"
+    exit 77
+  fi
+}
+# ddsperf_env I: the CYCLONEDDS_URI for namespace I (its veth, multicast allowed, short lease).
+ddsperf_env() {
+  echo "CYCLONEDDS_URI=<General><Interfaces><NetworkInterface name=\"$(netns_dev "$1")\"/></Interfaces><AllowMulticast>true</AllowMulticast></General><Discovery><LeaseDuration>${DDSPERF_LEASE:-10s}</LeaseDuration></Discovery>"
+}
+# Total samples received by a ddsperf sub, from its last "total N" line.
+ddsperf_total() {
+  grep -o 'total [0-9]*' "$1" | tail -n 1 | awk '{print $2}'
+}

@@ -1,0 +1,36 @@
+# libpubsub and pubsub-perftest integration tests: processes in network namespaces (root).
+# Namespace tests share RESOURCE_LOCK netns: they are CPU-heavy and timing-sensitive.
+add_executable(discovery_probe ${CMAKE_CURRENT_SOURCE_DIR}/discovery_probe.cpp)
+target_link_libraries(discovery_probe PRIVATE pubsub::pubsub)
+
+function(pubsub_netns_test name)
+  add_test(NAME ${name} COMMAND bash ${ARGN})
+  set_tests_properties(${name} PROPERTIES
+    ENVIRONMENT "BIN=${CMAKE_BINARY_DIR}/bin"
+    SKIP_RETURN_CODE 77 TIMEOUT 240 RESOURCE_LOCK netns LABELS "integration;netns")
+endfunction()
+
+set(IT ${CMAKE_CURRENT_SOURCE_DIR})
+# Two processes in two namespaces, 3 s, 0 lost.
+pubsub_netns_test("pubsub: perftest two namespaces 3 s reliable" ${IT}/pubsub/perftest_pair.sh
+                  --exec 3 --min 10000 -- -datalen 32)
+# Exactly once and in order under kernel-level loss 5% and reordering 25% (netem substitute).
+foreach(size 32 63000 4194304)
+  pubsub_netns_test("pubsub: impaired link ${size} B unkeyed" ${IT}/pubsub/perftest_pair.sh
+                    --impair 5 25 --exec 3 -- -datalen ${size})
+  pubsub_netns_test("pubsub: impaired link ${size} B keyed" ${IT}/pubsub/perftest_pair.sh
+                    --impair 5 25 --exec 3 -- -datalen ${size} -keyed -instances 16)
+endforeach()
+
+# Cyclone DDS interoperation (issue: ddsperf publishes to us, we publish to ddsperf).
+foreach(size 32 63000 200000)
+  pubsub_netns_test("interop: ddsperf pub to perftest sub ${size} B" ${IT}/interop/ddsperf_to_perftest.sh ${size})
+  pubsub_netns_test("interop: perftest pub to ddsperf sub ${size} B reliable" ${IT}/interop/perftest_to_ddsperf.sh ${size} reliable)
+  pubsub_netns_test("interop: perftest pub to ddsperf sub ${size} B best effort" ${IT}/interop/perftest_to_ddsperf.sh ${size} best)
+endforeach()
+pubsub_netns_test("interop: keyed 16 instances ddsperf to perftest" ${IT}/interop/ddsperf_to_perftest.sh 256 16)
+pubsub_netns_test("interop: keyed 16 instances perftest to ddsperf" ${IT}/interop/perftest_to_ddsperf.sh 256 reliable 16)
+pubsub_netns_test("interop: ddsperf discovery match and lease" ${IT}/interop/discovery.sh)
+pubsub_netns_test("interop: 5% loss ddsperf to perftest" ${IT}/interop/ddsperf_to_perftest.sh 1024 1 --impair 5 0)
+pubsub_netns_test("interop: 5% loss perftest to ddsperf" ${IT}/interop/perftest_to_ddsperf.sh 1024 reliable 1 --impair 5 0)
+pubsub_netns_test("interop: tshark decodes a libpubsub capture with no malformed packets" ${IT}/interop/capture.sh)
