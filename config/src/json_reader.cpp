@@ -224,6 +224,8 @@ std::string_view closest_key(std::string_view key, const std::vector<std::string
     // Allow about one edit per four characters of the known key (at least 1, at most 3), so
     // "fsnyc" finds "fsync" but "chunk_size" does not claim "chunk_max_bytes".
     const size_t allowed = std::clamp<size_t>(k.size() / 4, 1, 3);
+    // The length difference alone is a lower bound; skip long junk keys without the O(n*m) table.
+    if ((key.size() > k.size() ? key.size() - k.size() : k.size() - key.size()) > allowed) continue;
     const size_t d = edit_distance(key, k);
     if (d <= allowed && (best.empty() || d < best_distance)) {
       best = k;
@@ -286,7 +288,9 @@ bool SchemaReader::object(const Json& value, const std::string& path,
     fail(path, "expected an object, got " + describe(value));
     return false;
   }
-  for (const auto& [key, member] : value.items()) {
+  for (auto it = value.begin(); it != value.end(); ++it) {
+    const std::string& key = it.key();
+    const Json& member = it.value();
     const auto field =
         std::find_if(fields.begin(), fields.end(), [&](const Field& f) { return f.key == key; });
     const std::string member_path = path + "/" + pointer_token(key);
