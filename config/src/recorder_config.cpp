@@ -82,6 +82,7 @@ constexpr uint64_t kMaxAgeLimit =
 constexpr size_t kMaxInterfaceName = 15;
 
 bool is_ipv4(const std::string& s) {
+  if (s.find('\0') != std::string::npos) return false;  // inet_pton would stop at it
   in_addr addr{};
   return inet_pton(AF_INET, s.c_str(), &addr) == 1;
 }

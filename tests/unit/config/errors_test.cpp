@@ -141,6 +141,8 @@ TEST_CASE("parse_recorder_config refuses bad interfaces and peers") {
             R"(/peers/2: expected an IPv4 address string, got "1.2.3.256")",
             R"(/peers/3: expected an IPv4 address string, got "")",
         });
+  CHECK(only_error(doc_with("/peers", R"(["10.0.0.1\u0000junk"])")) ==
+        R"(/peers/0: expected an IPv4 address string, got "10.0.0.1\u0000junk")");
 }
 
 TEST_CASE("parse_recorder_config refuses bad topic patterns with glob_error's reason") {
