@@ -1,0 +1,70 @@
+// Recorder: the recording service behind pubsub-recorder. It joins a domain with a RawReader on
+// every topic the configuration selects and appends every sample, with its metadata, to a
+// storage::SegmentWriter.
+//
+// OVERVIEW
+// - The participant's receive thread runs on_sample(): it maps the sample's topic and writer to
+//   storage ids (defining them on first sight), and copies the record into the open chunk with
+//   try_append. Only then does it return true, which lets the reader acknowledge the sample.
+//   When every chunk buffer is in flight (storage is behind), try_append says kFull, on_sample
+//   returns false, and the sample stays unacknowledged: the reader stops advancing, writers'
+//   histories fill and their write() blocks. The reader offers refused samples again every few
+//   milliseconds (and at once through resume(), which the stats thread calls when space frees).
+// - Memory: chunk buffers are bounded by queue_max_bytes (storage); samples the reader holds
+//   back are bounded by the RawReader's resource limits (kHeldBackBytes); nothing else grows
+//   with the traffic.
+// - The caller's thread runs run(): it waits for a stop signal or the duration, logs statistics
+//   every stats_interval, then stops the reader, flushes and closes the recording.
+// - Storage's writer thread compresses, writes, indexes and syncs (see storage/README.md).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "config/recorder_config.hpp"
+#include "pubsub/types.hpp"
+
+namespace service {
+
+struct RecorderOptions {
+  // Stop after this long; none = until stop() (SIGINT/SIGTERM in the program).
+  std::optional<std::chrono::duration<double>> duration;
+  // Test hook: storage's writer thread sleeps this long per chunk (back-pressure tests).
+  std::chrono::milliseconds test_storage_delay{0};
+};
+
+struct RecorderTotals {
+  uint64_t samples = 0;
+  uint64_t bytes = 0;
+  uint64_t refused = 0;  // deliveries held back because storage was full
+  uint64_t lost = 0;     // sequence gaps of best-effort writers (samples never received)
+  uint64_t topics = 0;
+  uint64_t writers = 0;
+  double seconds = 0;
+};
+
+class Recorder {
+ public:
+  // Creates the participant and the recording (the configuration must have been validated,
+  // including validate_storage_path). Errors are one readable line.
+  static pubsub::Result<std::unique_ptr<Recorder>> create(const config::RecorderConfig& config,
+                                                          const RecorderOptions& options);
+  ~Recorder();
+
+  // Records until stop() or the duration; returns the final totals, or the storage error that
+  // ended the recording.
+  pubsub::Result<RecorderTotals> run();
+  // Thread- and signal-safe request to end run().
+  void stop();
+
+  struct Impl;
+
+ private:
+  explicit Recorder(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace service

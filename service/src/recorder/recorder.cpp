@@ -1,0 +1,371 @@
+#include "service/recorder.hpp"
+
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "pubsub/participant.hpp"
+#include "service/recording_schema.hpp"
+#include "storage/segment_writer.hpp"
+
+namespace service {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// What the RawReader may hold back (refused or out-of-order samples) besides storage's queue.
+constexpr size_t kHeldBackBytes = 16u << 20;
+constexpr size_t kHeldBackSamples = 65536;
+
+struct TopicState {
+  storage::TopicId id = 0;
+  std::string name;
+  std::atomic<uint64_t> samples{0};
+  std::atomic<uint64_t> bytes{0};
+};
+
+struct WriterState {
+  storage::WriterId id = 0;
+  TopicState* topic = nullptr;
+  pubsub::SequenceNumber last = 0;
+};
+
+storage::SegmentWriterOptions writer_options(const config::RecorderConfig& c,
+                                             const RecorderOptions& o) {
+  storage::SegmentWriterOptions w;
+  w.chunk_max_bytes = c.storage.chunk_max_bytes;
+  w.chunk_max_age = c.storage.chunk_max_age;
+  w.segment_max_bytes = c.storage.segment_max_bytes;
+  w.segment_max_duration =
+      std::chrono::duration_cast<std::chrono::milliseconds>(c.storage.segment_max_duration);
+  w.compression = c.storage.compression == config::Compression::kLz4 ? storage::Compression::kLz4
+                                                                     : storage::Compression::kNone;
+  switch (c.storage.fsync) {
+    case config::FsyncPolicy::kNone:
+      w.fsync = storage::FsyncPolicy::kNone;
+      break;
+    case config::FsyncPolicy::kChunk:
+      w.fsync = storage::FsyncPolicy::kChunk;
+      break;
+    case config::FsyncPolicy::kSegment:
+      w.fsync = storage::FsyncPolicy::kSegment;
+      break;
+    case config::FsyncPolicy::kInterval:
+      w.fsync = storage::FsyncPolicy::kInterval;
+      break;
+  }
+  w.fsync_interval = c.storage.fsync_interval;
+  w.queue_max_bytes = c.queue_max_bytes;
+  w.max_record_bytes = c.max_sample_bytes;
+  w.retention_max_bytes = c.storage.retention.max_bytes;
+  w.retention_max_age = c.storage.retention.max_age;
+  w.test_delay_per_chunk = o.test_storage_delay;
+  return w;
+}
+
+std::shared_ptr<spdlog::logger> make_logger(const config::LogConfig& c) {
+  std::vector<spdlog::sink_ptr> sinks;
+  sinks.push_back(std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
+  if (!c.file.empty()) {
+    sinks.push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>(c.file.string(), false));
+  }
+  auto log = std::make_shared<spdlog::logger>("recorder", sinks.begin(), sinks.end());
+  log->set_level(spdlog::level::from_str(std::string(config::to_string(c.level))));
+  log->set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ %v");
+  log->flush_on(spdlog::level::info);
+  return log;
+}
+
+std::string mb(double bytes) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f MB", bytes / 1e6);
+  return b;
+}
+
+}  // namespace
+
+struct Recorder::Impl {
+  config::RecorderConfig cfg;
+  RecorderOptions opts;
+  std::shared_ptr<spdlog::logger> log;
+  std::unique_ptr<storage::SegmentWriter> store;
+  std::unique_ptr<pubsub::Participant> participant;
+  std::unique_ptr<pubsub::RawReader> reader;
+
+  // Receive-thread state. topics_mu_ guards the map's shape (the stats thread walks it); the
+  // counters inside are atomics.
+  std::mutex topics_mu;
+  std::unordered_map<const pubsub::TopicInfo*, std::unique_ptr<TopicState>> topics;
+  std::unordered_map<pubsub::Guid, WriterState> writers;
+  const pubsub::TopicInfo* last_topic = nullptr;
+  TopicState* last_topic_state = nullptr;
+  WriterState* last_writer = nullptr;
+  pubsub::Guid last_guid;
+
+  std::atomic<uint64_t> samples{0}, bytes{0}, refused{0}, lost{0}, writer_count{0};
+  std::mutex mu;
+  std::condition_variable cv;
+  bool stop_requested = false;
+  std::atomic<bool> stop_flag{false};
+  std::atomic<bool> failed{false};
+  storage::Status failure;
+
+  TopicState* topic_for(const pubsub::TopicInfo* info) {
+    if (info == last_topic) return last_topic_state;
+    std::lock_guard lk(topics_mu);
+    auto it = topics.find(info);
+    if (it == topics.end()) {
+      auto id = store->add_topic(topic_def(*info));
+      if (!id) {
+        fail(id.status());
+        return nullptr;
+      }
+      auto t = std::make_unique<TopicState>();
+      t->id = id.value();
+      t->name = info->name;
+      log->info(
+          "topic {} ({}, {}{}{})", info->name, info->type_name,
+          info->reliability == pubsub::ReliabilityKind::kReliable ? "reliable" : "best effort",
+          info->keyed ? ", keyed" : "",
+          info->type_information.empty() ? "" : ", with type information");
+      it = topics.emplace(info, std::move(t)).first;
+    }
+    last_topic = info;
+    last_topic_state = it->second.get();
+    return last_topic_state;
+  }
+
+  WriterState* writer_for(const pubsub::Guid& g, TopicState* t) {
+    if (last_writer && last_guid == g) return last_writer;
+    auto it = writers.find(g);
+    if (it == writers.end()) {
+      auto id = store->add_writer(storage::WriterDef{t->id, g.bytes()});
+      if (!id) {
+        fail(id.status());
+        return nullptr;
+      }
+      it = writers.emplace(g, WriterState{id.value(), t, 0}).first;
+      writer_count++;
+    }
+    last_writer = &it->second;
+    last_guid = g;
+    return last_writer;
+  }
+
+  // Receive thread. True = stored in a chunk buffer, so the sample may be acknowledged.
+  bool on_sample(const pubsub::RawSample& s) {
+    if (failed.load(std::memory_order_relaxed)) return false;
+    TopicState* t = topic_for(s.topic);
+    if (!t) return false;
+    WriterState* w = writer_for(s.writer, t);
+    if (!w) return false;
+    storage::RecordMeta m;
+    m.topic = t->id;
+    m.writer = w->id;
+    m.sequence = s.sequence_number;
+    m.source_ns = s.has_source_timestamp ? s.source_timestamp.ns : 0;
+    m.reception_ns = s.reception_timestamp.ns;
+    m.flags = record_flags(s);
+    if (s.key_hash) {
+      m.has_key_hash = true;
+      m.key_hash = s.key_hash->value;
+    }
+    const auto st = store->try_append(m, s.serialized);
+    if (!st) {
+      if (st.code() == storage::ErrorCode::kFull) {
+        refused.fetch_add(1, std::memory_order_relaxed);
+      } else {
+        fail(st);
+      }
+      return false;
+    }
+    if (w->last && s.sequence_number > w->last + 1) {
+      lost.fetch_add(static_cast<uint64_t>(s.sequence_number - w->last - 1),
+                     std::memory_order_relaxed);
+    }
+    w->last = std::max(w->last, s.sequence_number);
+    t->samples.fetch_add(1, std::memory_order_relaxed);
+    t->bytes.fetch_add(s.serialized.size(), std::memory_order_relaxed);
+    samples.fetch_add(1, std::memory_order_relaxed);
+    bytes.fetch_add(s.serialized.size(), std::memory_order_relaxed);
+    return true;
+  }
+
+  void fail(const storage::Status& st) {
+    if (failed.exchange(true)) return;
+    {
+      std::lock_guard lk(mu);
+      failure = st;
+      stop_requested = true;
+    }
+    log->error("storage failed: {}", st.message());
+    cv.notify_all();
+  }
+
+  void log_stats(double interval_s, uint64_t& prev_samples, uint64_t& prev_bytes,
+                 uint64_t& prev_refused) {
+    const uint64_t s = samples.load(), b = bytes.load(), r = refused.load();
+    const auto ws = store->stats();
+    const double fill = ws.queue_max_bytes ? 100.0 * static_cast<double>(ws.queue_in_use_bytes) /
+                                                 static_cast<double>(ws.queue_max_bytes)
+                                           : 0;
+    log->info(
+        "{:.0f} samples/s, {}/s, queue {:.0f}% of {}, {} samples total, {} lost, {} held "
+        "back, {} writers matched",
+        static_cast<double>(s - prev_samples) / interval_s,
+        mb(static_cast<double>(b - prev_bytes) / interval_s), fill,
+        mb(static_cast<double>(ws.queue_max_bytes)), s, lost.load(), r - prev_refused,
+        reader->matched_writers());
+    std::string per_topic;
+    {
+      std::lock_guard lk(topics_mu);
+      for (const auto& [info, t] : topics) {
+        per_topic +=
+            (per_topic.empty() ? "" : ", ") + t->name + " " + std::to_string(t->samples.load());
+      }
+    }
+    if (!per_topic.empty()) log->info("per topic: {}", per_topic);
+    prev_samples = s;
+    prev_bytes = b;
+    prev_refused = r;
+  }
+};
+
+Recorder::Recorder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Recorder::~Recorder() = default;
+
+pubsub::Result<std::unique_ptr<Recorder>> Recorder::create(const config::RecorderConfig& c,
+                                                           const RecorderOptions& o) {
+  auto impl = std::make_unique<Impl>();
+  impl->cfg = c;
+  impl->opts = o;
+  try {
+    impl->log = make_logger(c.log);
+  } catch (const spdlog::spdlog_ex& e) {
+    return pubsub::make_error(pubsub::ErrorCode::kIo, std::string("log: ") + e.what());
+  }
+  // The participant first: a bad interface must fail before the recording directory exists.
+  pubsub::ParticipantOptions po;
+  po.domain_id = c.domain;
+  po.interface = c.interface;
+  po.peers = c.peers;
+  po.max_sample_size = c.max_sample_bytes;
+  po.user_data = "pubsub-recorder";
+  auto participant = pubsub::Participant::create(po);
+  if (!participant) return participant.error();
+  impl->participant = std::move(participant).value();
+
+  auto store = storage::SegmentWriter::create(c.storage.path.string(), writer_options(c, o));
+  if (!store) {
+    return pubsub::make_error(
+        pubsub::ErrorCode::kIo,
+        "cannot create recording " + c.storage.path.string() + ": " + store.status().message());
+  }
+  impl->store = std::move(store).value();
+
+  pubsub::RawReaderOptions ro;
+  ro.include = c.topics.include;
+  ro.exclude = c.topics.exclude;
+  ro.qos.reliability = pubsub::ReliabilityKind::kReliable;
+  ro.qos.history.kind = pubsub::HistoryKind::kKeepAll;
+  ro.qos.resource_limits.max_bytes = kHeldBackBytes;
+  ro.qos.resource_limits.max_samples = kHeldBackSamples;
+  pubsub::RawReaderListener l;
+  Impl* self = impl.get();
+  l.on_sample = [self](const pubsub::RawSample& s) { return self->on_sample(s); };
+  l.on_writer_matched = [self](const pubsub::TopicInfo& t, const pubsub::Guid& g) {
+    self->log->info("writer {} on {} matched", g.to_string(), t.name);
+  };
+  l.on_writer_lost = [self](const pubsub::TopicInfo& t, const pubsub::Guid& g) {
+    self->log->info("writer {} on {} gone", g.to_string(), t.name);
+  };
+  auto reader = impl->participant->create_raw_reader(ro, l);
+  if (!reader) return reader.error();
+  impl->reader = std::move(reader).value();
+  impl->log->info(
+      "recording domain {} on {} into {} (topics {}{})", c.domain,
+      impl->participant->unicast_locator().to_string(), c.storage.path.string(),
+      [&] {
+        std::string s;
+        for (const auto& p : c.topics.include) s += (s.empty() ? "" : " ") + p;
+        return s;
+      }(),
+      c.topics.exclude.empty() ? "" : ", excluding some");
+  return std::unique_ptr<Recorder>(new Recorder(std::move(impl)));
+}
+
+void Recorder::stop() {
+  impl_->stop_flag.store(true);
+  // Not from a signal handler: callers there set the flag only (see recorder_main.cpp).
+  std::lock_guard lk(impl_->mu);
+  impl_->stop_requested = true;
+  impl_->cv.notify_all();
+}
+
+pubsub::Result<RecorderTotals> Recorder::run() {
+  Impl& m = *impl_;
+  const auto start = Clock::now();
+  const auto interval = std::chrono::duration_cast<Clock::duration>(m.cfg.stats_interval);
+  auto next_stats = start + interval;
+  const auto deadline = m.opts.duration
+                            ? start + std::chrono::duration_cast<Clock::duration>(*m.opts.duration)
+                            : Clock::time_point::max();
+  uint64_t prev_samples = 0, prev_bytes = 0, prev_refused = 0;
+  uint64_t refused_seen = 0;
+  for (;;) {
+    {
+      std::unique_lock lk(m.mu);
+      const auto wake =
+          std::min({next_stats, deadline, Clock::now() + std::chrono::milliseconds(20)});
+      m.cv.wait_until(lk, wake, [&] { return m.stop_requested; });
+      if (m.stop_requested) break;
+    }
+    if (m.stop_flag.load()) break;
+    const auto now = Clock::now();
+    if (now >= deadline) break;
+    // Storage may have room again: offer held-back samples now rather than at the reader's
+    // next retry.
+    const uint64_t r = m.refused.load(std::memory_order_relaxed);
+    if (r != refused_seen) {
+      refused_seen = r;
+      m.reader->resume();
+    }
+    if (now >= next_stats) {
+      m.log_stats(std::chrono::duration<double>(interval).count(), prev_samples, prev_bytes,
+                  prev_refused);
+      next_stats += interval;
+    }
+  }
+  // Stop receiving first (nothing new is acknowledged), then finish the recording.
+  m.log->info("stopping: closing the recording");
+  m.reader.reset();
+  const auto closed = m.store->close();
+  RecorderTotals t;
+  t.samples = m.samples.load();
+  t.bytes = m.bytes.load();
+  t.refused = m.refused.load();
+  t.lost = m.lost.load();
+  t.writers = m.writer_count.load();
+  {
+    std::lock_guard lk(m.topics_mu);
+    t.topics = m.topics.size();
+  }
+  t.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  m.log->info(
+      "recorded {} samples ({}) from {} writers on {} topics in {:.1f} s, {} lost, {} "
+      "deliveries held back by back-pressure",
+      t.samples, mb(static_cast<double>(t.bytes)), t.writers, t.topics, t.seconds, t.lost,
+      t.refused);
+  m.participant.reset();
+  if (m.failed) return pubsub::make_error(pubsub::ErrorCode::kIo, m.failure.message());
+  if (!closed) return pubsub::make_error(pubsub::ErrorCode::kIo, closed.message());
+  return t;
+}
+
+}  // namespace service
