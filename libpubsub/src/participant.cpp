@@ -149,11 +149,12 @@ ParticipantImpl::~ParticipantImpl() {
 
 void ParticipantImpl::close() {
   if (closed_.exchange(true)) return;
-  discovery_->leave();
+  // start() may have failed part way: close only what exists.
+  if (discovery_) discovery_->leave();
   boost::asio::post(io_, [this] { timer_.cancel(); });
   io_.stop();
   if (event_thread_.joinable()) event_thread_.join();
-  transport_->stop();
+  if (transport_) transport_->stop();
   std::lock_guard lk(entities_mu_);
   for (auto& w : writers_) w->closed = true;
   // Break the participant <-> endpoint cycles; live handles keep what they need.
@@ -780,7 +781,7 @@ ReaderStats ParticipantImpl::raw_stats(const RawReaderImpl& r) const {
 
 Result<void> WriterImpl::write(Bytes data, const WriteOptions& o, bool serialized) {
   if (closed) return make_error(ErrorCode::kClosed, "participant closed");
-  if (topic.keyed && !o.key_hash) {
+  if (topic.keyed && !o.key_hash && !serialized) {
     return make_error(ErrorCode::kInvalidArgument,
                       "keyed topic '" + topic.name + "': write needs a key hash");
   }
@@ -796,6 +797,7 @@ Result<void> WriterImpl::write(Bytes data, const WriteOptions& o, bool serialize
     r.padding = pad;
   }
   r.key_hash = o.key_hash;
+  r.status_info = o.status_info;
   r.timestamp = o.timestamp ? *o.timestamp : Time::now();
   return rtps->write(r, !participant->transport().on_receive_thread());
 }
