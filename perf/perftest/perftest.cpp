@@ -16,6 +16,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "body_hash.hpp"
 #include "pubsub/participant.hpp"
 
 #include <unistd.h>
@@ -44,22 +45,6 @@ uint32_t get_u32(const std::byte* p) {
 }
 void put_u32(uint8_t* p, uint32_t v) {
   std::memcpy(p, &v, 4);
-}
-
-// Fast 64-bit hash of a sample body; summed over samples it gives an order-independent checksum.
-uint64_t body_hash(const uint8_t* p, size_t n) {
-  uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t w;
-    std::memcpy(&w, p + i, 8);
-    h = (h ^ (w * 0xff51afd7ed558ccdull)) * 0xc4ceb9fe1a85ec53ull;
-    h ^= h >> 29;
-  }
-  uint64_t tail = 0;
-  std::memcpy(&tail, p + i, n - i);
-  h = (h ^ (tail * 0xff51afd7ed558ccdull)) * 0xc4ceb9fe1a85ec53ull;
-  return h ^ (h >> 32);
 }
 
 pubsub::KeyHash key_hash_of(uint32_t key) {

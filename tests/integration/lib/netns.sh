@@ -66,3 +66,13 @@ netns_run() {
   shift 2
   timeout -k 5 "$secs" ip netns exec "${NS_PREFIX}$i" "$@"
 }
+
+# netns_spawn I SECONDS cmd...: like netns_run, in the background; sets SPAWNED to a PID that
+# forwards signals to cmd (timeout's), so `kill -INT $SPAWNED` reaches cmd. (A backgrounded
+# shell function would be a subshell that ignores SIGINT.) Redirect the call's output as needed.
+netns_spawn() {
+  local i=$1 secs=$2
+  shift 2
+  timeout -k 5 "$secs" ip netns exec "${NS_PREFIX}$i" "$@" &
+  SPAWNED=$!
+}

@@ -1,0 +1,25 @@
+# pubsub-recorder integration tests (network namespaces, root).
+add_executable(recording_summary ${CMAKE_CURRENT_SOURCE_DIR}/recording_summary.cpp)
+target_link_libraries(recording_summary PRIVATE pubsub::storage)
+target_include_directories(recording_summary PRIVATE ${PROJECT_SOURCE_DIR}/perf/perftest)
+
+set(IT ${CMAKE_CURRENT_SOURCE_DIR})
+# 1. perftest pub -> sub + recorder: counts, sequences and checksums equal.
+pubsub_netns_test("recorder: records everything, 32 B random payload" ${IT}/recorder/record_perftest.sh
+                  -- -datalen 32 -payload random)
+pubsub_netns_test("recorder: records everything, keyed 1000 instances" ${IT}/recorder/record_perftest.sh
+                  -- -datalen 100 -keyed -instances 1000 -payload random)
+pubsub_netns_test("recorder: records everything, 63000 B samples" ${IT}/recorder/record_perftest.sh
+                  -- -datalen 63000 -payload random)
+# 2. ddsperf pub -> ddsperf sub + recorder.
+pubsub_netns_test("recorder: records ddsperf traffic completely" ${IT}/recorder/ddsperf_record.sh 32)
+# 3. A slow recorder: publisher blocks, nothing lost, RSS bounded.
+pubsub_netns_test("recorder: back-pressure when storage is slow" ${IT}/recorder/record_perftest.sh
+                  --slow-ms 50 --queue-mb 8 -- -datalen 1024 -payload random)
+# 4. Bad configurations (no namespaces needed).
+add_test(NAME "recorder: bad configurations are clear errors, exit 2, nothing created"
+         COMMAND bash ${IT}/recorder/bad_configs.sh)
+set_tests_properties("recorder: bad configurations are clear errors, exit 2, nothing created"
+                     PROPERTIES ENVIRONMENT "BIN=${CMAKE_BINARY_DIR}/bin" TIMEOUT 60)
+# 5. SIGTERM and SIGKILL mid-run.
+pubsub_netns_test("recorder: SIGTERM and SIGKILL mid-run leave a verifiable recording" ${IT}/recorder/signals.sh)

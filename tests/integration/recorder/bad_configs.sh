@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Bad configurations: each gives one clear message naming the problem, exit 2, nothing created.
+set -u
+BIN=$(cd "${BIN:?set BIN to the bin directory of the build}" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+status=0
+# check NAME EXPECTED_SUBSTRING -- recorder args...
+check() {
+  local name=$1 expect=$2
+  shift 3
+  local before after rc
+  before=$(find "$work" | sort)
+  "$BIN/pubsub-recorder" "$@" >out.txt 2>err.txt
+  rc=$?
+  after=$(find "$work" | sort | grep -v -e '/out.txt$' -e '/err.txt$')
+  before=$(echo "$before" | grep -v -e '/out.txt$' -e '/err.txt$')
+  printf '%-22s exit %d: %s\n' "$name" $rc "$(head -c 300 err.txt | tr '\n' '|')"
+  [ $rc -eq 2 ] || { echo "FAIL: $name: exit $rc, expected 2"; status=1; }
+  grep -qF -- "$expect" err.txt || { echo "FAIL: $name: message lacks \"$expect\""; status=1; }
+  [ "$before" = "$after" ] || { echo "FAIL: $name: files were created:"; diff <(echo "$before") <(echo "$after"); status=1; }
+}
+good='"storage": {"path": "rec"}'
+echo '{'"$good"', "domain": 0}' >good.json
+echo '{"storage": {"path": "rec"}, "domain": 0' >invalid.json
+echo '{'"$good"', "domian": 0}' >unknown.json
+echo '{'"$good"', "domain": "zero"}' >wrongtype.json
+echo '{'"$good"', "topics": {"include": ["sensors/[abc"]}}' >badglob.json
+echo '{"storage": {"path": "/proc/pubsub-recorder-test"}}' >unwritable.json
+echo '{"storage": {"path": "rec", "fsync": "always"}, "queue_max_bytes": 12}' >twoerrors.json
+check "missing file" "cannot read missing.json: No such file or directory" -- --config missing.json
+check "invalid JSON" "invalid.json:2:1: invalid JSON" -- --config invalid.json
+check "unknown key" '/domian: unknown key' -- --config unknown.json
+check "unknown key hint" 'did you mean "domain"' -- --config unknown.json
+check "wrong type" '/domain: expected an integer' -- --config wrongtype.json
+check "bad glob" "/topics/include/0: invalid topic pattern \"sensors/[abc\"" -- --config badglob.json
+check "unwritable path" 'parent directory "/proc" is not writable' -- --config unwritable.json
+check "two problems" '/storage/fsync' -- --config twoerrors.json
+check "two problems (2)" '/queue_max_bytes' -- --config twoerrors.json
+echo '{'"$good"', "interface": "nosuchif0"}' >badif.json
+check "bad interface" "no network interface 'nosuchif0'" -- --config badif.json --duration 1
+check "bad --duration" "--duration: must be a positive number of seconds" -- --config good.json --duration -3
+check "no --config" "--config is required" --
+# --check-config on a good file: exit 0, still nothing created.
+before=$(find "$work" | sort)
+"$BIN/pubsub-recorder" --config good.json --check-config >out.txt 2>&1 || { echo "FAIL: --check-config on a good file"; cat out.txt; status=1; }
+[ "$(find "$work" | sort | grep -v out.txt)" = "$(echo "$before" | grep -v out.txt)" ] || { echo "FAIL: --check-config created files"; status=1; }
+exit $status

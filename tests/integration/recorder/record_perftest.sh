@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# pubsub-perftest -pub to -sub plus pubsub-recorder, each in its own namespace on a bridge,
+# reliable multicast. Checks: recorded count = published = received, every writer's sequence
+# complete and in order, payload checksums identical; the recorder exits 0 on SIGTERM and the
+# recording verifies. With --slow-ms D the recorder's storage is slowed (back-pressure): the
+# publisher must block, nothing may be lost, and the recorder's RSS must stay under
+# queue_max_bytes + --rss-overhead-mb (default 48).
+# Usage: record_perftest.sh [--exec S] [--slow-ms D] [--queue-mb Q] [--rss-overhead-mb M] -- PERFTEST ARGS
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/../lib/netns.sh"
+BIN=${BIN:?set BIN to the bin directory of the build}
+exec_s=3 slow_ms=0 queue_mb=64 overhead_mb=48
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do
+  case $1 in
+    --exec) exec_s=$2; shift 2 ;;
+    --slow-ms) slow_ms=$2; shift 2 ;;
+    --queue-mb) queue_mb=$2; shift 2 ;;
+    --rss-overhead-mb) overhead_mb=$2; shift 2 ;;
+    *) echo "unknown option $1"; exit 2 ;;
+  esac
+done
+shift
+args=("$@")
+netns_setup 3
+out=$(mktemp -d)
+trap 'netns_cleanup; rm -rf "$out"' EXIT
+cat >"$out/recorder.json" <<JSON
+{"domain": 1, "interface": "veth2", "storage": {"path": "$out/rec", "chunk_max_bytes": 1048576},
+ "queue_max_bytes": $((queue_mb << 20)), "stats_interval_s": 1}
+JSON
+slow=()
+[ "$slow_ms" != 0 ] && slow=(--test-storage-delay-ms "$slow_ms")
+netns_spawn 2 $((exec_s + 120)) "$BIN/pubsub-recorder" --config "$out/recorder.json" "${slow[@]}" \
+  >"$out/recorder.log" 2>&1
+rec=$SPAWNED
+# Follow the recorder's RSS (the recorder is timeout's child).
+( peak=0
+  while kill -0 $rec 2>/dev/null; do
+    pid=$(pgrep -P $rec | head -n 1)
+    if [ -n "$pid" ]; then
+      kb=$(awk '/^VmRSS/ {print $2}' /proc/$pid/status 2>/dev/null)
+      [ -n "$kb" ] && [ "$kb" -gt "$peak" ] && peak=$kb && echo $peak >"$out/rss_peak_kb"
+    fi
+    sleep 0.05
+  done ) &
+monitor=$!
+netns_run 1 $((exec_s + 100)) "$BIN/pubsub-perftest" -sub -nic veth1 -noPrint -exec $((exec_s + 90)) \
+  -summaryJson "$out/sub.json" "${args[@]}" >"$out/sub.out" 2>"$out/sub.err" &
+sub=$!
+netns_run 0 $((exec_s + 100)) "$BIN/pubsub-perftest" -pub -nic veth0 -noPrint -exec "$exec_s" \
+  -numSubscribers 2 -summaryJson "$out/pub.json" "${args[@]}" 2>"$out/pub.err"
+pub_rc=$?
+wait $sub
+sub_rc=$?
+kill -TERM $rec
+wait $rec
+rec_rc=$?
+wait $monitor
+cat "$out/sub.out"
+tail -n 1 "$out/pub.err"
+grep -E "recorded|error|stopping" "$out/recorder.log" | tail -n 3
+[ $pub_rc -eq 0 ] || { echo "FAIL: publisher exit $pub_rc"; tail "$out/pub.err"; exit 1; }
+[ $sub_rc -eq 0 ] || { echo "FAIL: subscriber exit $sub_rc"; tail "$out/sub.err"; exit 1; }
+[ $rec_rc -eq 0 ] || { echo "FAIL: recorder exit $rec_rc on SIGTERM"; tail "$out/recorder.log"; exit 1; }
+"$BIN/recording_summary" "$out/rec" --perftest --verify >"$out/rec.json" || { echo "FAIL: recording does not open"; exit 1; }
+keyed=0
+for a in "${args[@]}"; do [ "$a" = "-keyed" ] && keyed=1; done
+python3 - "$out/pub.json" "$out/sub.json" "$out/rec.json" "$out/pub.err" "${out}/rss_peak_kb" \
+  "$slow_ms" "$queue_mb" "$overhead_mb" "$keyed" <<'PY'
+import json, os, re, sys
+pub, sub, rec = (json.load(open(f)) for f in sys.argv[1:4])
+pub_err = open(sys.argv[4]).read()
+rss_file, slow, queue_mb, overhead_mb = sys.argv[5], int(sys.argv[6]), int(sys.argv[7]), int(sys.argv[8])
+peak_mb = int(open(rss_file).read()) / 1024 if os.path.exists(rss_file) else 0
+bad = []
+print(f"published {pub['written']} received {sub['samples']} recorded {rec['samples']}; "
+      f"checksums pub {pub['checksum']} sub {sub['checksum']} recording {rec['checksum']}; "
+      f"recorder peak RSS {peak_mb:.1f} MB")
+if not (pub["written"] == sub["samples"] == rec["samples"]): bad.append("counts differ")
+if not (pub["checksum"] == sub["checksum"] == rec["checksum"]): bad.append("checksums differ")
+if sub["lost"] or sub["duplicates"]: bad.append("subscriber lost or duplicated samples")
+if int(sys.argv[9]) and rec["key_hashes"] != rec["samples"]:
+    bad.append(f"keyed topic: {rec['key_hashes']} of {rec['samples']} records kept their key hash")
+if rec["gaps"] or rec["verify_problems"]: bad.append(f"recording: {rec['gaps']} gaps, {rec['verify_problems']} verify problems")
+for w in rec["writers"]:
+    if w["first_seq"] != 1 or w["last_seq"] != w["samples"] or w["out_of_order"]:
+        bad.append(f"writer {w['id']}: seq {w['first_seq']}..{w['last_seq']} for {w['samples']} samples, {w['out_of_order']} out of order")
+if slow:
+    blocked = int(re.search(r"(\d+) blocked writes", pub_err).group(1))
+    print(f"publisher blocked {blocked} times; bound {queue_mb + overhead_mb} MB")
+    if blocked == 0: bad.append("the publisher never blocked")
+    if peak_mb == 0: bad.append("no RSS sample")
+    if peak_mb > queue_mb + overhead_mb: bad.append(f"RSS {peak_mb:.1f} MB over {queue_mb} + {overhead_mb} MB")
+for b in bad: print("FAIL:", b)
+sys.exit(1 if bad else 0)
+PY
