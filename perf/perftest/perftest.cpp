@@ -57,8 +57,8 @@ pubsub::TopicDescription data_topic(const Options& o) {
   if (o.ddsperf_compat) {
     return {o.best_effort ? "DDSPerfUDataKS" : "DDSPerfRDataKS", "KeyedSeq", true};
   }
-  return {kThroughputTopic, o.keyed ? "pubsub::perftest::KeyedSample" : "pubsub::perftest::Sample",
-          o.keyed};
+  return {o.topic.empty() ? kThroughputTopic : o.topic,
+          o.keyed ? "pubsub::perftest::KeyedSample" : "pubsub::perftest::Sample", o.keyed};
 }
 
 pubsub::Result<std::unique_ptr<pubsub::Participant>> make_participant(const Options& o) {
@@ -208,7 +208,9 @@ std::string usage() {
          "  -ddsperfCompat        Cyclone ddsperf's KeyedSeq on DDSPerf[RU]DataKS\n"
          "  -summaryJson FILE     write counts, loss and a payload checksum as JSON\n"
          "  -waitSubscribers S    how long the publisher waits for subscribers (default 30)\n"
-         "  -historyDepth N       publisher history KEEP_LAST N instead of KEEP_ALL\n";
+         "  -historyDepth N       publisher history KEEP_LAST N instead of KEEP_ALL\n"
+         "  -topic NAME           data topic name (default PubsubPerftest_Data)\n"
+         "  -pubRate N            publish N samples per second (default: as fast as possible)\n";
 }
 
 bool parse_options(int argc, char** argv, Options& o, std::string& error) {
@@ -307,6 +309,13 @@ bool parse_options(int argc, char** argv, Options& o, std::string& error) {
     } else if (f == "historydepth") {
       if (!number("a depth (1..100000)", 1, 100000, d)) return false;
       o.history_depth = static_cast<int>(d);
+    } else if (f == "topic") {
+      const char* v = value("a topic name");
+      if (!v) return false;
+      o.topic = v;
+    } else if (f == "pubrate") {
+      if (!number("samples per second (0.001..10000000)", 0.001, 1e7, d)) return false;
+      o.pub_rate = d;
     } else if (f == "help" || f == "h") {
       error = "";
       return false;
@@ -332,7 +341,8 @@ bool parse_options(int argc, char** argv, Options& o, std::string& error) {
       return false;
     }
   }
-  if (o.batch_size < 0) o.batch_size = o.latency_test ? 0 : 8192;
+  // Batching by default only when publishing flat out: a paced sample would wait for the flush.
+  if (o.batch_size < 0) o.batch_size = o.latency_test || o.pub_rate > 0 ? 0 : 8192;
   return true;
 }
 
@@ -840,9 +850,15 @@ int run_publisher(const Options& o) {
   uint32_t seq = o.ddsperf_compat ? 0 : 1;
   {
     Printer printer(!o.no_print, [&] { return std::pair{written.load(), uint64_t{0}}; });
+    const auto period = o.pub_rate > 0 ? seconds_of(1.0 / o.pub_rate) : Clock::duration::zero();
+    auto next_send = start;
     for (;;) {
-      // Large samples take long enough that the clock is worth reading every time.
-      if (((seq & 63) == 0 || o.datalen >= 4096) && Clock::now() >= end) break;
+      // Large or paced samples: the clock is worth reading every time.
+      if (((seq & 63) == 0 || o.datalen >= 4096 || o.pub_rate > 0) && Clock::now() >= end) break;
+      if (o.pub_rate > 0) {
+        std::this_thread::sleep_until(next_send);
+        next_send += period;
+      }
       const uint32_t k = maker.make(seq, kKindData, 0);
       pubsub::WriteOptions wo;
       wo.key_hash = o.keyed ? maker.key(k) : nullptr;

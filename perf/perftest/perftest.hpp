@@ -39,6 +39,8 @@ struct Options {
   std::string summary_json;  // write a JSON summary (counts, loss, checksum) to this file
   double wait_seconds = 30;  // how long the publisher waits for subscribers
   int history_depth = 0;     // 0: KEEP_ALL; N: KEEP_LAST N (samples may then be skipped by GAPs)
+  std::string topic;         // data topic name (default PubsubPerftest_Data)
+  double pub_rate = 0;       // samples per second; 0 = as fast as possible
 };
 
 // Parses RTI-style flags (single dash; double dash accepted). On error, returns false with a
