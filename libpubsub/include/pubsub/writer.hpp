@@ -15,8 +15,12 @@ class WriterImpl;
 }
 
 struct WriteOptions {
-  // Instance of a keyed topic (see KeyHash::from_key_cdr_be). Required on keyed topics.
+  // Instance of a keyed topic (see KeyHash::from_key_cdr_be). Required by write() on keyed
+  // topics; optional for write_serialized(), whose payload carries the key (replay of samples
+  // recorded from writers that send no key hash, as Cyclone DDS by default).
   const KeyHash* key_hash = nullptr;
+  // PID_STATUS_INFO: 1 disposed, 2 unregistered (the payload is then the serialized key).
+  uint32_t status_info = 0;
   // Source timestamp; default: now.
   std::optional<Time> timestamp;
 };
