@@ -1,0 +1,196 @@
+// pubsub-replay: inspect, verify, export and replay recordings (the logic behind
+// bin/pubsub-replay; replay_main.cpp only parses the command line).
+//
+// Each command takes an options struct and two streams: `out` for its result (the table, the
+// JSON, the exported records, the verify listing) and `err` for progress, warnings and errors.
+// Every error is one line "pubsub-replay: <message>" on `err`, and the command returns an exit
+// code: kExitOk, kExitProblems (verify found damage, or a run failed) or kExitUsage (bad
+// arguments, a missing or unusable recording). Nothing here throws on bad input.
+//
+// How replay publishes (see shared/reference/rtps-interop.md and recording_schema.hpp):
+// - One participant; one writer per recorded writer (storage::WriterDef) that has samples in the
+//   selection, created with replay_topic()/replay_writer_qos() from the recorded topic: same topic
+//   and type names, keyedness, partitions, data representation and reliability. Each replay
+//   writer is new, so its sequence numbers start at 1 and readers see a writer that sends a
+//   HEARTBEAT and waits for their ACKNACK before its data reaches them (libpubsub does that).
+// - Samples go out with Writer::write_serialized: the recorded payload byte for byte (with its
+//   encapsulation header), the recorded key hash when there is one, the recorded source
+//   timestamp (else the reception time) and the recorded dispose/unregister status.
+// - Pacing: one thread walks the records in reception-time order and publishes each at
+//   start + (reception - first reception) / rate, sleeping with clock_nanosleep(TIMER_ABSTIME)
+//   until shortly before and spinning the rest; a second thread reads and decompresses the
+//   recording ahead into a bounded queue so chunk loads never delay a sample.
+// - Readers: with wait_readers = N every writer first waits (up to wait_timeout) for N matched
+//   readers that have acknowledged it; otherwise publishing starts at once and readers that are
+//   discovered later miss what went out before (replay writers are volatile).
+// - At the end every writer is flushed and given up to ack_timeout for its reliable readers to
+//   acknowledge everything.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "pubsub/participant.hpp"
+#include "storage/recording.hpp"
+
+namespace service::replay {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitProblems = 1;  // verify found damage; play failed
+inline constexpr int kExitUsage = 2;     // bad arguments; missing or unusable recording
+
+struct Error {
+  int exit_code = kExitUsage;
+  std::string message;  // one line, without the "pubsub-replay: " prefix
+};
+
+// A value or an Error.
+template <class T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : v_(std::move(value)) {}      // NOLINT: implicit by design
+  Result(Error error) : v_(std::move(error)) {}  // NOLINT
+  bool ok() const { return v_.index() == 0; }
+  explicit operator bool() const { return ok(); }
+  T& value() & { return std::get<0>(v_); }
+  const T& value() const& { return std::get<0>(v_); }
+  T&& value() && { return std::get<0>(std::move(v_)); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  T& operator*() { return value(); }
+  const Error& error() const { return std::get<1>(v_); }
+
+ private:
+  std::variant<T, Error> v_;
+};
+
+// ---- time -----------------------------------------------------------------------------------
+
+// A time argument: seconds from the recording's first reception time ("12.5"), or an ISO-8601
+// time ("2026-11-21T23:38:00Z", "2026-11-21T23:38:00.250+01:00"; without a zone: UTC).
+struct TimeArg {
+  bool absolute = false;
+  int64_t ns = 0;  // offset from the first reception (>= 0), or nanoseconds since the epoch
+};
+Result<TimeArg> parse_time_arg(std::string_view text);
+// Nanoseconds since the epoch -> "2026-11-21T23:38:00.123Z" (digits = 3) or ".123456789Z" (9).
+std::string format_iso(int64_t ns, int digits = 3);
+
+// ---- selection ------------------------------------------------------------------------------
+
+// What play and export read: topics by glob (empty: all) and a reception-time range
+// [start, end).
+struct Selection {
+  std::vector<std::string> topics;
+  std::optional<TimeArg> start;
+  std::optional<TimeArg> end;
+};
+
+// ---- commands -------------------------------------------------------------------------------
+
+struct InfoOptions {
+  std::string dir;
+  bool json = false;
+};
+// Topics with type, keyedness, samples, bytes, first/last time, rate, writers and loss; a
+// table, or with json one object:
+// {"samples","bytes","lost","start","end","topics":[{"name","type","keyed","samples","bytes",
+//  "lost","writers","start","end","rate",...}],...} (times ISO-8601 UTC with milliseconds,
+// null for an empty recording or topic; rate = (samples - 1) / (end - start) in samples/s).
+int info(const InfoOptions& options, std::ostream& out, std::ostream& err);
+
+enum class ExportFormat { kJsonl, kCsv };
+struct ExportOptions {
+  std::string dir;
+  ExportFormat format = ExportFormat::kJsonl;
+  Selection selection;
+  std::string output;  // file; empty: `out`
+};
+// One record per line in reception-time order: topic, type, writer (GUID, 32 hex digits), seq,
+// source_time, reception_time (ISO-8601, nanoseconds), source_ns, reception_ns, flags, key_hash
+// (32 hex digits or null/empty), payload_base64 (the serialized payload with its encapsulation).
+// CSV: a header line and the same columns.
+int export_records(const ExportOptions& options, std::ostream& out, std::ostream& err);
+
+// Checksums of every chunk, index against segments, damage found while opening (torn tails);
+// recorded loss (gaps) is listed as information. kExitOk clean, kExitProblems damage found,
+// kExitUsage not a recording.
+int verify(const std::string& dir, std::ostream& out, std::ostream& err);
+// Rebuilds index.sqlite3 from the segment files. kExitOk, kExitProblems when corrupt chunks had
+// to be left out (listed), kExitUsage when DIR holds no segment files.
+int reindex(const std::string& dir, std::ostream& out, std::ostream& err);
+
+struct PlayOptions {
+  std::string dir;
+  double rate = 1.0;  // > 0; 2 = twice as fast
+  bool fast = false;  // no pacing at all: as fast as the writers and readers allow
+  Selection selection;
+  uint64_t loops = 1;  // 0: until stopped
+  // Domain, interface, peers; tests set fake_network and short announce periods here.
+  pubsub::ParticipantOptions participant;
+  // Before publishing, wait until every writer has this many matched readers that acknowledged
+  // it (0: publish at once).
+  size_t wait_readers = 0;
+  std::chrono::nanoseconds wait_timeout = std::chrono::seconds(30);
+  // At the end: how long reliable readers get to acknowledge everything.
+  std::chrono::nanoseconds ack_timeout = std::chrono::seconds(10);
+  // How long a reliable write may stay blocked by readers that do not acknowledge before the
+  // run fails.
+  std::chrono::nanoseconds block_timeout = std::chrono::seconds(30);
+  // The pacing thread sleeps until this long before a sample is due, then spins.
+  std::chrono::nanoseconds spin = std::chrono::microseconds(80);
+  // Read-ahead between the storage reader thread and the pacing thread.
+  size_t queue_max_bytes = 64u << 20;
+  // Progress line on `err` every progress_interval; progress_tty: rewrite it in place (\r).
+  bool progress = true;
+  bool progress_tty = false;
+  std::chrono::nanoseconds progress_interval = std::chrono::seconds(1);
+  // Set (e.g. by a SIGINT handler) to stop: the run ends cleanly, flushes and reports.
+  const std::atomic<bool>* stop = nullptr;
+};
+
+struct LatenessStats {
+  uint64_t count = 0;
+  int64_t p50_ns = 0;
+  int64_t p99_ns = 0;
+  int64_t max_ns = 0;
+};
+
+struct PlayedWriter {
+  std::string topic;
+  storage::WriterId recorded_id = 0;
+  storage::Guid recorded_guid{};
+  pubsub::Guid replay_guid;
+  bool reliable = true;
+  uint64_t samples = 0;
+  size_t matched_readers = 0;  // at the end
+  bool acknowledged = true;    // every reliable reader acknowledged everything at the end
+};
+
+struct PlayReport {
+  uint64_t samples = 0;  // samples published
+  uint64_t bytes = 0;
+  uint64_t loops = 0;        // loops completed
+  uint64_t problems = 0;     // corrupt chunks skipped while reading
+  bool interrupted = false;  // stopped through PlayOptions::stop
+  // Wall time from the first sample's due time to the last write (pacing and publishing only;
+  // excludes discovery, waiting for readers and for acknowledgements).
+  double publish_seconds = 0;
+  double recorded_seconds = 0;  // reception-time span of the selection (one loop)
+  LatenessStats lateness;       // how late samples went out (paced runs only)
+  std::vector<PlayedWriter> writers;
+};
+
+// Replays the selection. Progress, warnings and the final summary go to `err`. `report`, when
+// given, receives what was published (also when the run fails after it started).
+int play(const PlayOptions& options, std::ostream& err, PlayReport* report = nullptr);
+
+}  // namespace service::replay

@@ -1,0 +1,239 @@
+// pubsub-replay: the command line over service/replay.hpp. Parses arguments with CLI11, turns
+// every parse problem into one "pubsub-replay: ..." line and exit code 2, and installs the
+// SIGINT/SIGTERM handler that stops a replay cleanly.
+#include <signal.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <new>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "service/replay.hpp"
+
+namespace {
+
+namespace replay = service::replay;
+
+std::atomic<bool> g_stop{false};
+
+extern "C" void on_signal(int) {
+  if (g_stop.exchange(true)) _exit(130);  // a second ^C: leave at once
+}
+
+void install_signal_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = 0;  // no SA_RESTART: interrupt the pacing thread's sleep
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+int usage_error(const std::string& message, const std::string& sub) {
+  std::cerr << "pubsub-replay: " << message << " (see 'pubsub-replay "
+            << (sub.empty() ? "" : sub + " ") << "--help')\n";
+  return replay::kExitUsage;
+}
+
+std::optional<replay::TimeArg> time_option(const std::string& text, const char* name,
+                                           std::string& error) {
+  auto t = replay::parse_time_arg(text);
+  if (!t) {
+    error = std::string(name) + ": " + t.error().message;
+    return std::nullopt;
+  }
+  return t.value();
+}
+
+struct Args {
+  std::string dir;
+  bool json = false;
+  double rate = 1.0;
+  bool fast = false;
+  std::vector<std::string> topics;
+  std::string start, end;
+  std::string loop;
+  uint32_t domain = 0;
+  std::string nic;
+  std::vector<std::string> peers;
+  size_t wait_readers = 0;
+  double wait_timeout = 30;
+  double ack_timeout = 10;
+  bool quiet = false;
+  std::string format = "jsonl";
+  std::string output;
+};
+
+int run(int argc, char** argv) {
+  CLI::App app{"pubsub-replay: inspect, verify, export and replay pub/sub recordings"};
+  app.name("pubsub-replay");
+  app.require_subcommand(1);
+  app.fallthrough(false);
+  Args a;
+
+  auto* info =
+      app.add_subcommand("info", "Topics, types, sample counts, times, rates, writers, loss");
+  info->add_option("DIR", a.dir, "Recording directory");
+  info->add_flag("--json", a.json, "One JSON object instead of a table");
+
+  auto* play = app.add_subcommand("play", "Publish the recording with its original timing");
+  play->add_option("DIR", a.dir, "Recording directory");
+  auto* rate = play->add_option("--rate", a.rate, "Speed factor (2 = twice as fast); default 1");
+  auto* fast = play->add_flag("--fast", a.fast, "No pacing: publish as fast as readers allow");
+  rate->excludes(fast);
+  play->add_option("--topics", a.topics, "Only topics matching these globs (*, ?, [a-z])");
+  play->add_option("--start", a.start,
+                   "Start at T: seconds from the start of the recording (12.5) or ISO-8601 time");
+  play->add_option("--end", a.end, "Stop before T (same forms as --start)");
+  auto* loop =
+      play->add_option("--loop", a.loop, "Play N times (no N: until interrupted)")->expected(0, 1);
+  play->add_option("--domain", a.domain, "DDS domain id (default 0)")->check(CLI::Range(0, 232));
+  play->add_option("--nic", a.nic, "Network interface name or IPv4 address (default: automatic)");
+  play->add_option("--peer", a.peers, "Unicast discovery peer (IPv4 address); repeatable")
+      ->allow_extra_args(false);
+  auto* wait = play->add_option("--wait-readers", a.wait_readers,
+                                "Before publishing, wait for N acknowledged readers per writer");
+  play->add_option("--wait-timeout", a.wait_timeout,
+                   "Seconds to wait for --wait-readers (default 30); then exit 1")
+      ->needs(wait);
+  play->add_option("--ack-timeout", a.ack_timeout,
+                   "Seconds readers get at the end to acknowledge everything (default 10)");
+  play->add_flag("-q,--quiet", a.quiet, "No progress line");
+
+  auto* exp =
+      app.add_subcommand("export", "Write records as JSON lines or CSV (payload in base64)");
+  exp->add_option("DIR", a.dir, "Recording directory");
+  exp->add_option("--format", a.format, "jsonl (default) or csv");
+  exp->add_option("--topics", a.topics, "Only topics matching these globs");
+  exp->add_option("--start", a.start, "From T (seconds from the start, or ISO-8601)");
+  exp->add_option("--end", a.end, "Up to T, exclusive");
+  exp->add_option("-o,--output", a.output, "Output file (default: standard output)");
+
+  auto* ver = app.add_subcommand("verify", "Check checksums, the index against the segments, gaps");
+  ver->add_option("DIR", a.dir, "Recording directory");
+  auto* rei = app.add_subcommand("reindex", "Rebuild index.sqlite3 from the segment files");
+  rei->add_option("DIR", a.dir, "Recording directory");
+
+  for (auto* sub : {info, play, exp, ver, rei}) {
+    sub->footer(
+        "Exit status: 0 ok, 1 problems found or run failed, 2 bad arguments or unusable "
+        "recording.");
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    std::string sub;
+    for (auto* s : app.get_subcommands()) sub = s->get_name();
+    if (sub.empty() && argc > 1 && argv[1][0] != '-') {
+      return usage_error(std::string("unknown command '") + argv[1] +
+                             "' (commands: info, play, export, verify, reindex)",
+                         sub);
+    }
+    if (sub.empty() && argc == 1) {
+      return usage_error("a command is needed: info, play, export, verify or reindex", sub);
+    }
+    return usage_error(e.what(), sub);
+  }
+  CLI::App* cmd = app.get_subcommands().front();
+  const std::string name = cmd->get_name();
+  if (a.dir.empty()) {
+    return usage_error("the recording directory DIR is missing (write it right after '" + name +
+                           "', before options that take several values)",
+                       name);
+  }
+
+  if (name == "info") return replay::info({a.dir, a.json}, std::cout, std::cerr);
+  if (name == "verify") return replay::verify(a.dir, std::cout, std::cerr);
+  if (name == "reindex") return replay::reindex(a.dir, std::cout, std::cerr);
+
+  replay::Selection sel;
+  sel.topics = a.topics;
+  std::string error;
+  if (!a.start.empty() && !(sel.start = time_option(a.start, "--start", error))) {
+    return usage_error(error, name);
+  }
+  if (!a.end.empty() && !(sel.end = time_option(a.end, "--end", error))) {
+    return usage_error(error, name);
+  }
+  if (name == "export") {
+    replay::ExportOptions o;
+    o.dir = a.dir;
+    if (a.format == "jsonl" || a.format == "json") {
+      o.format = replay::ExportFormat::kJsonl;
+    } else if (a.format == "csv") {
+      o.format = replay::ExportFormat::kCsv;
+    } else {
+      return usage_error("--format must be jsonl or csv, not '" + a.format + "'", name);
+    }
+    o.selection = sel;
+    o.output = a.output;
+    return replay::export_records(o, std::cout, std::cerr);
+  }
+
+  // play
+  replay::PlayOptions o;
+  o.dir = a.dir;
+  if (!(a.rate > 0) || !std::isfinite(a.rate)) {
+    return usage_error("--rate must be a positive number, not " + rate->as<std::string>(), name);
+  }
+  o.rate = a.rate;
+  o.fast = a.fast;
+  o.selection = sel;
+  if (loop->count() > 0) {
+    if (a.loop.empty()) {
+      o.loops = 0;
+    } else {
+      uint64_t n = 0;
+      const auto [p, ec] = std::from_chars(a.loop.data(), a.loop.data() + a.loop.size(), n);
+      if (ec != std::errc() || p != a.loop.data() + a.loop.size() || n == 0) {
+        return usage_error("--loop takes a positive count, not '" + a.loop + "'", name);
+      }
+      o.loops = n;
+    }
+  }
+  o.participant.domain_id = a.domain;
+  o.participant.interface = a.nic;
+  o.participant.peers = a.peers;
+  if (wait->count() > 0 && a.wait_readers == 0) {
+    return usage_error("--wait-readers takes a count of at least 1", name);
+  }
+  o.wait_readers = a.wait_readers;
+  if (!(a.wait_timeout > 0) || a.wait_timeout > 1e6) {
+    return usage_error("--wait-timeout must be a positive number of seconds", name);
+  }
+  if (!(a.ack_timeout >= 0) || a.ack_timeout > 1e6) {
+    return usage_error("--ack-timeout must be a number of seconds", name);
+  }
+  o.wait_timeout = std::chrono::nanoseconds(static_cast<int64_t>(a.wait_timeout * 1e9));
+  o.ack_timeout = std::chrono::nanoseconds(static_cast<int64_t>(a.ack_timeout * 1e9));
+  o.progress = !a.quiet;
+  o.progress_tty = ::isatty(STDERR_FILENO) != 0;
+  o.stop = &g_stop;
+  install_signal_handlers();
+  return replay::play(o, std::cerr);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::cerr << "pubsub-replay: out of memory\n";
+  } catch (const std::exception& e) {
+    std::cerr << "pubsub-replay: internal error: " << e.what() << '\n';
+  } catch (...) {
+    std::cerr << "pubsub-replay: internal error\n";
+  }
+  return replay::kExitProblems;
+}

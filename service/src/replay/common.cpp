@@ -1,0 +1,264 @@
+#include "common.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "pubsub/glob.hpp"
+
+namespace service::replay::detail {
+
+namespace fs = std::filesystem;
+
+int report(std::ostream& err, const Error& e) {
+  err << "pubsub-replay: " << e.message << '\n';
+  err.flush();
+  return e.exit_code;
+}
+
+void warn(std::ostream& err, const std::string& message) {
+  err << "pubsub-replay: warning: " << message << '\n';
+}
+
+size_t count_segment_files(const std::string& dir) {
+  std::error_code ec;
+  size_t n = 0;
+  for (fs::directory_iterator it(fs::path(dir) / "segments", ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() > 4 && name.ends_with(".seg")) ++n;
+  }
+  return n;
+}
+
+Result<std::unique_ptr<storage::Recording>> open_recording(const std::string& dir,
+                                                           storage::ProblemCallback on_problem) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) {
+    return Error{kExitUsage, dir + ": no such recording directory"};
+  }
+  if (!S_ISDIR(st.st_mode)) return Error{kExitUsage, dir + ": not a directory"};
+  const std::string index = (fs::path(dir) / "index.sqlite3").string();
+  if (::stat(index.c_str(), &st) != 0) {
+    if (count_segment_files(dir) > 0) {
+      return Error{kExitUsage, dir +
+                                   ": index.sqlite3 is missing; rebuild it from the segments "
+                                   "with 'pubsub-replay reindex " +
+                                   dir + "'"};
+    }
+    return Error{kExitUsage, dir + " is not a recording (no index.sqlite3, no segment files)"};
+  }
+  storage::RecordingOptions opt;
+  opt.on_problem = std::move(on_problem);
+  auto rec = storage::Recording::open(dir, std::move(opt));
+  if (!rec) {
+    std::string msg = dir + ": cannot open the recording: " + rec.status().message();
+    if (rec.status().code() == storage::ErrorCode::kIndex ||
+        rec.status().code() == storage::ErrorCode::kCorrupt ||
+        rec.status().code() == storage::ErrorCode::kUnsupported) {
+      if (count_segment_files(dir) > 0) {
+        msg += " (if the index is damaged, rebuild it with 'pubsub-replay reindex " + dir + "')";
+      }
+    }
+    return Error{kExitUsage, msg};
+  }
+  return std::move(*rec);
+}
+
+Result<ResolvedSelection> resolve_selection(storage::Recording& rec, const Selection& sel) {
+  ResolvedSelection r;
+  auto topics = rec.topics();
+  if (!topics) return Error{kExitUsage, "cannot read the topics: " + topics.status().message()};
+  auto totals = rec.totals();
+  if (!totals) return Error{kExitUsage, "cannot read the totals: " + totals.status().message()};
+  r.recording_first_ns = totals->first_recv_ns;
+  r.recording_last_ns = totals->last_recv_ns;
+
+  for (const std::string& pattern : sel.topics) {
+    if (std::string e = pubsub::glob_error(pattern); !e.empty()) {
+      return Error{kExitUsage, "bad topic pattern '" + pattern + "': " + e};
+    }
+    const bool any = std::any_of(topics->begin(), topics->end(), [&](const storage::TopicInfo& t) {
+      return pubsub::glob_match(pattern, t.def.name);
+    });
+    if (!any) {
+      std::string names;
+      for (const auto& t : *topics) names += (names.empty() ? "" : ", ") + t.def.name;
+      return Error{kExitUsage, "--topics '" + pattern + "' matches no topic of the recording" +
+                                   (names.empty() ? std::string(" (it has none)")
+                                                  : " (topics: " + names + ")")};
+    }
+  }
+  for (const auto& t : *topics) {
+    const bool selected =
+        sel.topics.empty() ||
+        std::any_of(sel.topics.begin(), sel.topics.end(),
+                    [&](const std::string& p) { return pubsub::glob_match(p, t.def.name); });
+    if (!selected) continue;
+    r.topic_index[t.id] = r.topics.size();
+    r.topics.push_back(t);
+    if (!sel.topics.empty()) r.query.topic_ids.push_back(t.id);
+  }
+
+  auto resolve = [&](const TimeArg& a) { return a.absolute ? a.ns : r.recording_first_ns + a.ns; };
+  if (sel.start) r.query.start_ns = resolve(*sel.start);
+  if (sel.end) r.query.end_ns = resolve(*sel.end);
+  if (sel.start && sel.end && r.query.start_ns >= r.query.end_ns) {
+    return Error{kExitUsage, "--start (" + format_iso(r.query.start_ns) +
+                                 ") is not before --end (" + format_iso(r.query.end_ns) + ")"};
+  }
+  if (totals->records > 0) {
+    if (sel.start && r.query.start_ns > r.recording_last_ns) {
+      return Error{kExitUsage, "--start " + format_iso(r.query.start_ns) +
+                                   " is after the end of the recording (last sample at " +
+                                   format_iso(r.recording_last_ns) + ")"};
+    }
+    if (sel.end && r.query.end_ns <= r.recording_first_ns) {
+      return Error{kExitUsage, "--end " + format_iso(r.query.end_ns) +
+                                   " is not after the start of the recording (first sample at " +
+                                   format_iso(r.recording_first_ns) + ")"};
+    }
+  }
+
+  bool have = false;
+  for (const auto& t : r.topics) {
+    if (t.count == 0) continue;
+    const int64_t a = std::max(t.first_recv_ns, r.query.start_ns);
+    const int64_t b =
+        std::min(t.last_recv_ns, r.query.end_ns == INT64_MAX ? INT64_MAX : r.query.end_ns - 1);
+    if (a > b) continue;
+    r.first_ns = have ? std::min(r.first_ns, a) : a;
+    r.last_ns = have ? std::max(r.last_ns, b) : b;
+    have = true;
+    r.estimated_samples += t.count;
+  }
+  return r;
+}
+
+std::string hex(const uint8_t* p, size_t n) {
+  static const char* kHex = "0123456789abcdef";
+  std::string s(2 * n, '0');
+  for (size_t i = 0; i < n; ++i) {
+    s[2 * i] = kHex[p[i] >> 4];
+    s[2 * i + 1] = kHex[p[i] & 15];
+  }
+  return s;
+}
+
+std::string base64(storage::ByteSpan bytes) {
+  static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const auto* p = reinterpret_cast<const uint8_t*>(bytes.data());
+  const size_t n = bytes.size();
+  std::string out;
+  out.resize((n + 2) / 3 * 4);
+  size_t o = 0, i = 0;
+  for (; i + 3 <= n; i += 3) {
+    const uint32_t v = (uint32_t{p[i]} << 16) | (uint32_t{p[i + 1]} << 8) | p[i + 2];
+    out[o++] = kAlphabet[v >> 18];
+    out[o++] = kAlphabet[(v >> 12) & 63];
+    out[o++] = kAlphabet[(v >> 6) & 63];
+    out[o++] = kAlphabet[v & 63];
+  }
+  if (i < n) {
+    uint32_t v = uint32_t{p[i]} << 16;
+    if (i + 1 < n) v |= uint32_t{p[i + 1]} << 8;
+    out[o++] = kAlphabet[v >> 18];
+    out[o++] = kAlphabet[(v >> 12) & 63];
+    out[o++] = i + 1 < n ? kAlphabet[(v >> 6) & 63] : '=';
+    out[o++] = '=';
+  }
+  return out;
+}
+
+void append_json_string(std::string& out, std::string_view s) {
+  out += '"';
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += ch;
+        }
+    }
+  }
+  out += '"';
+}
+
+void append_csv_field(std::string& out, std::string_view s) {
+  if (s.find_first_of(",\"\r\n") == std::string_view::npos) {
+    out += s;
+    return;
+  }
+  out += '"';
+  for (const char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  out += '"';
+}
+
+std::string describe(const storage::Problem& p,
+                     const std::map<storage::TopicId, std::string>& topic_names) {
+  char seg[64];
+  std::snprintf(seg, sizeof seg, "segments/%08llu.seg", static_cast<unsigned long long>(p.segment));
+  std::string s = std::string(storage::to_string(p.kind)) + " in " + seg + " at offset " +
+                  std::to_string(p.offset);
+  if (p.chunk_sequence) s += " (chunk " + std::to_string(p.chunk_sequence) + ")";
+  if (!p.topics.empty()) {
+    s += ": topics ";
+    for (size_t i = 0; i < p.topics.size(); ++i) {
+      auto it = topic_names.find(p.topics[i]);
+      s += (i ? ", " : "") +
+           (it != topic_names.end() ? it->second : "#" + std::to_string(p.topics[i]));
+    }
+    s += ";";
+  } else {
+    s += ":";
+  }
+  if (p.first_recv_ns || p.last_recv_ns) {
+    s += " reception " + format_iso(p.first_recv_ns) + " .. " + format_iso(p.last_recv_ns) + ";";
+  }
+  if (p.records) s += " " + std::to_string(p.records) + " records;";
+  s += " " + p.message;
+  return s;
+}
+
+std::string human_bytes(uint64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  if (u == 0) {
+    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
+  }
+  return buf;
+}
+
+}  // namespace service::replay::detail

@@ -1,0 +1,60 @@
+// Helpers shared by the pubsub-replay commands (private to service/src/replay).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "service/replay.hpp"
+#include "storage/recording.hpp"
+
+namespace service::replay::detail {
+
+// Prints "pubsub-replay: <message>" and returns the error's exit code.
+int report(std::ostream& err, const Error& e);
+void warn(std::ostream& err, const std::string& message);
+
+// Opens DIR read-only, with a clear message for everything that is not a usable recording
+// (missing directory, no index, an index that does not open).
+Result<std::unique_ptr<storage::Recording>> open_recording(
+    const std::string& dir, storage::ProblemCallback on_problem = {});
+// Number of segment files in DIR/segments (0 when there is no such directory).
+size_t count_segment_files(const std::string& dir);
+
+struct ResolvedSelection {
+  storage::Query query;
+  std::vector<storage::TopicInfo> topics;          // the selected topics
+  std::map<storage::TopicId, size_t> topic_index;  // topic id -> index in `topics`
+  int64_t recording_first_ns = 0;  // first reception of the whole recording (time offsets)
+  int64_t recording_last_ns = 0;
+  int64_t first_ns = 0;  // estimated reception span of the selection (from the index)
+  int64_t last_ns = 0;
+  uint64_t estimated_samples = 0;  // exact without a time range
+};
+// Matches the topic globs (each must match some topic), resolves start/end against the
+// recording and checks that they describe a range that overlaps it.
+Result<ResolvedSelection> resolve_selection(storage::Recording& rec, const Selection& sel);
+
+std::string hex(const uint8_t* p, size_t n);
+template <size_t N>
+std::string hex(const std::array<uint8_t, N>& a) {
+  return hex(a.data(), N);
+}
+std::string base64(storage::ByteSpan bytes);
+// Appends s as a JSON string literal (quotes included).
+void append_json_string(std::string& out, std::string_view s);
+// Appends s as one CSV field (quoted when it contains a comma, quote or line break).
+void append_csv_field(std::string& out, std::string_view s);
+
+// "corrupt chunk in segments/00000001.seg at offset 4160 (chunk 3): topics A, B; reception
+// 2026-...Z .. 2026-...Z; 120 records: <message>"
+std::string describe(const storage::Problem& p,
+                     const std::map<storage::TopicId, std::string>& topic_names);
+
+std::string human_bytes(uint64_t bytes);
+
+}  // namespace service::replay::detail

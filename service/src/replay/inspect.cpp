@@ -1,0 +1,232 @@
+// info, verify and reindex: read-only views of a recording (reindex rewrites only the index).
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "common.hpp"
+#include "service/recording_schema.hpp"
+
+namespace service::replay {
+namespace {
+
+using detail::report;
+
+double topic_rate(uint64_t count, int64_t first_ns, int64_t last_ns) {
+  if (count < 2 || last_ns <= first_ns) return 0;
+  return static_cast<double>(count - 1) * 1e9 / static_cast<double>(last_ns - first_ns);
+}
+
+std::string reliability_of(const storage::TopicDef& def) {
+  RecordedQos q;
+  if (def.qos.empty() || !decode_qos(def.qos, q)) return "?";
+  return q.reliability == pubsub::ReliabilityKind::kReliable ? "reliable" : "best_effort";
+}
+
+nlohmann::json time_or_null(uint64_t count, int64_t ns) {
+  if (count == 0) return nullptr;
+  return format_iso(ns);
+}
+
+std::string fmt_rate(double r) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, r >= 100 || r == 0 ? "%.0f" : "%.2f", r);
+  return buf;
+}
+
+// Left-aligned text columns, right-aligned numbers.
+void print_table(std::ostream& out, const std::vector<std::vector<std::string>>& rows,
+                 const std::vector<bool>& right) {
+  std::vector<size_t> width(rows.front().size(), 0);
+  for (const auto& r : rows) {
+    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  }
+  for (const auto& r : rows) {
+    std::string line;
+    for (size_t i = 0; i < r.size(); ++i) {
+      const size_t pad = width[i] - r[i].size();
+      if (i) line += "  ";
+      if (right[i]) line.append(pad, ' ');
+      line += r[i];
+      if (!right[i] && i + 1 < r.size()) line.append(pad, ' ');
+    }
+    out << line << '\n';
+  }
+}
+
+}  // namespace
+
+int info(const InfoOptions& o, std::ostream& out, std::ostream& err) {
+  std::vector<storage::Problem> open_problems;
+  auto rec =
+      detail::open_recording(o.dir, [&](const storage::Problem& p) { open_problems.push_back(p); });
+  if (!rec) return report(err, rec.error());
+  auto topics = (*rec)->topics();
+  auto writers = (*rec)->writers();
+  auto totals = (*rec)->totals();
+  if (!topics || !writers || !totals) {
+    const storage::Status& s = !topics    ? topics.status()
+                               : !writers ? writers.status()
+                                          : totals.status();
+    return report(err, {kExitUsage, o.dir + ": cannot read the index: " + s.message()});
+  }
+  std::map<storage::TopicId, uint64_t> writer_count;
+  for (const auto& w : *writers) writer_count[w.def.topic]++;
+
+  if (o.json) {
+    nlohmann::json j;
+    j["samples"] = totals->records;
+    j["bytes"] = totals->bytes;
+    j["lost"] = totals->lost;
+    j["start"] = time_or_null(totals->records, totals->first_recv_ns);
+    j["end"] = time_or_null(totals->records, totals->last_recv_ns);
+    j["duration_s"] = totals->records
+                          ? static_cast<double>(totals->last_recv_ns - totals->first_recv_ns) / 1e9
+                          : 0.0;
+    j["writers"] = totals->writers;
+    j["segments"] = totals->segments;
+    j["chunks"] = totals->chunks;
+    j["clean"] = (*rec)->recovery().was_clean;
+    j["topics"] = nlohmann::json::array();
+    for (const auto& t : *topics) {
+      nlohmann::json tj;
+      tj["name"] = t.def.name;
+      tj["type"] = t.def.type_name;
+      tj["keyed"] = t.def.keyed;
+      tj["reliability"] = reliability_of(t.def);
+      tj["samples"] = t.count;
+      tj["bytes"] = t.bytes;
+      tj["lost"] = t.lost;
+      tj["writers"] = writer_count[t.id];
+      tj["start"] = time_or_null(t.count, t.first_recv_ns);
+      tj["end"] = time_or_null(t.count, t.last_recv_ns);
+      tj["rate"] = topic_rate(t.count, t.first_recv_ns, t.last_recv_ns);
+      j["topics"].push_back(std::move(tj));
+    }
+    out << j.dump(2) << '\n';
+    out.flush();
+    return kExitOk;
+  }
+
+  out << "recording " << o.dir << ": " << totals->segments << " segment"
+      << (totals->segments == 1 ? "" : "s") << ", " << totals->chunks << " chunks"
+      << ((*rec)->recovery().was_clean ? ""
+                                       : ", not closed cleanly (read up to the last good chunk)")
+      << '\n';
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"TOPIC", "TYPE", "KEYED", "RELIABILITY", "SAMPLES", "BYTES", "RATE/s", "WRITERS",
+                  "LOST", "START", "END"});
+  for (const auto& t : *topics) {
+    rows.push_back({t.def.name, t.def.type_name, t.def.keyed ? "yes" : "no", reliability_of(t.def),
+                    std::to_string(t.count), std::to_string(t.bytes),
+                    fmt_rate(topic_rate(t.count, t.first_recv_ns, t.last_recv_ns)),
+                    std::to_string(writer_count[t.id]), std::to_string(t.lost),
+                    t.count ? format_iso(t.first_recv_ns) : "-",
+                    t.count ? format_iso(t.last_recv_ns) : "-"});
+  }
+  print_table(out, rows, {false, false, false, false, true, true, true, true, true, false, false});
+  char dur[32];
+  std::snprintf(dur, sizeof dur, "%.3f s",
+                totals->records
+                    ? static_cast<double>(totals->last_recv_ns - totals->first_recv_ns) / 1e9
+                    : 0.0);
+  out << "total: " << topics->size() << " topic" << (topics->size() == 1 ? "" : "s") << ", "
+      << totals->records << " samples, " << totals->bytes << " bytes ("
+      << detail::human_bytes(totals->bytes) << "), " << totals->writers << " writers, "
+      << totals->lost << " lost";
+  if (totals->records) {
+    out << ", " << format_iso(totals->first_recv_ns) << " .. " << format_iso(totals->last_recv_ns)
+        << " (" << dur << ")";
+  }
+  out << '\n';
+  out.flush();
+  return kExitOk;
+}
+
+int verify(const std::string& dir, std::ostream& out, std::ostream& err) {
+  std::vector<storage::Problem> problems;
+  auto rec = detail::open_recording(dir, [&](const storage::Problem& p) { problems.push_back(p); });
+  if (!rec) return report(err, rec.error());
+  std::map<storage::TopicId, std::string> names;
+  if (auto topics = (*rec)->topics()) {
+    for (const auto& t : *topics) names[t.id] = t.def.name;
+  }
+  auto rep = (*rec)->verify([&](const storage::Problem& p) { problems.push_back(p); });
+  if (!rep) return report(err, {kExitUsage, dir + ": cannot verify: " + rep.status().message()});
+  out << "recording " << dir << ": " << rep->segments << " segments, "
+      << rep->chunks_ok + rep->chunks_bad << " chunks (" << rep->chunks_ok << " good, "
+      << rep->chunks_bad << " bad), " << rep->records << " samples in the good chunks\n";
+  if (!(*rec)->recovery().was_clean) {
+    out << "note: the recording was not closed cleanly; " << (*rec)->recovery().chunks_checked
+        << " tail chunks checked, " << (*rec)->recovery().bytes_cut
+        << " bytes past the last good chunk\n";
+  }
+  for (const auto& p : problems) out << "problem: " << detail::describe(p, names) << '\n';
+
+  // Recorded loss: what the recorder knew it never received. Information, not damage.
+  auto gaps = (*rec)->gaps();
+  auto writers = (*rec)->writers();
+  if (gaps && writers && !gaps->empty()) {
+    std::map<storage::WriterId, const storage::WriterInfo*> by_id;
+    for (const auto& w : *writers) by_id[w.id] = &w;
+    uint64_t lost = 0;
+    for (const auto& g : *gaps) lost += static_cast<uint64_t>(g.last_missing - g.first_missing + 1);
+    out << "loss: " << gaps->size() << " gap" << (gaps->size() == 1 ? "" : "s") << ", " << lost
+        << " samples the recorder never received (recorded loss, not damage)\n";
+    size_t shown = 0;
+    for (const auto& g : *gaps) {
+      if (++shown > 20) {
+        out << "  ... and " << gaps->size() - 20 << " more\n";
+        break;
+      }
+      auto it = by_id.find(g.writer);
+      std::string topic = "?", guid = "?";
+      if (it != by_id.end()) {
+        topic = names.count(it->second->def.topic) ? names[it->second->def.topic] : "?";
+        guid = detail::hex(it->second->def.guid);
+      }
+      out << "  " << topic << " writer " << guid << ": seq " << g.first_missing << ".."
+          << g.last_missing << " (" << g.last_missing - g.first_missing + 1 << ")\n";
+    }
+  }
+  if (problems.empty()) {
+    out << "result: ok\n";
+    out.flush();
+    return kExitOk;
+  }
+  out << "result: " << problems.size() << " problem" << (problems.size() == 1 ? "" : "s")
+      << " found\n";
+  out.flush();
+  return kExitProblems;
+}
+
+int reindex(const std::string& dir, std::ostream& out, std::ostream& err) {
+  if (detail::count_segment_files(dir) == 0) {
+    auto rec = detail::open_recording(dir);  // for its message about a missing directory
+    if (!rec && rec.error().message.find("no such") != std::string::npos) {
+      return report(err, rec.error());
+    }
+    return report(err, {kExitUsage, dir + " is not a recording: no segment files in " + dir +
+                                        "/segments to rebuild an index from"});
+  }
+  std::vector<storage::Problem> problems;
+  auto rep =
+      storage::Recording::reindex(dir, [&](const storage::Problem& p) { problems.push_back(p); });
+  if (!rep) return report(err, {kExitUsage, dir + ": reindex failed: " + rep.status().message()});
+  out << "reindexed " << dir << ": " << rep->segments << " segments, " << rep->chunks << " chunks, "
+      << rep->records << " samples\n";
+  for (const auto& p : problems) out << "problem: " << detail::describe(p, {}) << '\n';
+  if (!problems.empty()) {
+    out << "result: " << problems.size() << " problem" << (problems.size() == 1 ? "" : "s")
+        << "; damaged chunks were left out of the index\n";
+    out.flush();
+    return kExitProblems;
+  }
+  out.flush();
+  return kExitOk;
+}
+
+}  // namespace service::replay

@@ -1,0 +1,107 @@
+// The pubsub-replay binary: bad arguments, bad times and directories that are not (usable)
+// recordings give one clear line on stderr and exit 2, never a crash or a stack trace.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "shapes_fixture.hpp"
+
+using namespace replay_test;
+
+namespace {
+
+// Exactly one line "pubsub-replay: ..." containing `what` on stderr, nothing on stdout, exit 2.
+void check_usage_error(const std::string& args, const std::string& what) {
+  INFO("pubsub-replay " << args);
+  const RunResult r = run_replay(args);
+  INFO("stderr: " << r.err);
+  CHECK_FALSE(r.signaled);
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+  CHECK(count_lines(r.err) == 1);
+  CHECK(r.err.rfind("pubsub-replay: ", 0) == 0);
+  CHECK(r.err.find(what) != std::string::npos);
+  CHECK(r.err.find("terminate called") == std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("pubsub-replay: bad arguments give one clear message and exit 2") {
+  TempDir tmp;
+  const std::string rec = tmp.sub("rec");
+  Model m = make_shapes(8);
+  write_recording(rec, m);
+  check_usage_error("", "a command is needed");
+  check_usage_error("frobnicate " + rec, "unknown command 'frobnicate'");
+  check_usage_error("info", "recording directory DIR is missing");
+  check_usage_error("info " + rec + " --bogus", "--bogus");
+  check_usage_error("play " + rec + " --rate 0", "--rate must be a positive number");
+  check_usage_error("play " + rec + " --rate -2", "--rate");
+  check_usage_error("play " + rec + " --rate abc", "--rate");
+  check_usage_error("play " + rec + " --rate 2 --fast", "--rate excludes --fast");
+  check_usage_error("play " + rec + " --loop 0", "--loop takes a positive count");
+  check_usage_error("play " + rec + " --wait-timeout 5", "--wait-timeout requires --wait-readers");
+  check_usage_error("play " + rec + " --wait-readers 0", "--wait-readers takes a count");
+  check_usage_error("play " + rec + " --domain 999", "--domain");
+  check_usage_error("play " + rec + " --topics 'Nope*'", "matches no topic of the recording");
+  check_usage_error("play " + rec + " --topics '[ab'", "bad topic pattern");
+  check_usage_error("export " + rec + " --format xml", "--format must be jsonl or csv");
+  check_usage_error("export " + rec + " -o " + tmp.sub("no/such/dir/out.jsonl"), "cannot write");
+}
+
+TEST_CASE("pubsub-replay: bad times give one clear message and exit 2") {
+  TempDir tmp;
+  const std::string rec = tmp.sub("rec");
+  Model m = make_shapes(8);
+  write_recording(rec, m);
+  check_usage_error("play " + rec + " --start abc", "bad time 'abc'");
+  check_usage_error("export " + rec + " --end 2026-02-30T00:00:00Z", "day out of range");
+  check_usage_error("play " + rec + " --start 2026-11-21T25:00:00Z", "time of day out of range");
+  check_usage_error("play " + rec + " --start 100", "is after the end of the recording");
+  check_usage_error("play " + rec + " --end 2020-01-01T00:00:00Z",
+                    "is not after the start of the recording");
+  check_usage_error("export " + rec + " --start 2 --end 1", "is not before --end");
+}
+
+TEST_CASE("pubsub-replay: missing and unusable recordings give one clear message and exit 2") {
+  TempDir tmp;
+  for (const char* cmd : {"info", "play", "export", "verify"}) {
+    check_usage_error(std::string(cmd) + " " + tmp.sub("missing"), "no such recording directory");
+    check_usage_error(std::string(cmd) + " " + tmp.path(), "is not a recording");
+  }
+  {
+    std::ofstream f(tmp.sub("file"));
+    f << "not a directory\n";
+  }
+  check_usage_error("info " + tmp.sub("file"), "not a directory");
+  check_usage_error("reindex " + tmp.path(), "is not a recording");
+  // An index that is not an SQLite database.
+  std::filesystem::create_directory(tmp.sub("junk"));
+  {
+    std::ofstream f(tmp.sub("junk/index.sqlite3"));
+    f << "this is not a database, just text that is long enough to look like a header......\n";
+  }
+  check_usage_error("info " + tmp.sub("junk"), "cannot open the recording");
+  check_usage_error("verify " + tmp.sub("junk"), "cannot open the recording");
+}
+
+TEST_CASE("pubsub-replay: info, export and verify run from the command line") {
+  TempDir tmp;
+  const std::string rec = tmp.sub("rec");
+  Model m = make_shapes(8);
+  write_recording(rec, m);
+  RunResult r = run_replay("info " + rec + " --json");
+  CHECK(r.exit_code == 0);
+  CHECK(nlohmann::json::parse(r.out)["samples"] == 776);
+  r = run_replay("info " + rec);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("total: 4 topics, 776 samples") != std::string::npos);
+  r = run_replay("export " + rec + " --format csv --topics Circle -o " + tmp.sub("c.csv"));
+  CHECK(r.exit_code == 0);
+  CHECK(count_lines(slurp(tmp.sub("c.csv"))) == 151);
+  r = run_replay("verify " + rec);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("result: ok") != std::string::npos);
+  r = run_replay("--help");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("play") != std::string::npos);
+}

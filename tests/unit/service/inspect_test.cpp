@@ -1,0 +1,313 @@
+// info, export, verify and reindex against a recording whose content the test knows exactly.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "shapes_fixture.hpp"
+
+using namespace replay_test;
+namespace replay = service::replay;
+using nlohmann::json;
+
+namespace {
+
+std::string hex(const uint8_t* p, size_t n) {
+  static const char* k = "0123456789abcdef";
+  std::string s;
+  for (size_t i = 0; i < n; ++i) {
+    s += k[p[i] >> 4];
+    s += k[p[i] & 15];
+  }
+  return s;
+}
+
+struct Fixture {
+  TempDir tmp;
+  std::string dir = tmp.sub("rec");
+  Model model = make_shapes();
+  explicit Fixture(storage::SegmentWriterOptions opt = {}) { write_recording(dir, model, opt); }
+};
+
+std::string info_json(const std::string& dir) {
+  std::ostringstream out, err;
+  REQUIRE(replay::info({dir, true}, out, err) == replay::kExitOk);
+  CHECK(err.str().empty());
+  return out.str();
+}
+
+std::vector<json> export_jsonl(const replay::ExportOptions& o) {
+  std::ostringstream out, err;
+  REQUIRE(replay::export_records(o, out, err) == replay::kExitOk);
+  std::vector<json> lines;
+  std::istringstream in(out.str());
+  for (std::string line; std::getline(in, line);) lines.push_back(json::parse(line));
+  return lines;
+}
+
+// The model's records that a selection takes, in reception order.
+std::vector<const RecordSpec*> expected(const Model& m, const std::set<std::string>& topics,
+                                        int64_t start, int64_t end) {
+  std::vector<const RecordSpec*> v;
+  for (const auto& r : m.records) {
+    if (!topics.empty() && !topics.count(m.topics[r.topic].name)) continue;
+    if (r.meta.reception_ns < start || r.meta.reception_ns >= end) continue;
+    v.push_back(&r);
+  }
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("info --json gives exact totals and per-topic statistics") {
+  Fixture f;
+  const json j = json::parse(info_json(f.dir));
+  constexpr int64_t ms = 1'000'000;
+  uint64_t bytes = 0, square_bytes = 0;
+  for (const auto& r : f.model.records) {
+    bytes += r.payload.size();
+    if (r.topic == 0) square_bytes += r.payload.size();
+  }
+  CHECK(j["samples"] == 300 + 296 + 150 + 30);
+  CHECK(j["bytes"] == bytes);
+  CHECK(j["lost"] == 4);
+  CHECK(j["start"] == "2026-11-21T23:38:00.001Z");
+  CHECK(j["end"] == "2026-11-21T23:38:02.993Z");
+  CHECK(j["writers"] == 5);
+  REQUIRE(j["topics"].size() == 4);
+  const json& sq = j["topics"][0];
+  CHECK(sq["name"] == "Square");
+  CHECK(sq["type"] == "ShapeType");
+  CHECK(sq["keyed"] == true);
+  CHECK(sq["reliability"] == "reliable");
+  CHECK(sq["samples"] == 596);
+  CHECK(sq["bytes"] == square_bytes);
+  CHECK(sq["lost"] == 4);
+  CHECK(sq["writers"] == 2);
+  CHECK(sq["start"] == "2026-11-21T23:38:00.001Z");
+  CHECK(sq["end"] == "2026-11-21T23:38:02.993Z");
+  CHECK(sq["rate"].get<double>() == Approx(595.0 / 2.992));
+  const json& ci = j["topics"][1];
+  CHECK(ci["name"] == "Circle");
+  CHECK(ci["reliability"] == "best_effort");
+  CHECK(ci["samples"] == 150);
+  CHECK(ci["lost"] == 0);
+  CHECK(ci["writers"] == 1);
+  CHECK(ci["rate"].get<double>() == Approx(50.0));
+  CHECK(ci["end"] == "2026-11-21T23:38:02.985Z");
+  const json& ch = j["topics"][2];
+  CHECK(ch["name"] == "rt/chatter");
+  CHECK(ch["type"] == "std_msgs::msg::dds_::String_");
+  CHECK(ch["keyed"] == false);
+  CHECK(ch["samples"] == 30);
+  CHECK(ch["rate"].get<double>() == Approx(10.0));
+  CHECK(ch["start"] == "2026-11-21T23:38:00.007Z");
+  const json& em = j["topics"][3];
+  CHECK(em["name"] == "Empty");
+  CHECK(em["samples"] == 0);
+  CHECK(em["writers"] == 1);
+  CHECK(em["start"].is_null());
+  CHECK(em["end"].is_null());
+  CHECK(em["rate"] == 0);
+  (void)ms;
+}
+
+TEST_CASE("info prints an aligned table and a totals line") {
+  Fixture f;
+  std::ostringstream out, err;
+  REQUIRE(replay::info({f.dir, false}, out, err) == replay::kExitOk);
+  const std::string s = out.str();
+  std::istringstream in(s);
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  REQUIRE(lines.size() == 7);  // recording line, header, 4 topics, total
+  CHECK(lines[1].rfind("TOPIC", 0) == 0);
+  // Columns line up: SAMPLES ends at the same column in every row.
+  const size_t end_col = lines[1].find("SAMPLES") + std::string("SAMPLES").size();
+  CHECK(lines[2].substr(end_col - 3, 3) == "596");
+  CHECK(lines[3].substr(end_col - 3, 3) == "150");
+  CHECK(lines[4].substr(end_col - 2, 2) == "30");
+  CHECK(lines[2].find("2026-11-21T23:38:00.001Z") != std::string::npos);
+  CHECK(lines[6].rfind("total: 4 topics, 776 samples", 0) == 0);
+  CHECK(lines[6].find("4 lost") != std::string::npos);
+}
+
+TEST_CASE("export jsonl holds every record with its metadata and exact payload") {
+  Fixture f;
+  replay::ExportOptions o;
+  o.dir = f.dir;
+  const auto lines = export_jsonl(o);
+  const auto want = expected(f.model, {}, INT64_MIN, INT64_MAX);
+  REQUIRE(lines.size() == want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    const RecordSpec& r = *want[i];
+    const json& j = lines[i];
+    INFO("record " << i);
+    CHECK(j["topic"] == f.model.topics[r.topic].name);
+    CHECK(j["type"] == f.model.topics[r.topic].type);
+    CHECK(j["writer"] == hex(f.model.writer_guid[r.writer].data(), 16));
+    CHECK(j["seq"] == r.meta.sequence);
+    CHECK(j["reception_ns"] == r.meta.reception_ns);
+    CHECK(j["reception_time"] == replay::format_iso(r.meta.reception_ns, 9));
+    CHECK(j["source_ns"] == r.meta.source_ns);
+    if (r.meta.flags & service::kFlagHasSourceTimestamp) {
+      CHECK(j["source_time"] == replay::format_iso(r.meta.source_ns, 9));
+    } else {
+      CHECK(j["source_time"].is_null());
+    }
+    CHECK(j["flags"] == r.meta.flags);
+    if (r.meta.has_key_hash) {
+      CHECK(j["key_hash"] == hex(r.meta.key_hash.data(), 16));
+    } else {
+      CHECK(j["key_hash"].is_null());
+    }
+    CHECK(base64_decode(j["payload_base64"].get<std::string>()) == to_string(r.payload, 0));
+  }
+}
+
+TEST_CASE("export csv has a header and the same columns") {
+  Fixture f;
+  replay::ExportOptions o;
+  o.dir = f.dir;
+  o.format = replay::ExportFormat::kCsv;
+  o.selection.topics = {"rt/*"};
+  std::ostringstream out, err;
+  REQUIRE(replay::export_records(o, out, err) == replay::kExitOk);
+  std::istringstream in(out.str());
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  REQUIRE(lines.size() == 31);
+  CHECK(lines[0] ==
+        "topic,type,writer,seq,source_time,reception_time,source_ns,reception_ns,flags,key_hash,"
+        "payload_base64");
+  const RecordSpec& r = *expected(f.model, {"rt/chatter"}, INT64_MIN, INT64_MAX)[0];
+  json j;  // build the expected line from the jsonl export of the same record
+  replay::ExportOptions oj = o;
+  oj.format = replay::ExportFormat::kJsonl;
+  j = export_jsonl(oj)[0];
+  CHECK(lines[1] == "rt/chatter,std_msgs::msg::dds_::String_," + j["writer"].get<std::string>() +
+                        ",1,,2026-11-21T23:38:00.007000000Z,0," +
+                        std::to_string(r.meta.reception_ns) + ",0,," +
+                        j["payload_base64"].get<std::string>());
+}
+
+TEST_CASE("export selects exactly the topics and the time range asked for") {
+  Fixture f;
+  constexpr int64_t s = 1'000'000'000;
+  SECTION("offsets in seconds") {
+    replay::ExportOptions o;
+    o.dir = f.dir;
+    o.selection.topics = {"S*", "rt/*"};
+    o.selection.start = replay::TimeArg{false, s / 2 - 1'000'000};  // from the first reception
+    o.selection.end = replay::TimeArg{false, 2 * s + s / 4};
+    const auto lines = export_jsonl(o);
+    const auto want =
+        expected(f.model, {"Square", "rt/chatter"}, kT0 + s / 2, kT0 + 2 * s + s / 4 + 1'000'000);
+    REQUIRE(lines.size() == want.size());
+    for (size_t i = 0; i < want.size(); ++i)
+      CHECK(lines[i]["reception_ns"] == want[i]->meta.reception_ns);
+  }
+  SECTION("ISO-8601 times") {
+    replay::ExportOptions o;
+    o.dir = f.dir;
+    o.selection.topics = {"Circle"};
+    o.selection.start = *replay::parse_time_arg("2026-11-21T23:38:01.005Z");
+    o.selection.end = *replay::parse_time_arg("2026-11-22T00:38:02.005+01:00");
+    const auto lines = export_jsonl(o);
+    const auto want = expected(f.model, {"Circle"}, kT0 + s + 5'000'000, kT0 + 2 * s + 5'000'000);
+    REQUIRE(lines.size() == 50);
+    REQUIRE(lines.size() == want.size());
+    CHECK(lines.front()["seq"] == 51);
+    CHECK(lines.back()["seq"] == 100);
+  }
+}
+
+TEST_CASE("verify passes a clean recording and lists recorded loss as information") {
+  Fixture f;
+  std::ostringstream out, err;
+  CHECK(replay::verify(f.dir, out, err) == replay::kExitOk);
+  CHECK(out.str().find("loss: 1 gap, 4 samples") != std::string::npos);
+  CHECK(out.str().find("Square writer " + hex(f.model.writer_guid[1].data(), 16) +
+                       ": seq 101..104 (4)") != std::string::npos);
+  CHECK(out.str().find("result: ok") != std::string::npos);
+  CHECK(err.str().empty());
+}
+
+TEST_CASE("verify finds a corrupted chunk and names it") {
+  storage::SegmentWriterOptions opt;
+  opt.chunk_max_bytes = 8192;
+  opt.compression = storage::Compression::kNone;
+  Fixture f(opt);
+  // Walk the segment's chunks and flip one byte in the body of the fourth data chunk.
+  const std::string seg = f.dir + "/segments/00000001.seg";
+  std::string bytes = slurp(seg);
+  size_t pos = 48, data_chunks = 0, target = 0;
+  uint64_t target_seq = 0;
+  while (pos + 64 <= bytes.size()) {
+    uint32_t stored = 0, records = 0;
+    uint64_t seq = 0;
+    std::memcpy(&seq, bytes.data() + pos + 8, 8);
+    std::memcpy(&stored, bytes.data() + pos + 16, 4);
+    std::memcpy(&records, bytes.data() + pos + 24, 4);
+    if (records > 0 && ++data_chunks == 4) {
+      target = pos;
+      target_seq = seq;
+      break;
+    }
+    pos += 64 + stored;
+  }
+  REQUIRE(target > 0);
+  {
+    std::fstream io(seg, std::ios::in | std::ios::out | std::ios::binary);
+    io.seekp(static_cast<std::streamoff>(target + 64 + 100));
+    char c = bytes[target + 64 + 100];
+    c = static_cast<char>(c ^ 0x5a);
+    io.write(&c, 1);
+  }
+  std::ostringstream out, err;
+  CHECK(replay::verify(f.dir, out, err) == replay::kExitProblems);
+  const std::string s = out.str();
+  INFO(s);
+  CHECK(s.find("problem: corrupt chunk in segments/00000001.seg at offset " +
+               std::to_string(target) + " (chunk " + std::to_string(target_seq) + ")") !=
+        std::string::npos);
+  CHECK(s.find("Square") != std::string::npos);
+  CHECK(s.find("result: 1 problem found") != std::string::npos);
+
+  // Export still gives everything else, but says it is incomplete (exit 1).
+  replay::ExportOptions o;
+  o.dir = f.dir;
+  std::ostringstream eout, eerr;
+  CHECK(replay::export_records(o, eout, eerr) == replay::kExitProblems);
+  CHECK(eerr.str().find("damaged") != std::string::npos);
+  CHECK(count_lines(eout.str()) < f.model.records.size());
+  CHECK(count_lines(eout.str()) > f.model.records.size() / 2);
+}
+
+TEST_CASE("reindex after deleting the index restores identical info") {
+  storage::SegmentWriterOptions opt;
+  opt.chunk_max_bytes = 16384;
+  Fixture f(opt);
+  const std::string before = info_json(f.dir);
+  std::filesystem::remove(f.dir + "/index.sqlite3");
+  {
+    std::ostringstream out, err;
+    CHECK(replay::info({f.dir, true}, out, err) == replay::kExitUsage);
+    CHECK(err.str().find("index.sqlite3 is missing") != std::string::npos);
+    CHECK(err.str().find("pubsub-replay reindex") != std::string::npos);
+    CHECK(count_lines(err.str()) == 1);
+  }
+  std::ostringstream out, err;
+  REQUIRE(replay::reindex(f.dir, out, err) == replay::kExitOk);
+  CHECK(out.str().find("reindexed") == 0);
+  CHECK(info_json(f.dir) == before);
+  std::ostringstream vout, verr;
+  CHECK(replay::verify(f.dir, vout, verr) == replay::kExitOk);
+}
+
+TEST_CASE("reindex refuses a directory without segments") {
+  TempDir tmp;
+  std::ostringstream out, err;
+  CHECK(replay::reindex(tmp.path(), out, err) == replay::kExitUsage);
+  CHECK(err.str().find("not a recording") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(tmp.sub("index.sqlite3")));
+}
