@@ -51,6 +51,25 @@ netns_setup() {
   done
 }
 
+# netns_setup_pair: two namespaces joined directly by one veth pair (no bridge), as in the
+# two-host benchmarks. Same names and addresses as netns_setup 2.
+netns_setup_pair() {
+  netns_require_root
+  NS_COUNT=2
+  trap netns_cleanup EXIT
+  trap 'exit 130' INT TERM
+  ip netns add "${NS_PREFIX}0"
+  ip netns add "${NS_PREFIX}1"
+  ip link add veth0 netns "${NS_PREFIX}0" mtu "$NS_MTU" type veth peer name veth1 netns "${NS_PREFIX}1" mtu "$NS_MTU"
+  local i
+  for i in 0 1; do
+    ip -n "${NS_PREFIX}$i" addr add "198.18.$NS_SUBNET.$((i + 1))/24" dev "veth$i"
+    ip -n "${NS_PREFIX}$i" link set "veth$i" up
+    ip -n "${NS_PREFIX}$i" link set lo up
+    ip -n "${NS_PREFIX}$i" route add 224.0.0.0/4 dev "veth$i"
+  done
+}
+
 netns_exec() {
   local i=$1
   shift
