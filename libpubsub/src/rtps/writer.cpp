@@ -156,7 +156,8 @@ void StatefulWriter::append_to_batch_locked(const CacheChange& c) {
     b.truncate(batch_size_);
   }
   b.info_ts(c.timestamp);
-  b.data(kUnknownReader, config_.guid.entity, c.sn, qos, history_.data(c), c.size);
+  b.data(kUnknownReader, config_.guid.entity, c.sn, qos, history_.data(c), c.size, nullptr, 0,
+         c.status_info != 0 && c.size > 0);
   batch_size_ = b.size();
   bytes_since_heartbeat_ += c.size;
   samples_since_heartbeat_++;
