@@ -202,6 +202,7 @@ struct ReplayWriter {
   std::unique_ptr<pubsub::Writer> writer;
   PlayedWriter info;
   bool warned = false;
+  bool dirty = false;  // written since the last flush
 };
 
 bool stopped(const PlayOptions& o) {
@@ -285,7 +286,15 @@ int play(const PlayOptions& o, std::ostream& err, PlayReport* report_out) {
                     "); replaying it reliable with default QoS");
       qos = RecordedQos{};
     }
-    auto created = (*participant)->create_writer(replay_topic(t.def, qos), replay_writer_qos(qos));
+    // Batching: samples recorded together (a burst, one datagram of the original writer) go out
+    // packed together; before the pacing thread sleeps it flushes, so a sample that is due alone
+    // is sent at once.
+    pubsub::WriterQos wq = replay_writer_qos(qos);
+    wq.batching.enabled = true;
+    wq.batching.max_bytes = 65000;  // the most allowed; the transport's datagram size caps it
+    wq.batching.max_samples = 4096;
+    wq.batching.max_flush_delay = std::chrono::milliseconds(1);
+    auto created = (*participant)->create_writer(replay_topic(t.def, qos), wq);
     if (!created) {
       return report(err,
                     {kExitProblems, "cannot create a writer on topic " + t.def.name + " (type " +
@@ -407,7 +416,16 @@ int play(const PlayOptions& o, std::ostream& err, PlayReport* report_out) {
   };
 
   // Sleeps until `due` (monotonic), printing progress on the way. False when stopped.
+  std::vector<size_t> dirty;  // writers with a partial batch
+  auto flush_dirty = [&] {
+    for (size_t i : dirty) {
+      writers[i].writer->flush();
+      writers[i].dirty = false;
+    }
+    dirty.clear();
+  };
   auto wait_until = [&](int64_t due) {
+    if (!dirty.empty() && mono_ns() < due) flush_dirty();
     for (;;) {
       int64_t now = mono_ns();
       if (now >= next_progress) {
@@ -541,6 +559,10 @@ int play(const PlayOptions& o, std::ostream& err, PlayReport* report_out) {
         break;
       }
       last_write_done = mono_ns();
+      if (!w.dirty) {
+        w.dirty = true;
+        dirty.push_back(static_cast<size_t>(slot));
+      }
       w.info.samples++;
       rep.samples++;
       rep.bytes += payload.size();

@@ -1,0 +1,23 @@
+# pubsub-replay integration tests: record with the real pubsub-recorder, then replay into
+# subscribers in other network namespaces (root; skipped with exit 77 otherwise). They need
+# bin/pubsub-recorder, bin/pubsub-replay and bin/pubsub-perftest of the same build.
+function(replay_netns_test name)
+  add_test(NAME ${name} COMMAND bash ${ARGN})
+  set_tests_properties(${name} PROPERTIES
+    ENVIRONMENT "BIN=${CMAKE_BINARY_DIR}/bin"
+    SKIP_RETURN_CODE 77 TIMEOUT 300 RESOURCE_LOCK netns LABELS "integration;netns;replay")
+endfunction()
+
+set(RIT ${CMAKE_CURRENT_SOURCE_DIR}/replay)
+# 1. Record, then play into a subscriber: every sample, byte-identical (checksum), per-writer
+#    order, keyed instances; at the recorded pace and with --fast.
+replay_netns_test("replay: record then play into perftest, 32 B keyed 16 instances"
+                  ${RIT}/record_play_perftest.sh -- -datalen 32 -keyed -instances 16 -payload random)
+replay_netns_test("replay: record then play into perftest, 63000 B fragmented"
+                  ${RIT}/record_play_perftest.sh -- -datalen 63000 -payload random)
+replay_netns_test("replay: record then play --fast into perftest, 1024 B"
+                  ${RIT}/record_play_perftest.sh --replay "--fast" -- -datalen 1024 -payload random)
+# 3. ddsperf traffic replayed into ddsperf -Qsamples:N sub: exit 0, nothing lost, order kept.
+replay_netns_test("replay: ddsperf recording replayed into ddsperf sub" ${RIT}/ddsperf_replay.sh 64 5000 1)
+replay_netns_test("replay: ddsperf recording, 8 keys, replayed into ddsperf sub"
+                  ${RIT}/ddsperf_replay.sh 256 2000 8)

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Records `ddsperf pub` with pubsub-recorder, then replays the recording with
+# `pubsub-replay play --wait-readers 1` into `ddsperf -Qsamples:N sub`, N = the recorded sample
+# count. ddsperf sub exits 1 on any loss (a sequence jump per publication and key) and fails when it
+# received fewer than N: it must exit 0 and count exactly N.
+# Usage: ddsperf_replay.sh [SIZE [RATE_HZ [KEYS]]]
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/../lib/netns.sh"
+. "$HERE/../lib/ddsperf.sh"
+BIN=${BIN:?set BIN to the bin directory of the build}
+size=${1:-64} rate=${2:-5000} keys=${3:-1}
+ddsperf_require
+for b in pubsub-recorder pubsub-replay; do
+  [ -x "$BIN/$b" ] || { echo "FAIL: $b not built ($BIN/$b); build it first"; exit 1; }
+done
+netns_setup 3
+out=$(mktemp -d)
+trap 'netns_cleanup; rm -rf "$out"' EXIT
+
+# 1. Record: ddsperf pub (namespace 0) to ddsperf sub (namespace 2) and the recorder (namespace 1),
+#    both up before the publisher starts (it waits for the ddsperf peer with -Qminmatch).
+echo '{"domain": 0, "interface": "veth1", "topics": {"include": ["DDSPerfRDataKS"]},
+       "storage": {"path": "'"$out/rec"'"}}' >"$out/r.json"
+netns_spawn 1 60 "$BIN/pubsub-recorder" --config "$out/r.json" >"$out/rec.log" 2>&1
+rec=$SPAWNED
+sleep 1
+netns_run 2 60 env "$(ddsperf_env 2)" ddsperf -D 8 -n "$keys" sub >"$out/sub0.out" 2>&1 &
+sub0=$!
+netns_run 0 60 env "$(ddsperf_env 0)" ddsperf -D 3 -n "$keys" -Qminmatch:1 -Qinitwait:10 \
+  pub "${rate}Hz" size "$size" >"$out/pub.out" 2>&1
+pub_rc=$?
+wait $sub0
+sleep 1
+kill -TERM $rec
+wait $rec
+rec_rc=$?
+[ $pub_rc -eq 0 ] || { echo "FAIL: ddsperf pub exit $pub_rc"; tail "$out/pub.out"; exit 1; }
+[ $rec_rc -eq 0 ] || { echo "FAIL: recorder exit $rec_rc"; tail "$out/rec.log"; exit 1; }
+"$BIN/pubsub-replay" info "$out/rec"
+n=$("$BIN/pubsub-replay" info "$out/rec" --json | python3 -c '
+import json, sys
+t = [t for t in json.load(sys.stdin)["topics"] if t["name"] == "DDSPerfRDataKS"]
+print(t[0]["samples"] if t else 0)')
+[ "${n:-0}" -gt 0 ] || { echo "FAIL: nothing recorded on DDSPerfRDataKS"; tail "$out/rec.log"; exit 1; }
+
+# 2. Replay (namespace 1) into ddsperf sub (namespace 2), started first; replay waits for it.
+netns_run 2 90 env "$(ddsperf_env 2)" ddsperf -D 20 -n "$keys" -Qsamples:"$n" sub >"$out/sub.out" 2>&1 &
+sub=$!
+netns_run 1 60 "$BIN/pubsub-replay" play "$out/rec" --nic veth1 --topics DDSPerfRDataKS \
+  --wait-readers 1 2>"$out/replay.err"
+replay_rc=$?
+wait $sub
+sub_rc=$?
+tail -n 2 "$out/replay.err"
+grep -E "size|lost" "$out/sub.out" | tail -n 2
+total=$(ddsperf_total "$out/sub.out")
+echo "recorded $n samples; ddsperf sub received ${total:-none}, exit $sub_rc"
+[ $replay_rc -eq 0 ] || { echo "FAIL: pubsub-replay play exit $replay_rc"; cat "$out/replay.err"; exit 1; }
+[ $sub_rc -eq 0 ] || { echo "FAIL: ddsperf sub exit $sub_rc"; tail -n 25 "$out/sub.out"; exit 1; }
+[ "${total:-0}" = "$n" ] || { echo "FAIL: ddsperf sub received ${total:-0} of $n"; exit 1; }
