@@ -68,6 +68,7 @@ struct Args {
   double wait_timeout = 30;
   double ack_timeout = 10;
   bool quiet = false;
+  int realtime = 0;
   std::string format = "jsonl";
   std::string output;
 };
@@ -107,6 +108,9 @@ int run(int argc, char** argv) {
   play->add_option("--ack-timeout", a.ack_timeout,
                    "Seconds readers get at the end to acknowledge everything (default 10)");
   play->add_flag("-q,--quiet", a.quiet, "No progress line");
+  play->add_option("--realtime", a.realtime,
+                   "Pace from a SCHED_FIFO thread of this priority (1..99; needs CAP_SYS_NICE)")
+      ->check(CLI::Range(1, 99));
 
   auto* exp =
       app.add_subcommand("export", "Write records as JSON lines or CSV (payload in base64)");
@@ -217,6 +221,7 @@ int run(int argc, char** argv) {
   o.wait_timeout = std::chrono::nanoseconds(static_cast<int64_t>(a.wait_timeout * 1e9));
   o.ack_timeout = std::chrono::nanoseconds(static_cast<int64_t>(a.ack_timeout * 1e9));
   o.progress = !a.quiet;
+  o.realtime_priority = a.realtime;
   o.progress_tty = ::isatty(STDERR_FILENO) != 0;
   o.stop = &g_stop;
   install_signal_handlers();

@@ -7,13 +7,16 @@
 //   over through a queue bounded in bytes (PlayOptions::queue_max_bytes), once per loop. Chunk
 //   loads (read, checksum, LZ4) thus happen off the pacing thread.
 // - the calling thread paces: it takes batches, sleeps until each sample is due
-//   (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME) until `spin` before, then spins), publishes it
+//   (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME) until `spin` before, then spins; `spin`
+//   follows the observed wake-up latency), publishes it
 //   with Writer::write_serialized and measures how late it went out. It alone writes to `err`
 //   (progress, warnings); problems the reader thread meets are queued for it to print.
 // Due time of a sample = loop start + (reception - first reception of the loop) / rate. Loop k+1
 // starts one mean recorded inter-sample interval (scaled) after the last sample of loop k.
 // Writers are created (and, with wait_readers, matched) before the first sample is due, so
 // discovery never counts as lateness.
+#include <pthread.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <time.h>
 
@@ -209,6 +212,32 @@ bool stopped(const PlayOptions& o) {
   return o.stop && o.stop->load(std::memory_order_relaxed);
 }
 
+// SCHED_FIFO for the pacing thread while the run lasts (when asked and allowed).
+class RealtimeScope {
+ public:
+  RealtimeScope(int priority, std::ostream& err) {
+    if (priority <= 0) return;
+    if (::pthread_getschedparam(::pthread_self(), &old_policy_, &old_param_) != 0) return;
+    sched_param p{};
+    p.sched_priority = std::clamp(priority, sched_get_priority_min(SCHED_FIFO),
+                                  sched_get_priority_max(SCHED_FIFO));
+    if (const int e = ::pthread_setschedparam(::pthread_self(), SCHED_FIFO, &p); e != 0) {
+      warn(err, std::string("--realtime: cannot use SCHED_FIFO (") + std::strerror(e) +
+                    "); pacing with normal scheduling");
+      return;
+    }
+    active_ = true;
+  }
+  ~RealtimeScope() {
+    if (active_) ::pthread_setschedparam(::pthread_self(), old_policy_, &old_param_);
+  }
+
+ private:
+  bool active_ = false;
+  int old_policy_ = SCHED_OTHER;
+  sched_param old_param_{};
+};
+
 // Restores the thread's timer slack when the run ends.
 class TimerSlack {
  public:
@@ -365,6 +394,7 @@ int play(const PlayOptions& o, std::ostream& err, PlayReport* report_out) {
   reader.start();
 
   TimerSlack slack;
+  RealtimeScope realtime(o.realtime_priority, err);
   detail::Histogram total_late, window_late;
   const double inv_rate = 1.0 / o.rate;
   const int64_t total_span = sel->last_ns - sel->first_ns;
@@ -416,6 +446,9 @@ int play(const PlayOptions& o, std::ostream& err, PlayReport* report_out) {
   };
 
   // Sleeps until `due` (monotonic), printing progress on the way. False when stopped.
+  const int64_t spin_min = o.spin_min.count();
+  const int64_t spin_max = std::max(o.spin_max.count(), spin_min);
+  int64_t spin_ns = spin_min;
   std::vector<size_t> dirty;  // writers with a partial batch
   auto flush_dirty = [&] {
     for (size_t i : dirty) {
@@ -435,10 +468,16 @@ int play(const PlayOptions& o, std::ostream& err, PlayReport* report_out) {
       if (stopped(o)) return false;
       if (now >= due) return true;
       const int64_t remaining = due - now;
-      if (remaining > o.spin.count()) {
-        int64_t target = due - o.spin.count();
+      if (remaining > spin_ns) {
+        int64_t target = due - spin_ns;
         target = std::min({target, now + 50'000'000, next_progress});
         sleep_until_mono(target);
+        // Follow the wake-up latency: jump up to a late wake-up at once, relax slowly.
+        const int64_t over = mono_ns() - target;
+        if (over > 0) {
+          spin_ns -= (spin_ns - spin_min) / 256;
+          spin_ns = std::clamp<int64_t>(std::max(spin_ns, over + over / 4), spin_min, spin_max);
+        }
       } else {
         while (mono_ns() < due) cpu_relax();
         return !stopped(o);
