@@ -10,14 +10,6 @@
 #include "service/recording_schema.hpp"
 
 namespace service::replay {
-namespace {
-
-struct WriterText {
-  std::string guid;
-};
-
-}  // namespace
-
 int export_records(const ExportOptions& o, std::ostream& out, std::ostream& err) {
   uint64_t damaged = 0;
   auto rec = detail::open_recording(o.dir, [&](const storage::Problem& p) {

@@ -70,6 +70,12 @@ std::string us(int64_t ns) {
   return buf;
 }
 
+std::string seconds(std::chrono::nanoseconds d) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", std::chrono::duration<double>(d).count());
+  return buf;
+}
+
 // ---- read-ahead -------------------------------------------------------------------------------
 
 struct Batch {
@@ -263,12 +269,22 @@ int play(const PlayOptions& o, std::ostream& err, PlayReport* report_out) {
   }
 
   // The recording, the selection and the writers it needs.
-  std::unique_ptr<ReadAhead> reader_holder;
+  // Problems met while opening (main thread) are printed at once; those met while reading
+  // (reader thread) go through the ReadAhead. Declared before the ReadAhead, which joins its
+  // thread when destroyed, so the callback never sees a dead pointer.
+  std::vector<std::string> open_problems;
   ReadAhead* reader_ptr = nullptr;
-  auto rec = detail::open_recording(o.dir, [&reader_ptr](const storage::Problem& p) {
-    if (reader_ptr) reader_ptr->note_problem(p);
-  });
+  std::unique_ptr<ReadAhead> reader_holder;
+  auto rec =
+      detail::open_recording(o.dir, [&reader_ptr, &open_problems](const storage::Problem& p) {
+        if (reader_ptr) {
+          reader_ptr->note_problem(p);
+        } else {
+          open_problems.push_back("skipping damaged data: " + detail::describe(p, {}));
+        }
+      });
   if (!rec) return report(err, rec.error());
+  for (const auto& p : open_problems) warn(err, p);
   if (!(*rec)->recovery().was_clean) {
     warn(err, o.dir + " was not closed cleanly; playing it up to its last good chunk");
   }
@@ -374,13 +390,10 @@ int play(const PlayOptions& o, std::ostream& err, PlayReport* report_out) {
         for (const auto& [name, m] : topics) {
           list += (list.empty() ? "" : ", ") + name + " (" + std::to_string(m) + " matched)";
         }
-        return report(
-            err, {kExitProblems,
-                  "no readers: after " +
-                      std::to_string(std::chrono::duration<double>(o.wait_timeout).count())
-                          .substr(0, 5) +
-                      " s these topics still have fewer than " + std::to_string(o.wait_readers) +
-                      " acknowledged reader(s): " + list});
+        return report(err, {kExitProblems, "no readers: after " + seconds(o.wait_timeout) +
+                                               " s these topics still have fewer than " +
+                                               std::to_string(o.wait_readers) +
+                                               " acknowledged reader(s): " + list});
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
@@ -645,8 +658,8 @@ int play(const PlayOptions& o, std::ostream& err, PlayReport* report_out) {
     w.info.matched_readers = w.writer->matched_readers();
     if (!acked) {
       warn(err, "topic " + w.info.topic + ": not every reader acknowledged everything within " +
-                    std::to_string(std::chrono::duration<double>(ack_budget).count()).substr(0, 4) +
-                    " s (" + std::to_string(w.info.matched_readers) + " matched)");
+                    seconds(ack_budget) + " s (" + std::to_string(w.info.matched_readers) +
+                    " matched)");
     }
   }
   sync_report();
@@ -682,6 +695,12 @@ int play(const PlayOptions& o, std::ostream& err, PlayReport* report_out) {
   err.flush();
   if (failed) return report(err, failure);
   if (!read_error.empty()) return report(err, {kExitProblems, read_error});
+  if (rep.problems || !open_problems.empty()) {
+    return report(err, {kExitProblems,
+                        "damaged chunks were skipped; not everything was played "
+                        "(see 'pubsub-replay verify " +
+                            o.dir + "')"});
+  }
   return kExitOk;
 }
 

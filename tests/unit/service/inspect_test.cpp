@@ -237,32 +237,9 @@ TEST_CASE("verify finds a corrupted chunk and names it") {
   opt.chunk_max_bytes = 8192;
   opt.compression = storage::Compression::kNone;
   Fixture f(opt);
-  // Walk the segment's chunks and flip one byte in the body of the fourth data chunk.
-  const std::string seg = f.dir + "/segments/00000001.seg";
-  std::string bytes = slurp(seg);
-  size_t pos = 48, data_chunks = 0, target = 0;
-  uint64_t target_seq = 0;
-  while (pos + 64 <= bytes.size()) {
-    uint32_t stored = 0, records = 0;
-    uint64_t seq = 0;
-    std::memcpy(&seq, bytes.data() + pos + 8, 8);
-    std::memcpy(&stored, bytes.data() + pos + 16, 4);
-    std::memcpy(&records, bytes.data() + pos + 24, 4);
-    if (records > 0 && ++data_chunks == 4) {
-      target = pos;
-      target_seq = seq;
-      break;
-    }
-    pos += 64 + stored;
-  }
+  // Flip one byte in the body of the fourth data chunk.
+  const auto [target, target_seq] = corrupt_data_chunk(f.dir, 4);
   REQUIRE(target > 0);
-  {
-    std::fstream io(seg, std::ios::in | std::ios::out | std::ios::binary);
-    io.seekp(static_cast<std::streamoff>(target + 64 + 100));
-    char c = bytes[target + 64 + 100];
-    c = static_cast<char>(c ^ 0x5a);
-    io.write(&c, 1);
-  }
   std::ostringstream out, err;
   CHECK(replay::verify(f.dir, out, err) == replay::kExitProblems);
   const std::string s = out.str();

@@ -310,3 +310,24 @@ TEST_CASE("play prints progress with elapsed/total, samples/s and late p99") {
   CHECK(r.err.find("late p99") != std::string::npos);
   CHECK(r.err.find("pubsub-replay: played 1500 samples") != std::string::npos);
 }
+
+TEST_CASE("play skips a corrupted chunk, publishes the rest and exits 1") {
+  TempDir tmp;
+  Model m = make_shapes();
+  storage::SegmentWriterOptions opt;
+  opt.chunk_max_bytes = 8192;
+  opt.compression = storage::Compression::kNone;
+  write_recording(tmp.sub("rec"), m, opt);
+  REQUIRE(corrupt_data_chunk(tmp.sub("rec"), 3).first > 0);
+  auto r = run_play(
+      tmp.sub("rec"), [](replay::PlayOptions& o) { o.fast = true; }, m.records.size());
+  INFO(r.err);
+  CHECK(r.code == replay::kExitProblems);
+  CHECK(r.report.problems == 1);
+  CHECK(r.err.find("warning: skipping damaged data: corrupt chunk in segments/00000001.seg") !=
+        std::string::npos);
+  CHECK(r.err.find("damaged chunks were skipped") != std::string::npos);
+  CHECK(r.report.samples < m.records.size());
+  CHECK(r.report.samples > m.records.size() / 2);
+  CHECK(r.got.size() == r.report.samples);
+}

@@ -328,6 +328,31 @@ inline RunResult run_replay(const std::string& args) {
   return r;
 }
 
+// Flips one byte in the body of the nth chunk (from 1) of segment 1 that holds data records.
+// Returns {chunk offset, chunk sequence}, or {0, 0} when there is no such chunk.
+inline std::pair<size_t, uint64_t> corrupt_data_chunk(const std::string& dir, size_t nth) {
+  const std::string seg = dir + "/segments/00000001.seg";
+  const std::string bytes = slurp(seg);
+  size_t pos = 48, data_chunks = 0;
+  while (pos + 64 <= bytes.size()) {
+    uint32_t stored = 0, records = 0;
+    uint64_t seq = 0;
+    std::memcpy(&seq, bytes.data() + pos + 8, 8);
+    std::memcpy(&stored, bytes.data() + pos + 16, 4);
+    std::memcpy(&records, bytes.data() + pos + 24, 4);
+    if (records > 0 && ++data_chunks == nth) {
+      const size_t at = pos + 64 + std::min<size_t>(100, stored / 2);
+      std::fstream io(seg, std::ios::in | std::ios::out | std::ios::binary);
+      io.seekp(static_cast<std::streamoff>(at));
+      const char c = static_cast<char>(bytes[at] ^ 0x5a);
+      io.write(&c, 1);
+      return {pos, seq};
+    }
+    pos += 64 + stored;
+  }
+  return {0, 0};
+}
+
 inline size_t count_lines(const std::string& s) {
   return static_cast<size_t>(std::count(s.begin(), s.end(), '\n'));
 }
