@@ -135,8 +135,8 @@ int info(const InfoOptions& o, std::ostream& out, std::ostream& err) {
                     : 0.0);
   out << "total: " << topics->size() << " topic" << (topics->size() == 1 ? "" : "s") << ", "
       << totals->records << " samples, " << totals->bytes << " bytes ("
-      << detail::human_bytes(totals->bytes) << "), " << totals->writers << " writers, "
-      << totals->lost << " lost";
+      << detail::human_bytes(totals->bytes) << "), " << totals->writers << " writer"
+      << (totals->writers == 1 ? "" : "s") << ", " << totals->lost << " lost";
   if (totals->records) {
     out << ", " << format_iso(totals->first_recv_ns) << " .. " << format_iso(totals->last_recv_ns)
         << " (" << dur << ")";

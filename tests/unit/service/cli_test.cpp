@@ -105,3 +105,18 @@ TEST_CASE("pubsub-replay: info, export and verify run from the command line") {
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("play") != std::string::npos);
 }
+
+TEST_CASE("pubsub-replay: play stops on SIGINT with exit 0 and a summary") {
+  TempDir tmp;
+  const std::string rec = tmp.sub("rec");
+  Model m = make_shapes(8);
+  write_recording(rec, m);
+  // Over loopback (unicast); --loop without a count runs until interrupted.
+  const RunResult r = run_replay_wrapped("timeout --preserve-status -s INT 1.5",
+                                         "play " + rec + " --nic lo --loop");
+  INFO("stderr: " << r.err);
+  CHECK_FALSE(r.signaled);
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("pubsub-replay: interrupted after ") != std::string::npos);
+  CHECK(r.err.find("terminate called") == std::string::npos);
+}

@@ -312,10 +312,11 @@ inline std::string slurp(const std::string& path) {
   return ss.str();
 }
 
-inline RunResult run_replay(const std::string& args) {
+// `wrapper` runs the binary (e.g. "timeout -s INT 2"); empty: run it directly.
+inline RunResult run_replay_wrapped(const std::string& wrapper, const std::string& args) {
   TempDir tmp("replay-run");
-  const std::string cmd = std::string(PUBSUB_REPLAY_BIN) + " " + args + " >" + tmp.sub("out") +
-                          " 2>" + tmp.sub("err") + " </dev/null";
+  const std::string cmd = wrapper + " " + std::string(PUBSUB_REPLAY_BIN) + " " + args + " >" +
+                          tmp.sub("out") + " 2>" + tmp.sub("err") + " </dev/null";
   const int status = std::system(cmd.c_str());
   RunResult r;
   if (WIFEXITED(status)) {
@@ -326,6 +327,10 @@ inline RunResult run_replay(const std::string& args) {
   r.out = slurp(tmp.sub("out"));
   r.err = slurp(tmp.sub("err"));
   return r;
+}
+
+inline RunResult run_replay(const std::string& args) {
+  return run_replay_wrapped("", args);
 }
 
 // Flips one byte in the body of the nth chunk (from 1) of segment 1 that holds data records.
