@@ -119,6 +119,7 @@ Result<void> ParticipantImpl::start() {
     t.participant_id = options_.participant_id;
     t.receive_buffer_bytes = options_.socket_receive_buffer;
     t.max_message_size = options_.max_message_size;
+    t.receive_spin = options_.receive_spin;
     for (const auto& peer : options_.peers) {
       in_addr a{};
       if (inet_pton(AF_INET, peer.c_str(), &a) != 1) {

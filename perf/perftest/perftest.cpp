@@ -9,6 +9,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <mutex>
@@ -66,6 +67,9 @@ pubsub::Result<std::unique_ptr<pubsub::Participant>> make_participant(const Opti
   po.domain_id = o.domain;
   po.interface = o.nic;
   po.peers = o.peers;
+  if (const char* spin = std::getenv("PUBSUB_RECEIVE_SPIN_US")) {  // experiment knob
+    po.receive_spin = std::chrono::microseconds(std::atoi(spin));
+  }
   if (o.ddsperf_compat) {
     // ddsperf only counts participants announcing "DDSPerf:<has data reader>:<pid>:<host>".
     char host[256] = "?";
@@ -731,16 +735,43 @@ bool write_retrying(pubsub::Writer& w, pubsub::Bytes body, const pubsub::WriteOp
 }
 
 int run_latency_publisher(const Options& o, pubsub::Participant& p, pubsub::Writer& writer) {
+  // Ping-pong: the next ping leaves from the receive thread as soon as the echo of the last one
+  // arrives (no hand-over to another thread, as ddsperf does it); the main thread only watches
+  // for a lost echo and then sends a fresh ping.
   std::mutex mu;
   std::condition_variable cv;
-  uint32_t echoed = 0;
-  auto echo = p.create_reader({kEchoTopic, "pubsub::perftest::Sample", false}, reader_qos(o),
-                              [&](const pubsub::SampleInfo&, pubsub::Bytes body) {
-                                if (body.size() < kHeaderBytes) return;
-                                std::lock_guard lk(mu);
-                                echoed = get_u32(body.data());
-                                cv.notify_one();
-                              });
+  SampleMaker maker(o);
+  std::vector<int64_t> lat;
+  lat.reserve(1 << 20);
+  uint32_t seq = 0;
+  Clock::time_point t0;
+  uint64_t lost = 0;
+  bool finished = false;
+  Clock::time_point end;
+  auto send_ping_locked = [&] {
+    ++seq;
+    t0 = Clock::now();
+    const uint32_t k =
+        maker.make(seq, kKindPing, static_cast<uint64_t>(t0.time_since_epoch().count()));
+    pubsub::WriteOptions wo;
+    if (o.keyed) wo.key_hash = maker.key(k);
+    (void)writer.write(maker.body(), wo);  // a failure shows up as a lost echo
+  };
+  auto echo = p.create_reader(
+      {kEchoTopic, "pubsub::perftest::Sample", false}, reader_qos(o),
+      [&](const pubsub::SampleInfo&, pubsub::Bytes body) {
+        const auto now = Clock::now();
+        if (body.size() < kHeaderBytes) return;
+        std::lock_guard lk(mu);
+        if (finished || get_u32(body.data()) != seq) return;
+        lat.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(now - t0).count() / 2);
+        if (now < end) {
+          send_ping_locked();
+        } else {
+          finished = true;
+          cv.notify_all();
+        }
+      });
   if (!echo) {
     std::fprintf(stderr, "pubsub-perftest: %s\n", echo.error().message.c_str());
     return 2;
@@ -751,27 +782,23 @@ int run_latency_publisher(const Options& o, pubsub::Participant& p, pubsub::Writ
     std::fprintf(stderr, "pubsub-perftest: no echo writer from the subscriber\n");
     return 1;
   }
-  SampleMaker maker(o);
-  std::vector<int64_t> lat;
-  lat.reserve(1 << 20);
-  uint64_t timeouts = 0, lost = 0;
-  const auto end = Clock::now() + seconds_of(o.exec_seconds);
-  uint32_t seq = 0;
-  while (Clock::now() < end) {
-    ++seq;
-    const auto t0 = Clock::now();
-    const uint32_t k =
-        maker.make(seq, kKindPing, static_cast<uint64_t>(t0.time_since_epoch().count()));
-    pubsub::WriteOptions wo;
-    if (o.keyed) wo.key_hash = maker.key(k);
-    if (!write_retrying(writer, maker.body(), wo, timeouts, end + 5s)) return 1;
+  {
     std::unique_lock lk(mu);
-    if (!cv.wait_for(lk, 1s, [&] { return echoed == seq; })) {
-      lost++;
-      continue;
+    end = Clock::now() + seconds_of(o.exec_seconds);
+    send_ping_locked();
+    uint32_t watched = seq;
+    while (!finished) {
+      if (cv.wait_for(lk, 1s, [&] { return finished; })) break;
+      if (Clock::now() >= end) {
+        finished = true;
+        break;
+      }
+      if (seq == watched) {  // no echo for a second: count it lost, start again
+        lost++;
+        send_ping_locked();
+      }
+      watched = seq;
     }
-    const auto rtt = Clock::now() - t0;
-    lat.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(rtt).count() / 2);
   }
   maker.make(seq + 1, kKindEnd, 0);
   pubsub::WriteOptions wo;

@@ -51,6 +51,9 @@ struct ParticipantOptions {
   size_t max_sample_size = 256u << 20;
   // Flow-control window of reliable writers: unacknowledged bytes before write() waits.
   size_t max_unacked_bytes = 4u << 20;
+  // UDP receive thread: keep polling this long after traffic before sleeping (see
+  // UdpTransportOptions::receive_spin).
+  Duration receive_spin = std::chrono::microseconds(0);
   // Participant user data (PID_USER_DATA), e.g. an application name.
   std::string user_data;
   // Tests: run over this in-process network instead of UDP sockets.

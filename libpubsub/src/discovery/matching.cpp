@@ -132,5 +132,7 @@ namespace pubsub {
 bool glob_match(std::string_view pattern, std::string_view name) {
   return discovery::glob_match(pattern, name);
 }
-std::string glob_error(std::string_view pattern) { return discovery::glob_error(pattern); }
+std::string glob_error(std::string_view pattern) {
+  return discovery::glob_error(pattern);
+}
 }  // namespace pubsub

@@ -88,8 +88,7 @@ bool StatefulReader::deliver_locked(WriterProxy& p, ReceivedSample& s) {
   return true;
 }
 
-void StatefulReader::store_locked(WriterProxy& p, const ReceivedSample& s,
-                                  std::vector<uint8_t>* owned) {
+void StatefulReader::store_locked(WriterProxy& p, const ReceivedSample& s, SampleBuffer* owned) {
   if (p.buffered.count(s.sn)) {
     stats_.duplicates++;
     return;
@@ -146,7 +145,7 @@ void StatefulReader::drain_locked(WriterProxy& p) {
   drop_below_locked(p);
 }
 
-void StatefulReader::accept_locked(WriterProxy& p, ReceivedSample& s, std::vector<uint8_t>* owned) {
+void StatefulReader::accept_locked(WriterProxy& p, ReceivedSample& s, SampleBuffer* owned) {
   if (!p.info.reliable) {
     if (s.sn < p.next) {
       stats_.duplicates++;
@@ -229,7 +228,7 @@ bool StatefulReader::on_data_frag(const wire::ReceiveContext& ctx,
     fb.fragment_size = m.fragment_size;
     fb.total =
         static_cast<uint32_t>((uint64_t{m.sample_size} + m.fragment_size - 1) / m.fragment_size);
-    fb.data.resize(m.sample_size);
+    fb.data.allocate(m.sample_size);
     fb.have.assign((fb.total + 63) / 64, 0);
     fb.meta.writer = p->info.guid;
     fb.meta.sn = m.sn;
@@ -263,7 +262,7 @@ bool StatefulReader::on_data_frag(const wire::ReceiveContext& ctx,
   if (fb.received == before) stats_.duplicates++;  // every fragment was already here
   if (fb.received < fb.total) return false;
   // Complete: hand the buffer over to the sample path.
-  std::vector<uint8_t> data = std::move(fb.data);
+  SampleBuffer data = std::move(fb.data);
   ReceivedSample s = fb.meta;
   s.data = data.data();
   s.size = data.size();

@@ -27,8 +27,10 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -72,6 +74,26 @@ struct ReceivedSample {
 // Returns false to refuse the sample for now (back-pressure).
 using DeliverFn = std::function<bool(const ReceivedSample&)>;
 
+// A sample's bytes, allocated without being zeroed (they are about to be overwritten).
+class SampleBuffer {
+ public:
+  void allocate(size_t n) {
+    p_.reset(new uint8_t[n]);
+    n_ = n;
+  }
+  void assign(const uint8_t* first, const uint8_t* last) {
+    allocate(static_cast<size_t>(last - first));
+    if (n_) std::memcpy(p_.get(), first, n_);
+  }
+  uint8_t* data() { return p_.get(); }
+  const uint8_t* data() const { return p_.get(); }
+  size_t size() const { return n_; }
+
+ private:
+  std::unique_ptr<uint8_t[]> p_;
+  size_t n_ = 0;
+};
+
 using pubsub::ReaderStats;
 
 class StatefulReader {
@@ -103,7 +125,7 @@ class StatefulReader {
  private:
   struct Stored {
     bool irrelevant = false;  // a GAP placeholder
-    std::vector<uint8_t> data;
+    SampleBuffer data;
     ReceivedSample meta;  // data/size point into `data` when delivered
   };
   struct FragBuffer {
@@ -111,7 +133,7 @@ class StatefulReader {
     uint32_t fragment_size = 0;
     uint32_t total = 0;
     uint32_t received = 0;
-    std::vector<uint8_t> data;
+    SampleBuffer data;
     std::vector<uint64_t> have;
     ReceivedSample meta;
     bool test(uint32_t f) const { return have[(f - 1) / 64] >> ((f - 1) % 64) & 1; }
@@ -141,9 +163,9 @@ class StatefulReader {
 
   WriterProxy* find_locked(const Guid& g);
   // A complete sample: delivered, buffered or dropped. `owned` may be moved from.
-  void accept_locked(WriterProxy& p, ReceivedSample& s, std::vector<uint8_t>* owned);
+  void accept_locked(WriterProxy& p, ReceivedSample& s, SampleBuffer* owned);
   bool deliver_locked(WriterProxy& p, ReceivedSample& s);
-  void store_locked(WriterProxy& p, const ReceivedSample& s, std::vector<uint8_t>* owned);
+  void store_locked(WriterProxy& p, const ReceivedSample& s, SampleBuffer* owned);
   void drain_locked(WriterProxy& p);
   void skip_to_locked(WriterProxy& p, SequenceNumber first);
   void drop_below_locked(WriterProxy& p);

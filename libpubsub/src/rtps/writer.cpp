@@ -31,6 +31,7 @@ StatefulWriter::StatefulWriter(const WriterConfig& config, Transport& transport,
       batch_limit_(std::min(config.qos.batching.max_bytes, transport.max_message_size() - 64)),
       batch_buf_(std::max<size_t>(batch_limit_, 256) + 64),
       send_buf_(transport.max_message_size()),
+      frag_scratch_(kFragmentBatch * kFragmentScratch),
       cwnd_(std::min(kInitialWindow, config.max_unacked_bytes)) {}
 
 size_t StatefulWriter::max_data_payload() const {
@@ -229,10 +230,22 @@ void StatefulWriter::send_fragments_locked(const CacheChange& c, std::span<const
                                            uint32_t last, bool heartbeat) {
   const EntityId reader = directed ? directed->info.guid.entity : kUnknownReader;
   const auto qos = inline_qos(c);
+  // Up to kFragmentBatch fragments leave in one send_many (one sendmmsg per destination); their
+  // headers and tails are built side by side in frag_scratch_.
+  ConstBuffer parts[kFragmentBatch][3];
+  std::span<const ConstBuffer> datagrams[kFragmentBatch];
+  size_t n = 0;
+  auto send = [&] {
+    if (n == 0) return;
+    transport_.send_many(to, {datagrams, n});
+    stats_.datagrams_sent += n * to.size();
+    n = 0;
+  };
   for (uint32_t f = first; f <= last; ++f) {
     const size_t begin = size_t{f - 1} * fragment_size_;
     const size_t len = std::min<size_t>(fragment_size_, c.size - begin);
-    wire::MessageBuilder b(scratch_, sizeof scratch_);
+    uint8_t* area = frag_scratch_.data() + n * kFragmentScratch;
+    wire::MessageBuilder b(area, kFragmentScratch);
     b.header(local_prefix_);
     if (directed) b.info_dst(directed->info.guid.prefix);
     b.info_ts(c.timestamp);
@@ -240,12 +253,12 @@ void StatefulWriter::send_fragments_locked(const CacheChange& c, std::span<const
     b.data_frag_header(reader, config_.guid.entity, c.sn, f == 1 ? qos : wire::OutgoingInlineQos{},
                        f, 1, static_cast<uint16_t>(fragment_size_), c.size, len);
     const size_t head = b.size();
-    uint8_t* tail = scratch_ + head;
+    uint8_t* tail = area + head;
     const size_t pad = wire::MessageBuilder::padding(len);
     std::memset(tail, 0, pad);
     size_t tail_size = pad;
     if (f == last && heartbeat && reliable_readers_ > 0) {
-      wire::MessageBuilder hb(tail + pad, sizeof scratch_ - head - pad);
+      wire::MessageBuilder hb(tail + pad, kFragmentScratch - head - pad);
       hb.heartbeat_frag(reader, config_.guid.entity, c.sn, fragment_count(c.size),
                         ++heartbeat_frag_count_);
       const SequenceNumber hb_first =
@@ -257,11 +270,13 @@ void StatefulWriter::send_fragments_locked(const CacheChange& c, std::span<const
       bytes_since_heartbeat_ = 0;
       samples_since_heartbeat_ = 0;
     }
-    const ConstBuffer parts[3] = {
-        {scratch_, head}, {history_.data(c) + begin, len}, {tail, tail_size}};
-    transport_.send(to, parts);
-    stats_.datagrams_sent += to.size();
+    parts[n][0] = {area, head};
+    parts[n][1] = {history_.data(c) + begin, len};
+    parts[n][2] = {tail, tail_size};
+    datagrams[n] = {parts[n], 3};
+    if (++n == kFragmentBatch) send();
   }
+  send();
   if (!directed && !heartbeat) bytes_since_heartbeat_ += c.size;
 }
 

@@ -156,6 +156,10 @@ class StatefulWriter {
   SteadyTime batch_opened_;
   std::vector<uint8_t> send_buf_;  // control messages and retransmissions
   uint8_t scratch_[512];           // submessage headers of gathered sends
+  // Headers and tails of a run of fragments sent together (send_fragments_locked).
+  static constexpr size_t kFragmentBatch = 32;
+  static constexpr size_t kFragmentScratch = 256;
+  std::vector<uint8_t> frag_scratch_;
 
   size_t cwnd_;                     // congestion window, bytes
   SequenceNumber recovery_sn_ = 0;  // no further halving for losses at or below this

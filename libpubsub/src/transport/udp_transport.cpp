@@ -5,9 +5,9 @@
 // - The transport owns up to four sockets: metatraffic unicast, user unicast (also the send
 //   socket), SPDP multicast and user-data multicast, plus an eventfd that wakes the receive
 //   thread at stop().
-// - One receive thread polls every socket, drains each with recvmmsg into a fixed set of
-//   buffers owned by the thread, and lends each datagram to the TransportReceiver. It calls
-//   on_receive_batch_end() after each recvmmsg batch.
+// - One receive thread waits on an epoll set of every socket, drains each ready one with
+//   recvmmsg into a fixed set of buffers owned by the thread, and lends each datagram to the
+//   TransportReceiver. It calls on_receive_batch_end() after each recvmmsg batch.
 // - send() runs on the caller's thread and touches only the send socket (sendmsg is
 //   thread-safe) and atomic counters.
 #include <utility>  // before asio: Boost 1.74's awaitable.hpp uses std::exchange
@@ -15,7 +15,7 @@
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <net/if.h>
-#include <poll.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -219,6 +219,51 @@ class UdpTransport final : public Transport {
     }
   }
 
+  void send_many(std::span<const Locator> to,
+                 std::span<const std::span<const ConstBuffer>> datagrams) override {
+    constexpr size_t kMax = 64, kMaxParts = 4;
+    mmsghdr msgs[kMax];
+    iovec iov[kMax][kMaxParts];
+    for (const Locator& l : to) {
+      if (l.kind != Locator::kUdpV4) continue;
+      sockaddr_in sa{};
+      sa.sin_family = AF_INET;
+      sa.sin_port = htons(static_cast<uint16_t>(l.port));
+      sa.sin_addr.s_addr = htonl(l.ipv4());
+      for (size_t first = 0; first < datagrams.size(); first += kMax) {
+        const size_t n = std::min(kMax, datagrams.size() - first);
+        size_t bytes = 0;
+        for (size_t i = 0; i < n; ++i) {
+          const auto& parts = datagrams[first + i];
+          const size_t np = std::min(parts.size(), kMaxParts);
+          for (size_t k = 0; k < np; ++k) {
+            iov[i][k].iov_base = const_cast<void*>(parts[k].data);
+            iov[i][k].iov_len = parts[k].size;
+            bytes += parts[k].size;
+          }
+          msgs[i] = mmsghdr{};
+          msgs[i].msg_hdr.msg_name = &sa;
+          msgs[i].msg_hdr.msg_namelen = sizeof sa;
+          msgs[i].msg_hdr.msg_iov = iov[i];
+          msgs[i].msg_hdr.msg_iovlen = np;
+        }
+        size_t done = 0;
+        while (done < n) {
+          const int r =
+              ::sendmmsg(user_uc_.native_handle(), msgs + done, static_cast<unsigned>(n - done), 0);
+          if (r < 0) {
+            if (errno == EINTR) continue;
+            send_errors_.fetch_add(n - done, std::memory_order_relaxed);
+            break;
+          }
+          done += static_cast<size_t>(r);
+        }
+        sent_.fetch_add(done, std::memory_order_relaxed);
+        sent_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+      }
+    }
+  }
+
   const TransportLocators& locators() const override { return locators_; }
   size_t max_message_size() const override { return options_.max_message_size; }
   bool on_receive_thread() const override {
@@ -289,20 +334,35 @@ class UdpTransport final : public Transport {
       msgs[i].msg_hdr.msg_iov = &iovs[i];
       msgs[i].msg_hdr.msg_iovlen = 1;
     }
-    pollfd fds[5];
+    // One epoll set, registered once (poll() would re-register every socket on each wake-up).
+    const int ep = ::epoll_create1(EPOLL_CLOEXEC);
+    int fds[5];
     size_t nfds = 0;
     for (udp::socket* s : {&meta_uc_, &user_uc_, &spdp_mc_, &user_mc_}) {
-      if (s->is_open()) fds[nfds++] = pollfd{s->native_handle(), POLLIN, 0};
+      if (s->is_open()) fds[nfds++] = s->native_handle();
     }
-    fds[nfds++] = pollfd{wake_fd_, POLLIN, 0};
+    fds[nfds++] = wake_fd_;
+    for (size_t i = 0; i < nfds; ++i) {
+      epoll_event ev{};
+      ev.events = EPOLLIN;
+      ev.data.fd = fds[i];
+      ::epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &ev);
+    }
+    epoll_event ready[5];
+    const auto spin = options_.receive_spin;
+    auto last_data = std::chrono::steady_clock::time_point{};
     while (running_.load(std::memory_order_relaxed)) {
-      const int r = ::poll(fds, nfds, 1000);
+      // Spin (poll without sleeping) for a while after traffic, then block.
+      const bool spinning = spin.count() > 0 && std::chrono::steady_clock::now() - last_data < spin;
+      const int r = ::epoll_wait(ep, ready, 5, spinning ? 0 : 1000);
       if (r <= 0) continue;
-      for (size_t f = 0; f + 1 < nfds; ++f) {
-        if (!(fds[f].revents & POLLIN)) continue;
+      last_data = std::chrono::steady_clock::now();
+      for (int k = 0; k < r; ++k) {
+        const int fd = ready[k].data.fd;
+        if (fd == wake_fd_) continue;
         // Drain a bounded number of batches per socket so one busy socket cannot starve others.
         for (int rounds = 0; rounds < 8; ++rounds) {
-          const int got = ::recvmmsg(fds[f].fd, msgs, kBatch, MSG_DONTWAIT, nullptr);
+          const int got = ::recvmmsg(fd, msgs, kBatch, MSG_DONTWAIT, nullptr);
           if (got <= 0) break;
           size_t bytes = 0;
           for (int i = 0; i < got; ++i) {
@@ -317,6 +377,7 @@ class UdpTransport final : public Transport {
         }
       }
     }
+    ::close(ep);
   }
 
   UdpTransportOptions options_;
