@@ -369,7 +369,9 @@ bool StatefulReader::on_heartbeat_frag(const wire::ReceiveContext& ctx,
   std::lock_guard lk(mu_);
   WriterProxy* p = find_locked(Guid{ctx.source_prefix, m.writer_id});
   if (!p || !p->info.reliable) return false;
-  if (!p->fragments.count(m.sn)) return false;
+  auto f = p->fragments.find(m.sn);
+  if (f == p->fragments.end()) return false;
+  f->second.sent_up_to = std::max(f->second.sent_up_to, std::min(m.last_fragment, f->second.total));
   p->hb_frag_sn = std::max(p->hb_frag_sn, m.sn);
   mark_ack_locked(*p);
   return true;
@@ -392,15 +394,19 @@ void StatefulReader::send_acknack_locked(WriterProxy& p, bool preemptive, Steady
       if (p.buffered.count(sn)) continue;
       auto f = p.fragments.find(sn);
       if (f != p.fragments.end() && f->second.received > 0) {
+        // NACK_FRAG for the missing fragments, up to 256 from the first missing one. Only
+        // fragments the writer has sent can be missing: all of them once a HEARTBEAT covers
+        // the sample, else those up to its HEARTBEAT_FRAG.
+        const FragBuffer& fb = f->second;
+        const uint32_t sent = sn <= p.hb_last ? fb.total : fb.sent_up_to;
+        uint32_t first_missing = 1;
+        while (first_missing <= sent && fb.test(first_missing)) first_missing++;
+        if (first_missing > sent) continue;  // nothing known to be missing yet
         missing = true;
         if (!may_nack || nack_frags >= kMaxNackFragsPerAck) continue;
-        // NACK_FRAG for the missing fragments, up to 256 from the first missing one.
-        const FragBuffer& fb = f->second;
         wire::NumberSet frags;
-        uint32_t first_missing = 1;
-        while (first_missing <= fb.total && fb.test(first_missing)) first_missing++;
         frags.base = first_missing;
-        for (uint32_t k = first_missing; k <= fb.total && k < first_missing + 256; ++k) {
+        for (uint32_t k = first_missing; k <= sent && k < first_missing + 256; ++k) {
           if (!fb.test(k)) frags.set(k - first_missing);
         }
         if (b.remaining() > 96 &&

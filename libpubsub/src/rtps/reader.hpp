@@ -133,6 +133,7 @@ class StatefulReader {
     uint32_t fragment_size = 0;
     uint32_t total = 0;
     uint32_t received = 0;
+    uint32_t sent_up_to = 0;  // HEARTBEAT_FRAG: fragments the writer has sent so far
     SampleBuffer data;
     std::vector<uint64_t> have;
     ReceivedSample meta;

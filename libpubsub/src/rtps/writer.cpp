@@ -60,11 +60,11 @@ std::vector<Locator> StatefulWriter::reader_locators(const ReaderProxy& p) const
 
 // ---- writing --------------------------------------------------------------------------------
 
-bool StatefulWriter::have_room_locked(size_t size) const {
+bool StatefulWriter::have_room_locked(size_t size, size_t window) const {
   if (!history_.can_append(size)) return false;
   // Flow control towards reliable readers (a lone oversized sample may always go).
   if (reliable_readers_ > 0 && config_.qos.durability == DurabilityKind::kVolatile &&
-      !history_.empty() && history_.bytes_used() + size > cwnd_) {
+      !history_.empty() && history_.bytes_used() + size > window) {
     return false;
   }
   return true;
@@ -80,7 +80,7 @@ Result<void> StatefulWriter::write(const WriteRequest& r, bool may_block) {
   }
   if (config_.qos.history.kind == HistoryKind::kKeepLast) {
     while (!history_.can_append(size) && !history_.empty()) history_.remove_oldest();
-  } else if (!have_room_locked(size)) {
+  } else if (!have_room_locked(size, cwnd_)) {
     if (!may_block) {
       stats_.write_timeouts++;
       return make_error(ErrorCode::kTimeout, "history full (no blocking on this thread)");
@@ -93,9 +93,11 @@ Result<void> StatefulWriter::write(const WriteRequest& r, bool may_block) {
       send_heartbeat_locked(destinations_, nullptr);
     }
     const auto deadline = std::chrono::steady_clock::now() + config_.qos.max_blocking_time;
-    while (!have_room_locked(size)) {
+    // Hysteresis: once the window is full, wait until half of it is acknowledged, so a
+    // steady stream costs one wake-up per half window rather than one per acknowledgement.
+    while (!have_room_locked(size, cwnd_ / 2)) {
       if (space_cv_.wait_until(lk, deadline) == std::cv_status::timeout &&
-          !have_room_locked(size)) {
+          !have_room_locked(size, cwnd_)) {
         stats_.write_timeouts++;
         return make_error(ErrorCode::kTimeout,
                           "write blocked for max_blocking_time: readers did not acknowledge");
@@ -189,7 +191,8 @@ void StatefulWriter::flush_batch_locked(bool with_heartbeat) {
 bool StatefulWriter::heartbeat_due_locked() const {
   if (reliable_readers_ == 0) return false;
   const size_t max_samples = history_.max_samples();
-  return bytes_since_heartbeat_ >= cwnd_ / 4 || samples_since_heartbeat_ >= max_samples / 4 ||
+  // One per half window: the point where a blocked writer resumes (see write()).
+  return bytes_since_heartbeat_ >= cwnd_ / 2 || samples_since_heartbeat_ >= max_samples / 4 ||
          !history_.can_append(max_data_payload());
 }
 

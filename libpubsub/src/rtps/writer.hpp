@@ -111,7 +111,7 @@ class StatefulWriter {
   // Datagram assembly into send_buf_ (copying), for control traffic and retransmissions.
   class Assembler;
 
-  bool have_room_locked(size_t size) const;
+  bool have_room_locked(size_t size, size_t window) const;
   void send_new_locked(const CacheChange& c);
   void append_to_batch_locked(const CacheChange& c);
   void flush_batch_locked(bool with_heartbeat);
