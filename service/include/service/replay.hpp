@@ -145,11 +145,11 @@ struct PlayOptions {
   // How long a reliable write may stay blocked by readers that do not acknowledge before the
   // run fails.
   std::chrono::nanoseconds block_timeout = std::chrono::seconds(30);
-  // The pacing thread sleeps until `spin` before a sample is due, then spins. `spin` adapts to
-  // how late the sleeps wake up (a decaying maximum of the observed overshoot plus a quarter),
-  // between spin_min and spin_max. Defaults 50 us and 1 ms.
+  // The pacing thread sleeps until `spin` before a sample is due, then spins. `spin` follows how
+  // late its sleeps wake up (the recent overshoot plus a quarter), between spin_min and spin_max
+  // (spin_min only, with realtime_priority). Defaults 50 us and 250 us.
   std::chrono::nanoseconds spin_min = std::chrono::microseconds(50);
-  std::chrono::nanoseconds spin_max = std::chrono::milliseconds(1);
+  std::chrono::nanoseconds spin_max = std::chrono::microseconds(250);
   // Run the pacing thread SCHED_FIFO at this priority (1..99; needs CAP_SYS_NICE, else a
   // warning). 0: normal scheduling. Default 0.
   int realtime_priority = 0;

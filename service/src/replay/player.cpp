@@ -237,6 +237,7 @@ class RealtimeScope {
   ~RealtimeScope() {
     if (active_) ::pthread_setschedparam(::pthread_self(), old_policy_, &old_param_);
   }
+  bool active() const { return active_; }
 
  private:
   bool active_ = false;
@@ -459,8 +460,11 @@ int play(const PlayOptions& o, std::ostream& err, PlayReport* report_out) {
   };
 
   // Sleeps until `due` (monotonic), printing progress on the way. False when stopped.
+  // Under SCHED_FIFO wake-ups are prompt, and a thread that never sleeps would run into the
+  // kernel's real-time throttling (stalls of ~50 ms): keep the spin window at its minimum.
   const int64_t spin_min = o.spin_min.count();
-  const int64_t spin_max = std::max(o.spin_max.count(), spin_min);
+  const int64_t spin_max =
+      realtime.active() ? spin_min : std::max<int64_t>(o.spin_max.count(), spin_min);
   int64_t spin_ns = spin_min;
   std::vector<size_t> dirty;  // writers with a partial batch
   auto flush_dirty = [&] {
@@ -485,11 +489,14 @@ int play(const PlayOptions& o, std::ostream& err, PlayReport* report_out) {
         int64_t target = due - spin_ns;
         target = std::min({target, now + 50'000'000, next_progress});
         sleep_until_mono(target);
-        // Follow the wake-up latency: jump up to a late wake-up at once, relax slowly.
+        // Follow the wake-up latency: move a quarter of the way up towards a late wake-up
+        // (plus a quarter of margin), relax by 1/64 towards earlier ones; a lone long stall
+        // (preemption) moves it little and is forgotten within a few hundred sleeps.
         const int64_t over = mono_ns() - target;
         if (over > 0) {
-          spin_ns -= (spin_ns - spin_min) / 256;
-          spin_ns = std::clamp<int64_t>(std::max(spin_ns, over + over / 4), spin_min, spin_max);
+          const int64_t want = over + over / 4;
+          spin_ns += want > spin_ns ? (want - spin_ns) / 4 : -((spin_ns - want) / 64);
+          spin_ns = std::clamp(spin_ns, spin_min, spin_max);
         }
       } else {
         while (mono_ns() < due) cpu_relax();
