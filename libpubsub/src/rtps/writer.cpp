@@ -52,9 +52,10 @@ StatefulWriter::ReaderProxy* StatefulWriter::find_locked(const Guid& g) {
   return nullptr;
 }
 
-std::vector<Locator> StatefulWriter::reader_locators(const ReaderProxy& p) const {
-  if (!p.info.unicast.empty()) return {p.info.unicast.front()};
-  if (!p.info.multicast.empty()) return {p.info.multicast.front()};
+std::span<const Locator> StatefulWriter::reader_locators(const ReaderProxy& p) const {
+  // A view of the proxy's first unicast (else multicast) locator: no copy on the repair path.
+  if (!p.info.unicast.empty()) return {p.info.unicast.data(), 1};
+  if (!p.info.multicast.empty()) return {p.info.multicast.data(), 1};
   return {};
 }
 

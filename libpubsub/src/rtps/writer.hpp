@@ -129,7 +129,7 @@ class StatefulWriter {
   SequenceNumber min_acked_locked() const;
   wire::OutgoingInlineQos inline_qos(const CacheChange& c) const;
   ReaderProxy* find_locked(const Guid& g);
-  std::vector<Locator> reader_locators(const ReaderProxy& p) const;
+  std::span<const Locator> reader_locators(const ReaderProxy& p) const;
   size_t max_data_payload() const;
   uint32_t fragment_count(uint32_t size) const {
     return (size + fragment_size_ - 1) / fragment_size_;
