@@ -8,11 +8,16 @@
 //   to the replay's own lateness (how late each sample went out against its due time).
 // fast: a recording of N samples (recorded at 10 kHz) is read once with Recording::query (the
 //   storage read rate, page cache warm) and replayed with --fast into the reader and without one.
+// baseline: how late a plain clock_nanosleep loop at the same rates wakes up on this host (the
+//   floor any pacing here starts from).
 //
 // Usage: replay_bench [--hz 1000,10000] [--seconds 10] [--size 64] [--fast-samples 1000000]
 //                     [--nic lo] [--spin-us 50] [--spin-max-us 1000] [--realtime PRIO] [--no-fast]
 //                     [--no-timing]
 // Prints Markdown table rows.
+#include <sys/prctl.h>
+#include <time.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -217,6 +222,31 @@ void timing(const Args& a, int hz) {
   std::filesystem::remove_all(dir);
 }
 
+// What the host gives without replay: a thread sleeping with clock_nanosleep(TIMER_ABSTIME) to
+// evenly spaced deadlines (timer slack 1 us, no spinning); how late it wakes up.
+void baseline(const Args& a, int hz) {
+  ::prctl(PR_SET_TIMERSLACK, 1000, 0, 0, 0);
+  const uint64_t n = static_cast<uint64_t>(hz * a.seconds);
+  const int64_t period = 1'000'000'000 / hz;
+  auto now = [] {
+    timespec ts;
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+  };
+  std::vector<int64_t> late;
+  late.reserve(n);
+  const int64_t start = now() + 1'000'000;
+  for (uint64_t i = 0; i < n; ++i) {
+    const int64_t due = start + static_cast<int64_t>(i) * period;
+    timespec ts{static_cast<time_t>(due / 1'000'000'000), static_cast<long>(due % 1'000'000'000)};
+    ::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);
+    late.push_back(now() - due);
+  }
+  std::printf("| %d Hz, %.0f s | %.1f | %.1f | %.1f |\n", hz, a.seconds, pct(late, 0.5) / 1e3,
+              pct(late, 0.99) / 1e3, pct(late, 1.0) / 1e3);
+  std::fflush(stdout);
+}
+
 void fast(const Args& a) {
   const uint64_t n = a.fast_samples;
   const int64_t period = 100'000;  // recorded at 10 kHz
@@ -324,6 +354,13 @@ int main(int argc, char** argv) {
         "replay lateness p50 (us) | p99 (us) | max (us) | replay time |\n");
     std::printf("|---|---|---|---|---|---|---|---|---|\n");
     for (int hz : a.hz) timing(a, hz);
+  }
+  if (a.timing) {
+    std::printf(
+        "\n| host baseline: clock_nanosleep wake-up | lateness p50 (us) | p99 (us) | "
+        "max (us) |\n");
+    std::printf("|---|---|---|---|\n");
+    for (int hz : a.hz) baseline(a, hz);
   }
   if (a.fast) {
     std::printf(
