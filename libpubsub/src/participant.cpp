@@ -238,81 +238,58 @@ void ParticipantImpl::mark_dirty(rtps::StatefulReader* r) {
   if (std::find(dirty_.begin(), dirty_.end(), r) == dirty_.end()) dirty_.push_back(r);
 }
 
-void ParticipantImpl::on_data(const wire::ReceiveContext& ctx, const wire::DataSubmessage& m) {
+// The common route of the writer-to-reader submessages: builtin ones to discovery, the rest to
+// the local readers matched with the sending writer (all of them, or the one named by readerId).
+template <class M, class Builtin, class Local>
+void ParticipantImpl::route(const wire::ReceiveContext& ctx, const M& m, Builtin&& builtin,
+                            Local&& local) {
   if (!for_us(ctx)) return;
   if (discovery::Discovery::is_builtin(m.writer_id)) {
-    discovery_->on_data(ctx, m, reception_time_);
+    builtin();
     return;
   }
   const auto* readers = readers_of(Guid{ctx.source_prefix, m.writer_id});
   if (!readers) return;
   for (const auto& r : *readers) {
-    if (m.reader_id.value == 0 || m.reader_id == r->guid().entity) {
-      r->on_data(ctx, m, reception_time_);
-    }
+    if (m.reader_id.value == 0 || m.reader_id == r->guid().entity) local(*r);
   }
+}
+
+void ParticipantImpl::on_data(const wire::ReceiveContext& ctx, const wire::DataSubmessage& m) {
+  route(
+      ctx, m, [&] { discovery_->on_data(ctx, m, reception_time_); },
+      [&](rtps::StatefulReader& r) { r.on_data(ctx, m, reception_time_); });
 }
 
 void ParticipantImpl::on_data_frag(const wire::ReceiveContext& ctx,
                                    const wire::DataFragSubmessage& m) {
-  if (!for_us(ctx)) return;
-  if (discovery::Discovery::is_builtin(m.writer_id)) {
-    discovery_->on_data_frag(ctx, m, reception_time_);
-    return;
-  }
-  const auto* readers = readers_of(Guid{ctx.source_prefix, m.writer_id});
-  if (!readers) return;
-  for (const auto& r : *readers) {
-    if (m.reader_id.value == 0 || m.reader_id == r->guid().entity) {
-      r->on_data_frag(ctx, m, reception_time_);
-    }
-  }
+  route(
+      ctx, m, [&] { discovery_->on_data_frag(ctx, m, reception_time_); },
+      [&](rtps::StatefulReader& r) { r.on_data_frag(ctx, m, reception_time_); });
 }
 
 void ParticipantImpl::on_heartbeat(const wire::ReceiveContext& ctx,
                                    const wire::HeartbeatSubmessage& m) {
-  if (!for_us(ctx)) return;
-  if (discovery::Discovery::is_builtin(m.writer_id)) {
-    discovery_->on_heartbeat(ctx, m);
-    return;
-  }
-  const auto* readers = readers_of(Guid{ctx.source_prefix, m.writer_id});
-  if (!readers) return;
-  for (const auto& r : *readers) {
-    if ((m.reader_id.value == 0 || m.reader_id == r->guid().entity) && r->on_heartbeat(ctx, m)) {
-      mark_dirty(r.get());
-    }
-  }
+  route(
+      ctx, m, [&] { discovery_->on_heartbeat(ctx, m); },
+      [&](rtps::StatefulReader& r) {
+        if (r.on_heartbeat(ctx, m)) mark_dirty(&r);
+      });
 }
 
 void ParticipantImpl::on_gap(const wire::ReceiveContext& ctx, const wire::GapSubmessage& m) {
-  if (!for_us(ctx)) return;
-  if (discovery::Discovery::is_builtin(m.writer_id)) {
-    discovery_->on_gap(ctx, m);
-    return;
-  }
-  const auto* readers = readers_of(Guid{ctx.source_prefix, m.writer_id});
-  if (!readers) return;
-  for (const auto& r : *readers) {
-    if (m.reader_id.value == 0 || m.reader_id == r->guid().entity) r->on_gap(ctx, m);
-  }
+  route(
+      ctx, m, [&] { discovery_->on_gap(ctx, m); },
+      [&](rtps::StatefulReader& r) { r.on_gap(ctx, m); });
 }
 
 void ParticipantImpl::on_heartbeat_frag(const wire::ReceiveContext& ctx,
                                         const wire::HeartbeatFragSubmessage& m) {
-  if (!for_us(ctx)) return;
-  if (discovery::Discovery::is_builtin(m.writer_id)) {
-    discovery_->on_heartbeat_frag(ctx, m);
-    return;
-  }
-  const auto* readers = readers_of(Guid{ctx.source_prefix, m.writer_id});
-  if (!readers) return;
-  for (const auto& r : *readers) {
-    if ((m.reader_id.value == 0 || m.reader_id == r->guid().entity) &&
-        r->on_heartbeat_frag(ctx, m)) {
-      mark_dirty(r.get());
-    }
-  }
+  route(
+      ctx, m, [&] { discovery_->on_heartbeat_frag(ctx, m); },
+      [&](rtps::StatefulReader& r) {
+        if (r.on_heartbeat_frag(ctx, m)) mark_dirty(&r);
+      });
 }
 
 void ParticipantImpl::on_acknack(const wire::ReceiveContext& ctx,

@@ -149,6 +149,8 @@ class ParticipantImpl final : public TransportReceiver,
   void schedule_timer(rtps::SteadyTime at);
   void on_timer();
   bool for_us(const wire::ReceiveContext& ctx) const;
+  template <class M, class Builtin, class Local>
+  void route(const wire::ReceiveContext& ctx, const M& m, Builtin&& builtin, Local&& local);
   const std::vector<std::shared_ptr<rtps::StatefulReader>>* readers_of(const Guid& writer);
   void mark_dirty(rtps::StatefulReader* r);
 

@@ -91,6 +91,14 @@ Result<Interface> find_interface(const std::string& wanted) {
   return *found;
 }
 
+sockaddr_in to_sockaddr(const Locator& l) {
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(static_cast<uint16_t>(l.port));
+  sa.sin_addr.s_addr = htonl(l.ipv4());
+  return sa;
+}
+
 class UdpTransport final : public Transport {
  public:
   explicit UdpTransport(const UdpTransportOptions& o)
@@ -197,10 +205,7 @@ class UdpTransport final : public Transport {
     }
     for (const Locator& l : to) {
       if (l.kind != Locator::kUdpV4) continue;
-      sockaddr_in sa{};
-      sa.sin_family = AF_INET;
-      sa.sin_port = htons(static_cast<uint16_t>(l.port));
-      sa.sin_addr.s_addr = htonl(l.ipv4());
+      sockaddr_in sa = to_sockaddr(l);
       msghdr msg{};
       msg.msg_name = &sa;
       msg.msg_namelen = sizeof sa;
@@ -226,10 +231,7 @@ class UdpTransport final : public Transport {
     iovec iov[kMax][kMaxParts];
     for (const Locator& l : to) {
       if (l.kind != Locator::kUdpV4) continue;
-      sockaddr_in sa{};
-      sa.sin_family = AF_INET;
-      sa.sin_port = htons(static_cast<uint16_t>(l.port));
-      sa.sin_addr.s_addr = htonl(l.ipv4());
+      sockaddr_in sa = to_sockaddr(l);
       for (size_t first = 0; first < datagrams.size(); first += kMax) {
         const size_t n = std::min(kMax, datagrams.size() - first);
         size_t bytes = 0;
