@@ -82,11 +82,11 @@ int run(int argc, char** argv) {
 
   auto* info =
       app.add_subcommand("info", "Topics, types, sample counts, times, rates, writers, loss");
-  info->add_option("DIR", a.dir, "Recording directory");
+  info->add_option("DIR", a.dir, "Recording directory (required)");
   info->add_flag("--json", a.json, "One JSON object instead of a table");
 
   auto* play = app.add_subcommand("play", "Publish the recording with its original timing");
-  play->add_option("DIR", a.dir, "Recording directory");
+  play->add_option("DIR", a.dir, "Recording directory (required)");
   auto* rate = play->add_option("--rate", a.rate, "Speed factor (2 = twice as fast); default 1");
   auto* fast = play->add_flag("--fast", a.fast, "No pacing: publish as fast as readers allow");
   rate->excludes(fast);
@@ -114,7 +114,7 @@ int run(int argc, char** argv) {
 
   auto* exp =
       app.add_subcommand("export", "Write records as JSON lines or CSV (payload in base64)");
-  exp->add_option("DIR", a.dir, "Recording directory");
+  exp->add_option("DIR", a.dir, "Recording directory (required)");
   exp->add_option("--format", a.format, "jsonl (default) or csv");
   exp->add_option("--topics", a.topics, "Only topics matching these globs");
   exp->add_option("--start", a.start, "From T (seconds from the start, or ISO-8601)");
@@ -122,15 +122,20 @@ int run(int argc, char** argv) {
   exp->add_option("-o,--output", a.output, "Output file (default: standard output)");
 
   auto* ver = app.add_subcommand("verify", "Check checksums, the index against the segments, gaps");
-  ver->add_option("DIR", a.dir, "Recording directory");
+  ver->add_option("DIR", a.dir, "Recording directory (required)");
   auto* rei = app.add_subcommand("reindex", "Rebuild index.sqlite3 from the segment files");
-  rei->add_option("DIR", a.dir, "Recording directory");
+  rei->add_option("DIR", a.dir, "Recording directory (required)");
 
-  for (auto* sub : {info, play, exp, ver, rei}) {
-    sub->footer(
-        "Exit status: 0 ok, 1 problems found or run failed, 2 bad arguments or unusable "
-        "recording.");
+  for (auto* sub : {info, exp, ver, rei}) {
+    sub->footer("Exit status: 0 ok, 1 problems found, 2 bad arguments or unusable recording.");
   }
+  play->footer(
+      "One writer per recorded writer, with the recorded topic and type names, keyedness and "
+      "reliability, and new sequence numbers from 1; payloads, key hashes and source timestamps "
+      "as recorded. Without --wait-readers publishing starts at once, and readers discovered "
+      "later miss what went out before them. ^C stops cleanly (exit 0).\n"
+      "Exit status: 0 ok, 1 run failed (no readers, a write failed, damaged chunks skipped), 2 bad "
+      "arguments or unusable recording.");
 
   try {
     app.parse(argc, argv);
