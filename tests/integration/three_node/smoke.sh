@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Smoke test of perf/three_node.sh: one size, 2 s, reliable, with the recorder (so a
+# second-subscriber run and a recorder run). Checks: exit 0; report.md, results.jsonl and the
+# seed-layout CSVs exist with a row each; 0 lost at the subscriber, the second subscriber and
+# the recorder, which stored every published sample; the report has the recorder table; no
+# namespace or process of the harness is left. Then an interrupted run (SIGINT after 3 s) must
+# exit 130 and leave nothing behind either.
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../../.." && pwd)
+BIN=${BIN:?set BIN to the bin directory of the build}
+[ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root for network namespaces"; exit 77; }
+command -v ip >/dev/null || { echo "SKIP: iproute2 (ip) is missing"; exit 77; }
+command -v python3 >/dev/null || { echo "SKIP: python3 is missing"; exit 77; }
+for b in pubsub-perftest pubsub-recorder pubsub-replay; do
+  [ -x "$BIN/$b" ] || { echo "SKIP: $BIN/$b is not built"; exit 77; }
+done
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+leftovers() {  # namespaces of harness PID $1, and its processes
+  ip netns list | awk '{print $1}' | grep "^tn$1-" 
+  pgrep -f "$out/" | grep -v "^$$\$"
+}
+
+bash "$ROOT/perf/three_node.sh" --bin "$BIN" --sizes 1024 --exec 2 --recorder --reliability rel \
+  --out "$out/run" 2>"$out/harness.err" &
+h=$!
+wait $h
+rc=$?
+cat "$out/harness.err" | tr '\r' '\n' | tail -n 4
+[ $rc -eq 77 ] && { echo "SKIP: the harness cannot run here"; exit 77; }
+[ $rc -eq 0 ] || fail "three_node.sh exit $rc"
+[ -z "$(leftovers $h)" ] || fail "left behind: $(leftovers $h | tr '\n' ' ')"
+r=$out/run
+[ -s "$r/report.md" ] || fail "no report.md"
+grep -q "^## Recorder cost" "$r/report.md" || fail "report.md has no recorder section"
+grep -q "^perf/three_node.sh " "$r/report.md" || fail "report.md does not start with the command line"
+python3 - "$r" <<'PY' || exit 1
+import csv, glob, json, os, sys
+r = sys.argv[1]
+bad = []
+want = ["thr_sub_ours_unkeyed_rel_batch8192_zero_2sub.csv",
+        "thr_sub_ours_unkeyed_rel_batch8192_zero_recorder.csv",
+        "rec_ours_unkeyed_rel_batch8192_zero_recorder.csv"]
+for name in want:
+    p = os.path.join(r, name)
+    if not os.path.exists(p):
+        bad.append(f"{name} missing")
+        continue
+    rows = list(csv.reader(open(p)))
+    if len(rows) != 2 or rows[1][0] != "1024":
+        bad.append(f"{name}: expected a header and one 1024 B row, got {rows}")
+    elif name.startswith("thr_"):
+        if rows[0][0] != "Sample Size (Bytes)" or len(rows[0]) != 6:
+            bad.append(f"{name}: header {rows[0]}")
+        if rows[1][4] != "0":
+            bad.append(f"{name}: {rows[1][4]} lost")
+        if int(rows[1][1]) <= 0:
+            bad.append(f"{name}: no samples")
+res = [json.loads(l) for l in open(os.path.join(r, "results.jsonl"))]
+if len(res) != 2:
+    bad.append(f"{len(res)} results, expected 2")
+for x in res:
+    if not x["ok"]:
+        bad.append(f"{x['dir']}: {x['problems']}")
+    if x.get("lost") != 0:
+        bad.append(f"{x['dir']}: subscriber lost {x.get('lost')}")
+    if x["third"] == "sub2" and x.get("sub2", {}).get("lost") != 0:
+        bad.append(f"{x['dir']}: second subscriber lost samples")
+    if x["third"] == "rec":
+        rec = x.get("rec", {})
+        if rec.get("lost") != 0 or not rec.get("complete"):
+            bad.append(f"{x['dir']}: recorder {rec}")
+        print(f"published {x.get('published')}, subscriber {x.get('samples')}, "
+              f"recorded {rec.get('samples')} (lost {rec.get('lost')})")
+for b in bad:
+    print("FAIL:", b)
+sys.exit(1 if bad else 0)
+PY
+
+# Interrupted: SIGINT (Ctrl-C) mid-run removes namespaces and processes, exit 130. A background
+# job of a script starts with SIGINT ignored, which bash cannot trap: restore it first.
+env --default-signal=SIGINT bash "$ROOT/perf/three_node.sh" --bin "$BIN" --sizes 1024 --exec 20 --recorder --reliability rel \
+  --out "$out/int" 2>"$out/int.err" &
+h=$!
+for _ in $(seq 100); do  # until the first run's processes are up
+  grep -q "\[  1/" "$out/int.err" 2>/dev/null && break
+  sleep 0.1
+done
+sleep 3
+kill -INT $h
+wait $h
+rc=$?
+[ $rc -eq 130 ] || fail "interrupted harness exit $rc, expected 130"
+sleep 0.5
+[ -z "$(leftovers $h)" ] || fail "left behind after SIGINT: $(leftovers $h | tr '\n' ' ')"
+echo "OK: report, CSVs, zero loss, nothing left behind (also after SIGINT)"
