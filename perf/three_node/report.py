@@ -315,10 +315,33 @@ def rec_section(L, pts, meta):
              f"third reader. Target: ratio >= {TARGET} at every size with zero loss (subscriber and "
              "recording).")
     L.append("")
-    body = []
-    met = total = 0
     order = lambda s: (meta[s]["tool"] != "ours", meta[s]["keying"] != "unkeyed",
                        meta[s].get("payload") != "zero", meta[s]["rel"])
+    # Summary: one column per (publisher/subscriber, keys, payload), random beside zero.
+    cols = sorted(recs, key=order)
+    sizes = sorted({size for s in cols for size in pts[s]})
+    head = ["Sample (B)"]
+    for s in cols:
+        r = meta[s]
+        who = "ours" if r["tool"] == "ours" else "ddsperf"
+        pay = r["payload"] if r["tool"] == "ours" else "constant"
+        head.append(f"{who} {r['keying']} {pay}" + ("" if r["rel"] == "rel" else " BE"))
+    body = []
+    for size in sizes:
+        row = [str(size)]
+        for s in cols:
+            p = pts[s].get(size)
+            b = pts.get(baseline_counterpart(s), {}).get(size)
+            q = ratio(p.rate, b.rate) if p and b else None
+            lossless = p and p.lost == 0 and p.rec_lost == 0 and p.rec_complete
+            row.append("-" if q is None else f"{q:.2f}" + ("" if lossless else " (loss)"))
+        body.append(row)
+    L.append("Recorder / no recorder (subscriber samples/s ratio; \"(loss)\" marks a point where "
+             "the subscriber or the recording lost samples):")
+    L.append("")
+    table(L, head, body)
+    body = []
+    met = total = 0
     for s in sorted(recs, key=order):
         r = meta[s]
         base = pts.get(baseline_counterpart(s), {})
