@@ -88,6 +88,10 @@ ParticipantImpl::ParticipantImpl(const ParticipantOptions& options)
   limits_.max_sample_size =
       static_cast<uint32_t>(std::min<size_t>(options.max_sample_size, UINT32_MAX));
   routes_.store(std::make_shared<Routes>());
+  for (unsigned i = 0; i < kMaxReceiveWorkers; ++i) {
+    workers_[i].p = this;
+    workers_[i].index = i;
+  }
 }
 
 Result<std::shared_ptr<ParticipantImpl>> ParticipantImpl::create(const ParticipantOptions& o) {
@@ -194,29 +198,37 @@ void ParticipantImpl::on_timer() {
 
 // ---- receive path ---------------------------------------------------------------------------
 
-void ParticipantImpl::on_datagram(const uint8_t* data, size_t size) {
+void ParticipantImpl::on_datagram(unsigned worker, const uint8_t* data, size_t size) {
+  workers_[worker % kMaxReceiveWorkers].handle(data, size);
+}
+
+void ParticipantImpl::on_receive_batch_end(unsigned worker) {
+  workers_[worker % kMaxReceiveWorkers].batch_end();
+}
+
+void ParticipantImpl::ReceiveWorker::handle(const uint8_t* data, size_t size) {
   // Only a plausible RTPS header renews a lease (the decoder checks the rest).
   if (size >= wire::kHeaderSize && std::memcmp(data, "RTPS", 4) == 0 && data[4] == 2) {
     GuidPrefix src;
     std::memcpy(src.data(), data + 8, 12);
-    discovery_->renew_lease(src);
+    p->discovery_->renew_lease(index, src);
   }
-  current_routes_ = routes_.load();
+  routes_ = p->routes_.load();
   cached_readers_ = nullptr;
   reception_time_ = Time::now();
-  const auto e = wire::decode_message(data, size, limits_, *this);
+  const auto e = wire::decode_message(data, size, p->limits_, *this);
   if (e != wire::DecodeError::kNone) {
-    malformed_.fetch_add(1, std::memory_order_relaxed);
-    malformed_by_reason_[static_cast<size_t>(e) & 15].fetch_add(1, std::memory_order_relaxed);
+    p->malformed_.fetch_add(1, std::memory_order_relaxed);
+    p->malformed_by_reason_[static_cast<size_t>(e) & 15].fetch_add(1, std::memory_order_relaxed);
   }
 }
 
-void ParticipantImpl::on_receive_batch_end() {
-  discovery_->on_receive_batch_end();
+void ParticipantImpl::ReceiveWorker::batch_end() {
+  p->discovery_->on_receive_batch_end();
   for (auto* r : dirty_) r->send_pending_acks();
   dirty_.clear();
   cached_readers_ = nullptr;
-  current_routes_.reset();
+  routes_.reset();
 }
 
 bool ParticipantImpl::for_us(const wire::ReceiveContext& ctx) const {
@@ -224,26 +236,26 @@ bool ParticipantImpl::for_us(const wire::ReceiveContext& ctx) const {
   return ctx.dest_prefix == kAnyone || ctx.dest_prefix == prefix_;
 }
 
-const std::vector<std::shared_ptr<rtps::StatefulReader>>* ParticipantImpl::readers_of(
-    const Guid& writer) {
+const std::vector<std::shared_ptr<rtps::StatefulReader>>*
+ParticipantImpl::ReceiveWorker::readers_of(const Guid& writer) {
   if (cached_readers_ && cached_writer_ == writer) return cached_readers_;
-  auto it = current_routes_->readers_by_writer.find(writer);
-  if (it == current_routes_->readers_by_writer.end()) return nullptr;
+  auto it = routes_->readers_by_writer.find(writer);
+  if (it == routes_->readers_by_writer.end()) return nullptr;
   cached_writer_ = writer;
   cached_readers_ = &it->second;
   return cached_readers_;
 }
 
-void ParticipantImpl::mark_dirty(rtps::StatefulReader* r) {
+void ParticipantImpl::ReceiveWorker::mark_dirty(rtps::StatefulReader* r) {
   if (std::find(dirty_.begin(), dirty_.end(), r) == dirty_.end()) dirty_.push_back(r);
 }
 
 // The common route of the writer-to-reader submessages: builtin ones to discovery, the rest to
 // the local readers matched with the sending writer (all of them, or the one named by readerId).
 template <class M, class Builtin, class Local>
-void ParticipantImpl::route(const wire::ReceiveContext& ctx, const M& m, Builtin&& builtin,
-                            Local&& local) {
-  if (!for_us(ctx)) return;
+void ParticipantImpl::ReceiveWorker::route(const wire::ReceiveContext& ctx, const M& m,
+                                           Builtin&& builtin, Local&& local) {
+  if (!p->for_us(ctx)) return;
   if (discovery::Discovery::is_builtin(m.writer_id)) {
     builtin();
     return;
@@ -255,64 +267,65 @@ void ParticipantImpl::route(const wire::ReceiveContext& ctx, const M& m, Builtin
   }
 }
 
-void ParticipantImpl::on_data(const wire::ReceiveContext& ctx, const wire::DataSubmessage& m) {
+void ParticipantImpl::ReceiveWorker::on_data(const wire::ReceiveContext& ctx,
+                                             const wire::DataSubmessage& m) {
   route(
-      ctx, m, [&] { discovery_->on_data(ctx, m, reception_time_); },
+      ctx, m, [&] { p->discovery_->on_data(ctx, m, reception_time_); },
       [&](rtps::StatefulReader& r) { r.on_data(ctx, m, reception_time_); });
 }
 
-void ParticipantImpl::on_data_frag(const wire::ReceiveContext& ctx,
-                                   const wire::DataFragSubmessage& m) {
+void ParticipantImpl::ReceiveWorker::on_data_frag(const wire::ReceiveContext& ctx,
+                                                  const wire::DataFragSubmessage& m) {
   route(
-      ctx, m, [&] { discovery_->on_data_frag(ctx, m, reception_time_); },
+      ctx, m, [&] { p->discovery_->on_data_frag(ctx, m, reception_time_); },
       [&](rtps::StatefulReader& r) { r.on_data_frag(ctx, m, reception_time_); });
 }
 
-void ParticipantImpl::on_heartbeat(const wire::ReceiveContext& ctx,
-                                   const wire::HeartbeatSubmessage& m) {
+void ParticipantImpl::ReceiveWorker::on_heartbeat(const wire::ReceiveContext& ctx,
+                                                  const wire::HeartbeatSubmessage& m) {
   route(
-      ctx, m, [&] { discovery_->on_heartbeat(ctx, m); },
+      ctx, m, [&] { p->discovery_->on_heartbeat(ctx, m); },
       [&](rtps::StatefulReader& r) {
         if (r.on_heartbeat(ctx, m)) mark_dirty(&r);
       });
 }
 
-void ParticipantImpl::on_gap(const wire::ReceiveContext& ctx, const wire::GapSubmessage& m) {
+void ParticipantImpl::ReceiveWorker::on_gap(const wire::ReceiveContext& ctx,
+                                            const wire::GapSubmessage& m) {
   route(
-      ctx, m, [&] { discovery_->on_gap(ctx, m); },
+      ctx, m, [&] { p->discovery_->on_gap(ctx, m); },
       [&](rtps::StatefulReader& r) { r.on_gap(ctx, m); });
 }
 
-void ParticipantImpl::on_heartbeat_frag(const wire::ReceiveContext& ctx,
-                                        const wire::HeartbeatFragSubmessage& m) {
+void ParticipantImpl::ReceiveWorker::on_heartbeat_frag(const wire::ReceiveContext& ctx,
+                                                       const wire::HeartbeatFragSubmessage& m) {
   route(
-      ctx, m, [&] { discovery_->on_heartbeat_frag(ctx, m); },
+      ctx, m, [&] { p->discovery_->on_heartbeat_frag(ctx, m); },
       [&](rtps::StatefulReader& r) {
         if (r.on_heartbeat_frag(ctx, m)) mark_dirty(&r);
       });
 }
 
-void ParticipantImpl::on_acknack(const wire::ReceiveContext& ctx,
-                                 const wire::AckNackSubmessage& m) {
-  if (!for_us(ctx)) return;
+void ParticipantImpl::ReceiveWorker::on_acknack(const wire::ReceiveContext& ctx,
+                                                const wire::AckNackSubmessage& m) {
+  if (!p->for_us(ctx)) return;
   if (discovery::Discovery::is_builtin(m.writer_id)) {
-    discovery_->on_acknack(ctx, m);
+    p->discovery_->on_acknack(ctx, m);
     return;
   }
-  auto it = current_routes_->writers.find(m.writer_id.value);
-  if (it != current_routes_->writers.end())
-    it->second->on_acknack(ctx.source_prefix, m, Clock::now());
+  auto it = routes_->writers.find(m.writer_id.value);
+  if (it != routes_->writers.end()) it->second->on_acknack(ctx.source_prefix, m, Clock::now());
 }
 
-void ParticipantImpl::on_nack_frag(const wire::ReceiveContext& ctx,
-                                   const wire::NackFragSubmessage& m) {
-  if (!for_us(ctx)) return;
+void ParticipantImpl::ReceiveWorker::on_nack_frag(const wire::ReceiveContext& ctx,
+                                                  const wire::NackFragSubmessage& m) {
+  if (!p->for_us(ctx)) return;
   if (discovery::Discovery::is_builtin(m.writer_id)) {
-    discovery_->on_nack_frag(ctx, m);
+    p->discovery_->on_nack_frag(ctx, m);
     return;
   }
-  auto it = current_routes_->writers.find(m.writer_id.value);
-  if (it != current_routes_->writers.end()) {
+  auto it = routes_->writers.find(m.writer_id.value);
+  if (it != routes_->writers.end()) {
     it->second->on_nack_frag(ctx.source_prefix, m, Clock::now());
   }
 }

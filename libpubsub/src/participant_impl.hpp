@@ -3,8 +3,9 @@
 // OVERVIEW
 // - Owns the transport, the Discovery agent, the local endpoints and an Asio io_context run by
 //   one event thread (timers of discovery, writers and readers).
-// - Receive path (transport's receive thread): on_datagram() renews the sender's lease, decodes
-//   the message with this object as the visitor, and routes each submessage: builtin entity ids
+// - Receive path (the transport's receive workers, each with its own ReceiveWorker state):
+//   on_datagram() renews the sender's lease, decodes the message, and routes each submessage:
+//   builtin entity ids
 //   to Discovery, DATA/DATA_FRAG/HEARTBEAT/GAP/HEARTBEAT_FRAG by remote writer GUID to the local
 //   readers matched with it, ACKNACK/NACK_FRAG by writer entity id to the local writer. Routes
 //   are an immutable snapshot (Routes) swapped atomically on every matching change, so the
@@ -80,7 +81,6 @@ struct Routes {
 };
 
 class ParticipantImpl final : public TransportReceiver,
-                              public wire::Visitor,
                               public discovery::DiscoveryListener,
                               public std::enable_shared_from_this<ParticipantImpl> {
  public:
@@ -109,19 +109,9 @@ class ParticipantImpl final : public TransportReceiver,
   ReaderStats raw_stats(const RawReaderImpl& r) const;
   void raw_resume(const RawReaderImpl& r);
 
-  // TransportReceiver (receive thread)
-  void on_datagram(const uint8_t* data, size_t size) override;
-  void on_receive_batch_end() override;
-
-  // wire::Visitor (receive thread, inside on_datagram)
-  void on_data(const wire::ReceiveContext&, const wire::DataSubmessage&) override;
-  void on_data_frag(const wire::ReceiveContext&, const wire::DataFragSubmessage&) override;
-  void on_heartbeat(const wire::ReceiveContext&, const wire::HeartbeatSubmessage&) override;
-  void on_acknack(const wire::ReceiveContext&, const wire::AckNackSubmessage&) override;
-  void on_gap(const wire::ReceiveContext&, const wire::GapSubmessage&) override;
-  void on_nack_frag(const wire::ReceiveContext&, const wire::NackFragSubmessage&) override;
-  void on_heartbeat_frag(const wire::ReceiveContext&,
-                         const wire::HeartbeatFragSubmessage&) override;
+  // TransportReceiver (receive workers)
+  void on_datagram(unsigned worker, const uint8_t* data, size_t size) override;
+  void on_receive_batch_end(unsigned worker) override;
 
   // discovery::DiscoveryListener
   void on_endpoint_discovered(const discovery::RemoteEndpoint& e) override;
@@ -149,10 +139,37 @@ class ParticipantImpl final : public TransportReceiver,
   void schedule_timer(rtps::SteadyTime at);
   void on_timer();
   bool for_us(const wire::ReceiveContext& ctx) const;
-  template <class M, class Builtin, class Local>
-  void route(const wire::ReceiveContext& ctx, const M& m, Builtin&& builtin, Local&& local);
-  const std::vector<std::shared_ptr<rtps::StatefulReader>>* readers_of(const Guid& writer);
-  void mark_dirty(rtps::StatefulReader* r);
+
+  // The receive path of one transport worker: its own route snapshot, lookup cache and list of
+  // readers owing an ACKNACK, so that workers never share mutable state.
+  class ReceiveWorker final : public wire::Visitor {
+   public:
+    ParticipantImpl* p = nullptr;
+    unsigned index = 0;
+    void handle(const uint8_t* data, size_t size);
+    void batch_end();
+
+    void on_data(const wire::ReceiveContext&, const wire::DataSubmessage&) override;
+    void on_data_frag(const wire::ReceiveContext&, const wire::DataFragSubmessage&) override;
+    void on_heartbeat(const wire::ReceiveContext&, const wire::HeartbeatSubmessage&) override;
+    void on_acknack(const wire::ReceiveContext&, const wire::AckNackSubmessage&) override;
+    void on_gap(const wire::ReceiveContext&, const wire::GapSubmessage&) override;
+    void on_nack_frag(const wire::ReceiveContext&, const wire::NackFragSubmessage&) override;
+    void on_heartbeat_frag(const wire::ReceiveContext&,
+                           const wire::HeartbeatFragSubmessage&) override;
+
+   private:
+    template <class M, class Builtin, class Local>
+    void route(const wire::ReceiveContext& ctx, const M& m, Builtin&& builtin, Local&& local);
+    const std::vector<std::shared_ptr<rtps::StatefulReader>>* readers_of(const Guid& writer);
+    void mark_dirty(rtps::StatefulReader* r);
+
+    std::shared_ptr<const Routes> routes_;
+    Time reception_time_;
+    Guid cached_writer_;
+    const std::vector<std::shared_ptr<rtps::StatefulReader>>* cached_readers_ = nullptr;
+    std::vector<rtps::StatefulReader*> dirty_;
+  };
 
   ParticipantOptions options_;
   GuidPrefix prefix_{};
@@ -170,12 +187,7 @@ class ParticipantImpl final : public TransportReceiver,
 
   std::atomic<std::shared_ptr<const Routes>> routes_;
 
-  // Receive-thread state.
-  std::shared_ptr<const Routes> current_routes_;
-  Time reception_time_;
-  Guid cached_writer_;
-  const std::vector<std::shared_ptr<rtps::StatefulReader>>* cached_readers_ = nullptr;
-  std::vector<rtps::StatefulReader*> dirty_;
+  ReceiveWorker workers_[kMaxReceiveWorkers];
   std::atomic<uint64_t> malformed_{0};
   std::atomic<uint64_t> malformed_by_reason_[16] = {};
 

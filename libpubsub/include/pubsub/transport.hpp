@@ -1,5 +1,5 @@
 // Transports move RTPS datagrams. A participant owns one; it sends from the caller's thread and
-// receives on the transport's own receive thread, which lends each datagram to a
+// receives on the transport's own receive threads (workers), which lend each datagram to a
 // TransportReceiver for the duration of one call.
 //
 // Two implementations: UDP (unicast + multicast through Boost.Asio sockets, received with
@@ -33,12 +33,17 @@ struct TransportLocators {
   std::vector<Locator> spdp_destinations;  // group and/or unicast peers for SPDP announcements
 };
 
+// Datagrams arrive on up to kMaxReceiveWorkers threads at once; each call names its worker
+// (0 .. kMaxReceiveWorkers-1), and one worker's calls never overlap, so a receiver can keep
+// per-worker state without locking.
+inline constexpr unsigned kMaxReceiveWorkers = 2;
+
 class TransportReceiver {
  public:
   virtual ~TransportReceiver() = default;
-  virtual void on_datagram(const uint8_t* data, size_t size) = 0;
+  virtual void on_datagram(unsigned worker, const uint8_t* data, size_t size) = 0;
   // After a burst of datagrams: the moment to send acknowledgements gathered over the burst.
-  virtual void on_receive_batch_end() = 0;
+  virtual void on_receive_batch_end(unsigned worker) = 0;
 };
 
 struct TransportStats {

@@ -221,19 +221,20 @@ void Discovery::remove_participant(const GuidPrefix& prefix) {
   for (const Guid& g : gone->endpoints) listener_.on_endpoint_lost(g);
 }
 
-void Discovery::renew_lease(const GuidPrefix& prefix) {
+void Discovery::renew_lease(unsigned worker, const GuidPrefix& prefix) {
   if (prefix == prefix_) return;
   const int64_t now = steady_ns(Clock::now());
-  if (lease_cache_ && lease_cache_prefix_ == prefix) {
-    lease_cache_->last_seen_ns.store(now, std::memory_order_relaxed);
+  LeaseCache& cache = lease_cache_[worker % kMaxReceiveWorkers];
+  if (cache.participant && cache.prefix == prefix) {
+    cache.participant->last_seen_ns.store(now, std::memory_order_relaxed);
     return;
   }
   std::lock_guard lk(mu_);
   auto it = participants_.find(prefix);
   if (it == participants_.end()) return;
   it->second->last_seen_ns.store(now, std::memory_order_relaxed);
-  lease_cache_prefix_ = prefix;
-  lease_cache_ = it->second;
+  cache.prefix = prefix;
+  cache.participant = it->second;
 }
 
 // ---- SEDP -----------------------------------------------------------------------------------

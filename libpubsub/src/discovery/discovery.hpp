@@ -68,7 +68,7 @@ class Discovery {
   void on_acknack(const wire::ReceiveContext& ctx, const wire::AckNackSubmessage& m);
   void on_nack_frag(const wire::ReceiveContext& ctx, const wire::NackFragSubmessage& m);
   void on_receive_batch_end();
-  void renew_lease(const GuidPrefix& prefix);
+  void renew_lease(unsigned worker, const GuidPrefix& prefix);
 
   // Our endpoints, published through SEDP.
   void announce(const wire::EndpointData& endpoint);
@@ -112,9 +112,12 @@ class Discovery {
 
   mutable std::mutex mu_;
   std::unordered_map<GuidPrefix, std::shared_ptr<RemoteParticipant>, GuidHash> participants_;
-  // Receive-thread cache for renew_lease().
-  GuidPrefix lease_cache_prefix_{};
-  std::shared_ptr<RemoteParticipant> lease_cache_;
+  // renew_lease()'s cache, one per receive worker (each touched by its worker only).
+  struct LeaseCache {
+    GuidPrefix prefix{};
+    std::shared_ptr<RemoteParticipant> participant;
+  };
+  LeaseCache lease_cache_[kMaxReceiveWorkers];
 
   rtps::SteadyTime next_announce_{};
   std::atomic<uint64_t> malformed_{0};

@@ -143,7 +143,7 @@ void StatefulWriter::send_new_locked(const CacheChange& c) {
     send_whole_locked(c, destinations_, nullptr, heartbeat_due_locked());
   } else {
     send_fragments_locked(c, destinations_, nullptr, 1, fragment_count(c.size),
-                          reliable_readers_ > 0);
+                          heartbeat_due_locked());
   }
 }
 
@@ -261,18 +261,22 @@ void StatefulWriter::send_fragments_locked(const CacheChange& c, std::span<const
     const size_t pad = wire::MessageBuilder::padding(len);
     std::memset(tail, 0, pad);
     size_t tail_size = pad;
-    if (f == last && heartbeat && reliable_readers_ > 0) {
+    if (f == last && reliable_readers_ > 0) {
+      // HEARTBEAT_FRAG after every fragmented sample (a reader missing fragments asks for them
+      // at once; a complete one stays silent); a HEARTBEAT only when one is due.
       wire::MessageBuilder hb(tail + pad, kFragmentScratch - head - pad);
       hb.heartbeat_frag(reader, config_.guid.entity, c.sn, fragment_count(c.size),
                         ++heartbeat_frag_count_);
-      const SequenceNumber hb_first =
-          history_.empty() ? history_.last_sn() + 1 : history_.first_sn();
-      hb.heartbeat(reader, config_.guid.entity, hb_first, history_.last_sn(), ++heartbeat_count_,
-                   false);
+      if (heartbeat) {
+        const SequenceNumber hb_first =
+            history_.empty() ? history_.last_sn() + 1 : history_.first_sn();
+        hb.heartbeat(reader, config_.guid.entity, hb_first, history_.last_sn(), ++heartbeat_count_,
+                     false);
+        stats_.heartbeats_sent++;
+        bytes_since_heartbeat_ = 0;
+        samples_since_heartbeat_ = 0;
+      }
       tail_size += hb.size();
-      stats_.heartbeats_sent++;
-      bytes_since_heartbeat_ = 0;
-      samples_since_heartbeat_ = 0;
     }
     parts[n][0] = {area, head};
     parts[n][1] = {history_.data(c) + begin, len};
@@ -281,7 +285,10 @@ void StatefulWriter::send_fragments_locked(const CacheChange& c, std::span<const
     if (++n == kFragmentBatch) send();
   }
   send();
-  if (!directed && !heartbeat) bytes_since_heartbeat_ += c.size;
+  if (!directed && !heartbeat) {
+    bytes_since_heartbeat_ += c.size;
+    samples_since_heartbeat_++;
+  }
 }
 
 void StatefulWriter::send_heartbeat_locked(std::span<const Locator> to,

@@ -138,8 +138,8 @@ class FakeTransport final : public Transport {
       stats_.datagrams_received++;
       stats_.bytes_received += d.size();
     }
-    receiver_->on_datagram(d.data(), d.size());
-    receiver_->on_receive_batch_end();
+    receiver_->on_datagram(0, d.data(), d.size());
+    receiver_->on_receive_batch_end(0);
   }
 
  private:

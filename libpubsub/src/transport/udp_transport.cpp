@@ -5,9 +5,11 @@
 // - The transport owns up to four sockets: metatraffic unicast, user unicast (also the send
 //   socket), SPDP multicast and user-data multicast, plus an eventfd that wakes the receive
 //   thread at stop().
-// - One receive thread waits on an epoll set of every socket, drains each ready one with
-//   recvmmsg into a fixed set of buffers owned by the thread, and lends each datagram to the
-//   TransportReceiver. It calls on_receive_batch_end() after each recvmmsg batch.
+// - Two receive threads (workers), each with a fixed set of buffers it owns, lend datagrams to
+//   the TransportReceiver and call on_receive_batch_end() after each recvmmsg batch:
+//   worker 1 blocks in recvmmsg(MSG_WAITFORONE) on the user unicast socket, where most data
+//   arrives (one system call per wake-up, which also keeps round trips steady); worker 0 waits
+//   on an epoll set of the other sockets (metatraffic unicast, SPDP and data multicast).
 // - send() runs on the caller's thread and touches only the send socket (sendmsg is
 //   thread-safe) and atomic counters.
 #include <utility>  // before asio: Boost 1.74's awaitable.hpp uses std::exchange
@@ -184,6 +186,7 @@ class UdpTransport final : public Transport {
     receiver_ = &receiver;
     running_ = true;
     thread_ = std::thread([this] { receive_loop(); });
+    data_thread_ = std::thread([this] { data_loop(); });
     return {};
   }
 
@@ -191,7 +194,10 @@ class UdpTransport final : public Transport {
     if (!running_.exchange(false)) return;
     const uint64_t one = 1;
     [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
+    // Wakes the blocked recvmmsg of the data worker (the socket still sends).
+    ::shutdown(user_uc_.native_handle(), SHUT_RD);
     if (thread_.joinable()) thread_.join();
+    if (data_thread_.joinable()) data_thread_.join();
   }
 
   void send(std::span<const Locator> to, std::span<const ConstBuffer> parts) override {
@@ -269,7 +275,9 @@ class UdpTransport final : public Transport {
   const TransportLocators& locators() const override { return locators_; }
   size_t max_message_size() const override { return options_.max_message_size; }
   bool on_receive_thread() const override {
-    return std::this_thread::get_id() == thread_id_.load(std::memory_order_relaxed);
+    const auto me = std::this_thread::get_id();
+    return me == thread_id_.load(std::memory_order_relaxed) ||
+           me == data_thread_id_.load(std::memory_order_relaxed);
   }
   TransportStats stats() const override {
     TransportStats s;
@@ -340,7 +348,7 @@ class UdpTransport final : public Transport {
     const int ep = ::epoll_create1(EPOLL_CLOEXEC);
     int fds[5];
     size_t nfds = 0;
-    for (udp::socket* s : {&meta_uc_, &user_uc_, &spdp_mc_, &user_mc_}) {
+    for (udp::socket* s : {&meta_uc_, &spdp_mc_, &user_mc_}) {
       if (s->is_open()) fds[nfds++] = s->native_handle();
     }
     fds[nfds++] = wake_fd_;
@@ -370,16 +378,48 @@ class UdpTransport final : public Transport {
           for (int i = 0; i < got; ++i) {
             const size_t len = msgs[i].msg_len;
             bytes += len;
-            receiver_->on_datagram(static_cast<const uint8_t*>(iovs[i].iov_base), len);
+            receiver_->on_datagram(0, static_cast<const uint8_t*>(iovs[i].iov_base), len);
           }
           received_.fetch_add(static_cast<uint64_t>(got), std::memory_order_relaxed);
           received_bytes_.fetch_add(bytes, std::memory_order_relaxed);
-          receiver_->on_receive_batch_end();
+          receiver_->on_receive_batch_end(0);
           if (static_cast<size_t>(got) < kBatch) break;
         }
       }
     }
     ::close(ep);
+  }
+
+  // Worker 1: the user unicast socket, blocking (ends when stop() shuts its read side).
+  void data_loop() {
+    data_thread_id_.store(std::this_thread::get_id());
+    std::vector<uint8_t> storage(kBatch * kBufferSize);
+    mmsghdr msgs[kBatch];
+    iovec iovs[kBatch];
+    for (size_t i = 0; i < kBatch; ++i) {
+      iovs[i].iov_base = storage.data() + i * kBufferSize;
+      iovs[i].iov_len = kBufferSize;
+      msgs[i] = mmsghdr{};
+      msgs[i].msg_hdr.msg_iov = &iovs[i];
+      msgs[i].msg_hdr.msg_iovlen = 1;
+    }
+    const int fd = user_uc_.native_handle();
+    while (running_.load(std::memory_order_relaxed)) {
+      const int got = ::recvmmsg(fd, msgs, kBatch, MSG_WAITFORONE, nullptr);
+      if (got <= 0) {
+        if (got < 0 && errno == EINTR) continue;
+        if (!running_.load(std::memory_order_relaxed)) break;
+        continue;
+      }
+      size_t bytes = 0;
+      for (int i = 0; i < got; ++i) {
+        bytes += msgs[i].msg_len;
+        receiver_->on_datagram(1, static_cast<const uint8_t*>(iovs[i].iov_base), msgs[i].msg_len);
+      }
+      received_.fetch_add(static_cast<uint64_t>(got), std::memory_order_relaxed);
+      received_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+      receiver_->on_receive_batch_end(1);
+    }
   }
 
   UdpTransportOptions options_;
@@ -391,8 +431,8 @@ class UdpTransport final : public Transport {
   TransportLocators locators_;
   TransportReceiver* receiver_ = nullptr;
   std::atomic<bool> running_{false};
-  std::thread thread_;
-  std::atomic<std::thread::id> thread_id_{};
+  std::thread thread_, data_thread_;
+  std::atomic<std::thread::id> thread_id_{}, data_thread_id_{};
   std::atomic<uint64_t> sent_{0}, sent_bytes_{0}, send_errors_{0}, received_{0}, received_bytes_{0};
 };
 

@@ -410,8 +410,8 @@ DecodeError decode(const std::vector<uint8_t>& msg, Recorder& r, DecodeLimits li
 
 // A transport that only sends (its receiver ignores whatever reaches it).
 struct NullReceiver final : TransportReceiver {
-  void on_datagram(const uint8_t*, size_t) override {}
-  void on_receive_batch_end() override {}
+  void on_datagram(unsigned, const uint8_t*, size_t) override {}
+  void on_receive_batch_end(unsigned) override {}
 };
 
 struct Body {
