@@ -5,9 +5,10 @@
 //   auto w = p.value()->create_writer({"Temperature", "sensors::Reading"});
 //   w.value()->write(cdr_bytes);
 //
-// Threads: a participant runs one receive thread (the transport's) and one event thread
-// (timers: heartbeats, acknowledgement retries, announcements, leases). Writers publish on the
-// caller's thread. Listeners run on the receive thread and must not block for long.
+// Threads: a participant runs two receive threads (the transport's workers: the data socket,
+// and discovery/multicast) and one event thread (timers: heartbeats, acknowledgement retries,
+// announcements, leases). Writers publish on the caller's thread. Listeners run on the receive
+// threads and must not block for long; one reader's listener calls never overlap.
 // Destroy writers and readers before their participant (the participant's destructor closes
 // them if they are still alive, after which their calls return kClosed).
 #pragma once

@@ -1,7 +1,8 @@
 // Readers. Reader receives the samples of one topic and hands the CDR body to a callback.
 // RawReader receives every topic matching glob patterns, discovered as writers appear, and
 // hands out the serialized payload with its metadata without deserializing (the recorder).
-// Callbacks run on the participant's receive thread, in each writer's sequence order.
+// Callbacks run on the participant's receive threads, in each writer's sequence order. One
+// reader's callbacks never overlap; callbacks of different readers may run at the same time.
 #pragma once
 
 #include <functional>

@@ -3,8 +3,9 @@
 // storage::SegmentWriter.
 //
 // OVERVIEW
-// - The participant's receive thread runs on_sample(): it maps the sample's topic and writer to
-//   storage ids (defining them on first sight), and copies the record into the open chunk with
+// - The participant's receive workers run on_sample() (one at a time): it maps the sample's
+//   topic and writer to storage ids (defining them on first sight), and copies the record into
+//   the open chunk with
 //   try_append. Only then does it return true, which lets the reader acknowledge the sample.
 //   When every chunk buffer is in flight (storage is behind), try_append says kFull, on_sample
 //   returns false, and the sample stays unacknowledged: the reader stops advancing, writers'

@@ -98,8 +98,10 @@ struct Recorder::Impl {
   std::unique_ptr<pubsub::Participant> participant;
   std::unique_ptr<pubsub::RawReader> reader;
 
-  // Receive-thread state. topics_mu_ guards the map's shape (the stats thread walks it); the
-  // counters inside are atomics.
+  // Receive-path state. Callbacks of different readers may run at once on the participant's two
+  // receive workers, so on_sample holds sample_mu; topics_mu also lets the stats thread walk the
+  // map; the counters inside are atomics.
+  std::mutex sample_mu;
   std::mutex topics_mu;
   std::unordered_map<const pubsub::TopicInfo*, std::unique_ptr<TopicState>> topics;
   std::unordered_map<pubsub::Guid, WriterState> writers;
@@ -161,6 +163,7 @@ struct Recorder::Impl {
   // Receive thread. True = stored in a chunk buffer, so the sample may be acknowledged.
   bool on_sample(const pubsub::RawSample& s) {
     if (failed.load(std::memory_order_relaxed)) return false;
+    std::lock_guard lk(sample_mu);
     TopicState* t = topic_for(s.topic);
     if (!t) return false;
     WriterState* w = writer_for(s.writer, t);
