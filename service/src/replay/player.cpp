@@ -459,7 +459,6 @@ int play(const PlayOptions& o, std::ostream& err, PlayReport* report_out) {
     window_start = now;
   };
 
-  // Sleeps until `due` (monotonic), printing progress on the way. False when stopped.
   // Under SCHED_FIFO wake-ups are prompt, and a thread that never sleeps would run into the
   // kernel's real-time throttling (stalls of ~50 ms): keep the spin window at its minimum.
   const int64_t spin_min = o.spin_min.count();
@@ -474,6 +473,8 @@ int play(const PlayOptions& o, std::ostream& err, PlayReport* report_out) {
     }
     dirty.clear();
   };
+  // Sleeps until `due` (monotonic), flushing partial batches first and printing progress on the
+  // way. False when stopped.
   auto wait_until = [&](int64_t due) {
     if (!dirty.empty() && mono_ns() < due) flush_dirty();
     for (;;) {
