@@ -217,12 +217,14 @@ CURRENT_REC=""
 cleanup() {
   local rc=$? p
   trap - EXIT INT TERM
+  [ "$NS_COUNT" -gt 0 ] && ns_signal TERM 0 1 2  # the programs first: GNU time then exits too
   for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
   for p in "${PIDS[@]}"; do
     for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$p" 2>/dev/null || break; sleep 0.2; done
     kill -KILL "$p" 2>/dev/null
     wait "$p" 2>/dev/null
   done
+  [ "$NS_COUNT" -gt 0 ] && ns_signal KILL 0 1 2
   netns_cleanup
   [ -n "$CURRENT_REC" ] && rm -rf "$CURRENT_REC"
   if [ $rc -eq 130 ]; then
@@ -253,10 +255,16 @@ out=$(cd "$out" && pwd)
 : >"$out/results.jsonl"
 
 # spawn NS LIMIT OUTFILE ERRFILE cmd...: runs cmd in namespace NS in the background, killed
-# after LIMIT seconds; SPAWNED is a PID that forwards signals to it (timeout's).
+# after LIMIT seconds; SPAWNED is timeout's PID (waited for with finish). With CPUF set (and GNU
+# time installed) the command's user+system CPU seconds go to the file $CPUF.
+TIME_BIN=""
+[ -x /usr/bin/time ] && /usr/bin/time -f "%U %S" -o /dev/null true 2>/dev/null && TIME_BIN=/usr/bin/time
 spawn() {
   local ns=$1 limit=$2 o=$3 e=$4
   shift 4
+  if [ -n "${CPUF:-}" ] && [ -n "$TIME_BIN" ]; then
+    set -- "$TIME_BIN" -f "%U %S" -o "$CPUF" "$@"
+  fi
   if [ "$o" = "$e" ]; then
     timeout -k 5 "$limit" ip netns exec "${NS_PREFIX}$ns" "$@" >"$o" 2>&1 &
   else
@@ -269,6 +277,17 @@ spawn() {
 finish() {
   wait "$1"
   RC=$?
+}
+# ns_signal SIG NS...: sends SIG to the programs running in our namespaces NS (not to GNU time,
+# which then reports their CPU time when they exit).
+ns_signal() {
+  local sig=$1 ns p
+  shift
+  for ns in "$@"; do
+    for p in $(ip netns pids "${NS_PREFIX}$ns" 2>/dev/null); do
+      [ "$(cat /proc/$p/comm 2>/dev/null)" = time ] || kill -"$sig" "$p" 2>/dev/null
+    done
+  done
 }
 
 python3 - "$out/env.json" "$CMDLINE" "$bin" "$MTU" "$NS_PREFIX" "$ROOT" "${#RUNS[@]}" "$exec_s" <<'PY'
@@ -334,7 +353,8 @@ start_recorder() {
   local d=$1 cfg
   cfg=$(rec_config "$2" "$d/rec")
   CURRENT_REC=$d/rec
-  spawn 2 $((exec_i + 200)) "$d/rec.log" "$d/rec.log" "$bin/pubsub-recorder" --config "$cfg" --path "$d/rec"
+  CPUF=$d/cpu_third spawn 2 $((exec_i + 200)) "$d/rec.log" "$d/rec.log" "$bin/pubsub-recorder" \
+    --config "$cfg" --path "$d/rec"
   REC_PID=$SPAWNED
   # It has joined the domain when it logs "recording domain ..." (well under a second).
   for _ in $(seq 100); do
@@ -345,7 +365,7 @@ start_recorder() {
 # stop_recorder DIR: SIGTERM, wait, count what it stored, remove the recording.
 stop_recorder() {
   local d=$1 rc
-  kill -TERM "$REC_PID" 2>/dev/null
+  ns_signal TERM 2
   finish "$REC_PID"
   echo "rec_rc=$RC" >>"$d/meta.txt"
   timeout 120 "$bin/pubsub-replay" info "$d/rec" --json >"$d/rec_info.json" 2>"$d/rec_info.err"
@@ -375,14 +395,14 @@ run_thr_ours() {  # dir rel keying payload batch third size
   if [ "$third" = rec ]; then
     start_recorder "$d" 1
   else
-    spawn 2 $lim "$d/sub2.csv" "$d/sub2.err" "$bin/pubsub-perftest" -sub -nic veth2 -noPrint \
+    CPUF=$d/cpu_third spawn 2 $lim "$d/sub2.csv" "$d/sub2.err" "$bin/pubsub-perftest" -sub -nic veth2 -noPrint \
       -noOutputHeaders -datalen "$s" -exec $((exec_i + 90)) $f
     sub3=$SPAWNED
   fi
-  spawn 1 $lim "$d/sub.csv" "$d/sub.err" "$bin/pubsub-perftest" -sub -nic veth1 -noPrint \
+  CPUF=$d/cpu_sub spawn 1 $lim "$d/sub.csv" "$d/sub.err" "$bin/pubsub-perftest" -sub -nic veth1 -noPrint \
     -noOutputHeaders -datalen "$s" -exec $((exec_i + 90)) $f
   local sub=$SPAWNED
-  spawn 0 $lim /dev/null "$d/pub.err" "$bin/pubsub-perftest" -pub -nic veth0 -noPrint -datalen "$s" \
+  CPUF=$d/cpu_pub spawn 0 $lim /dev/null "$d/pub.err" "$bin/pubsub-perftest" -pub -nic veth0 -noPrint -datalen "$s" \
     -exec "$exec_s" -numSubscribers 2 -batchSize "$b" -payload "$p" -summaryJson "$d/pub.json" $f
   local pub=$SPAWNED
   finish "$pub"; echo "pub_rc=$RC" >>"$d/meta.txt"
@@ -402,20 +422,21 @@ run_thr_ddsperf() {  # dir rel keying third size
     start_recorder "$d" 0
     minmatch=1  # the recorder is no ddsperf participant; it joined before the publisher
   else
-    spawn 2 $lim "$d/sub2.out" "$d/sub2.out" env "$(ddsperf_env 2)" ddsperf -D $((exec_i + 15)) $f sub
+    CPUF=$d/cpu_third spawn 2 $lim "$d/sub2.out" "$d/sub2.out" env "$(ddsperf_env 2)" ddsperf -D $((exec_i + 15)) $f sub
     sub3=$SPAWNED
   fi
-  spawn 1 $lim "$d/sub.out" "$d/sub.out" env "$(ddsperf_env 1)" ddsperf -D $((exec_i + 15)) $f sub
+  CPUF=$d/cpu_sub spawn 1 $lim "$d/sub.out" "$d/sub.out" env "$(ddsperf_env 1)" ddsperf -D $((exec_i + 15)) $f sub
   local sub=$SPAWNED
   sleep 0.3
-  spawn 0 $lim "$d/pub.out" "$d/pub.out" env "$(ddsperf_env 0)" ddsperf -D "$exec_s" \
+  CPUF=$d/cpu_pub spawn 0 $lim "$d/pub.out" "$d/pub.out" env "$(ddsperf_env 0)" ddsperf -D "$exec_s" \
     -Qminmatch:$minmatch -Qinitwait:10 $f pub size "$s"
   local pub=$SPAWNED
   finish "$pub"; echo "pub_rc=$RC" >>"$d/meta.txt"
   # ddsperf sub runs until -D; once the publisher is gone (its last repairs included) SIGTERM
   # ends it early, and it still checks for loss and sets its exit status as at -D.
   sleep 1.5
-  kill -TERM "$sub" ${sub3:+"$sub3"} 2>/dev/null
+  ns_signal TERM 1
+  [ "$third" = rec ] || ns_signal TERM 2
   finish "$sub"; echo "sub_rc=$RC" >>"$d/meta.txt"
   if [ "$third" = rec ]; then
     stop_recorder "$d"
@@ -436,7 +457,7 @@ run_raw_iperf() {  # dir size
     -t "$exec_s" -T 1 -e -w 4M
   finish "$SPAWNED"; echo "client_rc=$RC" >>"$d/meta.txt"
   sleep 1
-  kill -INT "$s1" "$s2" 2>/dev/null
+  ns_signal INT 1 2
   finish "$s1"
   finish "$s2"
 }
@@ -462,7 +483,7 @@ run_lat_ddsperf() {  # dir rel keying size
   spawn 0 $lim "$d/ping.out" "$d/ping.out" env "$(ddsperf_env 0)" ddsperf -D "$exec_s" -Qminmatch:1 \
     -Qinitwait:10 $f ping size "$4"
   finish "$SPAWNED"; echo "pub_rc=$RC" >>"$d/meta.txt"
-  kill -TERM "$pong" 2>/dev/null
+  ns_signal TERM 1
   finish "$pong"; echo "sub_rc=$RC" >>"$d/meta.txt"
 }
 

@@ -169,6 +169,22 @@ def parse_iperf_server(text, size):
             "lost_pct": pct(lost, received), "seconds": end - start}
 
 
+def read_cpu(d):
+    """CPU seconds (user + system) of the publisher, subscriber and third host, from GNU time."""
+    cpu = {}
+    for who in ("pub", "sub", "third"):
+        lines = read(os.path.join(d, "cpu_" + who)).split("\n")
+        for line in reversed(lines):
+            f = line.split()
+            if len(f) == 2:
+                try:
+                    cpu[who] = round(float(f[0]) + float(f[1]), 2)
+                    break
+                except ValueError:
+                    pass
+    return cpu
+
+
 def num(s):
     try:
         return int(s)
@@ -318,6 +334,9 @@ def main():
             problems.append("no latency figures")
         else:
             res["lat"] = lat
+    cpu = read_cpu(d)
+    if cpu:
+        res["cpu"] = cpu
     res["csv"] = os.path.basename(csv)
     res["problems"] = problems
     res["ok"] = not problems

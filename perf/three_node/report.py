@@ -72,6 +72,7 @@ class Point:
         self.rec_complete = all(x.get("complete") for x in recs) if recs else None
         self.rec_kb = med([x.get("stored_kb") for x in recs]) if recs else None
         self.rec_bytes = med([x.get("bytes") for x in recs]) if recs else None
+        self.cpu = {k: med([r.get("cpu", {}).get(k) for r in runs]) for k in ("pub", "sub", "third")}
         lats = [r["lat"] for r in runs if r.get("lat")]
         self.lat = {k: med([x.get(k) for x in lats]) for k in
                     ("avg", "std", "min", "max", "p50", "p90", "p99", "p9999", "p999999",
@@ -342,6 +343,7 @@ def rec_section(L, pts, meta):
     table(L, head, body)
     body = []
     met = total = 0
+    has_cpu = any(p.cpu.get("third") is not None for s in recs for p in pts[s].values())
     for s in sorted(recs, key=order):
         r = meta[s]
         base = pts.get(baseline_counterpart(s), {})
@@ -361,17 +363,28 @@ def rec_section(L, pts, meta):
                          fmt(b.rate if b else None), fmt(p.rate), fmt(q, 3),
                          f"{fmt(p.lost)} / {fmt(b.lost if b else None)}",
                          f"{fmt(p.rec_samples)} / {fmt(p.rec_expected)}", fmt(p.rec_lost),
-                         fmt(p.rec_bytes / p.rec_kb / 1024 if p.rec_kb and p.rec_bytes else None, 2),
-                         verdict])
+                         fmt(p.rec_bytes / p.rec_kb / 1024 if p.rec_kb and p.rec_bytes else None, 2)]
+                        + ([f"{fmt(p.cpu.get('third'), 1)} / {fmt(b.cpu.get('third') if b else None, 1)}",
+                            f"{fmt(p.cpu.get('pub'), 1)} / {fmt(b.cpu.get('pub') if b else None, 1)}"]
+                           if has_cpu else [])
+                        + [verdict])
+    cpu_head = ["third-host CPU s (recorder / 2nd sub)", "publisher CPU s (rec / 2nd)"] \
+        if has_cpu else []
     table(L, ["Sample (B)", "Keys", "Rel.", "Pub/sub", "Payload", "2nd subscriber: sub samples/s",
               "recorder: sub samples/s", "recorder / no recorder", "sub lost (rec / 2nd)",
-              "recorded / expected", "recorder lost", "compression", "target met"],
+              "recorded / expected", "recorder lost", "compression"] + cpu_head + ["target met"],
           body, ["---:", ":--", ":--", ":--", ":--", "---:", "---:", "---:", "---:", "---:", "---:",
-                 "---:", ":--"])
-    n = max(p.n for s in recs for p in pts[s].values())
-    L.append(f"{met} of {total} points meet the target"
-             + (f" (each figure the median of {n} interleaved runs)" if n > 1 else "") + ". "
-             "Compression = sample bytes / bytes on disk.")
+                 "---:"] + ["---:"] * len(cpu_head) + [":--"])
+    n_rec = sorted({p.n for s in recs for p in pts[s].values()})
+    n_base = sorted({b.n for s in recs for size, b in pts.get(baseline_counterpart(s), {}).items()
+                     if size in pts[s]})
+    runs = lambda ns: "/".join(str(x) for x in ns)
+    L.append(f"{met} of {total} points meet the target. "
+             + (f"Each recorder figure is the median of {runs(n_rec)} runs, each second-subscriber "
+                f"figure of {runs(n_base)} (run back to back with the recorder runs; where a "
+                "baseline is also a point of the seed's throughput table, that run counts too). "
+                if max(n_rec + n_base) > 1 else "")
+             + "Compression = sample bytes / bytes on disk (the recording directory).")
     L.append("")
 
 
