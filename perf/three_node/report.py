@@ -219,8 +219,11 @@ def build(outdir, md_path, plots_dir, prefix, notes=None):
 
     raw = pts.get("raw_udp_iperf", {})
     thr = [s for s in pts if meta[s]["kind"] == "thr"]
-    order = lambda s: (meta[s]["third"] == "rec", meta[s]["tool"] != "ours", meta[s]["keying"],
-                       meta[s]["rel"], meta[s].get("batch") == "0", meta[s].get("payload"))
+    # The seed's tables first (unkeyed, compressible payload; BE then reliable; batching then
+    # none), then keyed and random payloads, then the recorder runs.
+    order = lambda s: (meta[s]["third"] == "rec", meta[s]["tool"] != "ours",
+                       meta[s]["keying"] != "unkeyed", meta[s].get("payload") == "random",
+                       meta[s]["rel"], meta[s].get("batch") == "0")
     if thr:
         L.append("## Throughput (subscriber side, the seed's columns)")
         L.append("")
