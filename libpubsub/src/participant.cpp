@@ -680,6 +680,8 @@ void ParticipantImpl::remove_writer(WriterImpl& w) {
 }
 
 void ParticipantImpl::remove_reader(ReaderImpl& r) {
+  // The callback captures the ReaderImpl: stop it before anything else goes.
+  r.rtps->detach();
   {
     std::lock_guard lk(entities_mu_);
     auto it = std::find_if(readers_.begin(), readers_.end(),
@@ -702,6 +704,7 @@ void ParticipantImpl::remove_raw_reader(RawReaderImpl& raw) {
                            [&](const auto& x) { return x.get() == &raw; });
     if (it == raw_readers_.end()) return;
     for (auto& sub : raw.subscriptions) {
+      sub->rtps->detach();  // its callback captures the RawReaderImpl and the TopicInfo
       gone.push_back(sub->endpoint);
       std::erase_if(readers_, [&](const LocalReader& x) { return x.rtps == sub->rtps; });
     }

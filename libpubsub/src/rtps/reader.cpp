@@ -77,7 +77,13 @@ bool StatefulReader::wait_for_writers(size_t n, SteadyTime deadline) {
 
 // ---- samples --------------------------------------------------------------------------------
 
+void StatefulReader::detach() {
+  std::lock_guard lk(mu_);
+  deliver_ = nullptr;
+}
+
 bool StatefulReader::deliver_locked(WriterProxy& p, ReceivedSample& s) {
+  if (!deliver_) return false;  // detached: its owner is gone
   if (!deliver_(s)) {
     stats_.refused++;
     p.refused = true;

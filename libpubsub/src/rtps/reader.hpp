@@ -119,6 +119,9 @@ class StatefulReader {
 
   void send_pending_acks();
   void resume();
+  // Stops delivery for good: once it returns, the callback is not running and never runs
+  // again, although a receive worker may still hold this reader in its route snapshot.
+  void detach();
   SteadyTime on_timer(SteadyTime now);
   ReaderStats stats() const;
 
