@@ -28,8 +28,8 @@ StatefulWriter::StatefulWriter(const WriterConfig& config, Transport& transport,
                                       config.qos.resource_limits.max_samples)
                    : config.qos.resource_limits.max_samples,
                config.qos.resource_limits.max_bytes),
-      batch_limit_(std::min(config.qos.batching.max_bytes, transport.max_message_size() - 64)),
-      batch_buf_(std::max<size_t>(batch_limit_, 256) + 64),
+      batch_datagram_limit_(transport.max_message_size() - 64),
+      batch_buf_(transport.max_message_size()),
       send_buf_(transport.max_message_size()),
       frag_scratch_(kFragmentBatch * kFragmentScratch),
       cwnd_(std::min(kInitialWindow, config.max_unacked_bytes)) {}
@@ -134,7 +134,10 @@ void StatefulWriter::send_new_locked(const CacheChange& c) {
   if (destinations_.empty()) return;
   const auto& batching = config_.qos.batching;
   const size_t need = wire::MessageBuilder::data_overhead(inline_qos(c)) + c.size;
-  if (batching.enabled && need + wire::kHeaderSize <= batch_limit_) {
+  // As RTI's batch size: max_bytes bounds the samples' bytes in a batch (so a sample of at least
+  // max_bytes goes alone); the datagram with its headers stays within the transport's limit.
+  if (batching.enabled && c.size < batching.max_bytes &&
+      need + wire::kHeaderSize <= batch_datagram_limit_) {
     append_to_batch_locked(c);
     return;
   }
@@ -151,8 +154,11 @@ void StatefulWriter::append_to_batch_locked(const CacheChange& c) {
   const auto& batching = config_.qos.batching;
   const auto qos = inline_qos(c);
   const size_t need = wire::MessageBuilder::data_overhead(qos) + c.size;
-  if (batch_size_ && batch_size_ + need > batch_limit_) flush_batch_locked(false);
-  wire::MessageBuilder b(batch_buf_.data(), batch_limit_ + 64);
+  if (batch_size_ && (batch_payload_ + c.size > batching.max_bytes ||
+                      batch_size_ + need > batch_datagram_limit_)) {
+    flush_batch_locked(false);
+  }
+  wire::MessageBuilder b(batch_buf_.data(), batch_buf_.size());
   if (batch_size_ == 0) {
     b.header(local_prefix_);
     batch_opened_ = std::chrono::steady_clock::now();
@@ -163,6 +169,7 @@ void StatefulWriter::append_to_batch_locked(const CacheChange& c) {
   b.data(kUnknownReader, config_.guid.entity, c.sn, qos, history_.data(c), c.size, nullptr, 0,
          c.status_info != 0 && c.size > 0);
   batch_size_ = b.size();
+  batch_payload_ += c.size;
   bytes_since_heartbeat_ += c.size;
   samples_since_heartbeat_++;
   if (++batch_samples_ >= batching.max_samples) flush_batch_locked(false);
@@ -187,6 +194,7 @@ void StatefulWriter::flush_batch_locked(bool with_heartbeat) {
   stats_.datagrams_sent += destinations_.size();
   batch_size_ = 0;
   batch_samples_ = 0;
+  batch_payload_ = 0;
 }
 
 bool StatefulWriter::heartbeat_due_locked() const {

@@ -149,10 +149,11 @@ class StatefulWriter {
   size_t reliable_readers_ = 0;
 
   // Packer state: the open batch lives in batch_buf_.
-  const size_t batch_limit_;  // batching.max_bytes, clamped to the transport's datagram size
+  const size_t batch_datagram_limit_;  // the transport's datagram size, less room for a HEARTBEAT
   std::vector<uint8_t> batch_buf_;
   size_t batch_size_ = 0;  // bytes used in batch_buf_, 0 = no open batch
   size_t batch_samples_ = 0;
+  size_t batch_payload_ = 0;  // samples' bytes in the open batch (against batching.max_bytes)
   SteadyTime batch_opened_;
   std::vector<uint8_t> send_buf_;  // control messages and retransmissions
   uint8_t scratch_[512];           // submessage headers of gathered sends
