@@ -695,7 +695,10 @@ class SampleMaker {
     const size_t header = o_.ddsperf_compat ? kCompatHeaderBytes : kHeaderBytes;
     if (!pool_.empty()) {
       const size_t span = pool_.size() - o_.datalen;
-      const size_t off = (size_t{seq} * 4099 * 8) % span;
+      // Consecutive samples start at least a sample apart in the pool, so they share no bytes
+      // (nothing for a compressor to find across samples either).
+      const size_t step = ((size_t{o_.datalen} + 7) & ~size_t{7}) + 8 * 4099;
+      const size_t off = (size_t{seq} * step) % span;
       std::memcpy(body_.data() + header, pool_.data() + off, o_.datalen - header);
     }
     put_u32(body_.data(), seq);
