@@ -61,6 +61,45 @@ TEST_CASE("A batch goes out when it holds max_samples, after max_flush_delay, or
   REQUIRE(test::eventually([&] { return got == 5; }, 150ms));
 }
 
+TEST_CASE("batching.max_bytes bounds the samples' bytes in a batch; a bigger sample goes alone") {
+  Pair pair;
+  std::atomic<int> got{0};
+  auto reader = pair.sub->create_reader({"BatchBytes", "test::Blob"}, ReaderQos{},
+                                        [&](const SampleInfo&, Bytes) { got++; });
+  REQUIRE(reader);
+  WriterQos wq;
+  wq.batching.enabled = true;
+  wq.batching.max_bytes = 8192;
+  wq.batching.max_samples = 1000;
+  wq.batching.max_flush_delay = 10s;  // only size and flush() close a batch here
+  auto writer = pair.pub->create_writer({"BatchBytes", "test::Blob"}, wq);
+  REQUIRE(writer);
+  REQUIRE(writer.value()->wait_for_readers(1, 10s));
+  auto& w = *writer.value();
+  // 4094 B serialized: two samples (8188 B) fit in 8192, although with their submessage headers
+  // the datagram is bigger than that.
+  const auto half = test::pattern(2, 4090);
+  const auto whole = test::pattern(3, 8192);
+
+  REQUIRE(w.write(test::as_bytes(half)).ok());
+  REQUIRE(w.write(test::as_bytes(half)).ok());
+  std::this_thread::sleep_for(100ms);
+  REQUIRE(got == 0);                            // 8188 B of samples: still one open batch
+  REQUIRE(w.write(test::as_bytes(half)).ok());  // would be 12282 B: the first two go
+  REQUIRE(test::eventually([&] { return got == 2; }, 2s));
+  std::this_thread::sleep_for(100ms);
+  REQUIRE(got == 2);  // the third waits in the next batch
+
+  // A sample of max_bytes or more flushes the open batch, then goes in its own datagram.
+  REQUIRE(w.write(test::as_bytes(whole)).ok());
+  REQUIRE(test::eventually([&] { return got == 4; }, 2s));
+  REQUIRE(w.write(test::as_bytes(half)).ok());  // opens a new batch: stays until flush()
+  std::this_thread::sleep_for(100ms);
+  REQUIRE(got == 4);
+  w.flush();
+  REQUIRE(test::eventually([&] { return got == 5; }, 2s));
+}
+
 TEST_CASE("A 16 MiB sample arrives intact through DATA_FRAG") {
   Pair pair;
   std::mutex mu;
