@@ -53,13 +53,13 @@ ours_lat() {  # size -> median one-way latency in us
     -noOutputHeaders -datalen "$1" -exec "$exec_s" 2>/dev/null | cut -d, -f6
   wait $s
 }
-ddsperf_lat() {  # size -> median one-way latency in us (ddsperf reports the round trip)
+ddsperf_lat() {  # size -> median one-way latency in us (ddsperf prints round trip / 2 already)
   netns_run 1 $((exec_s + 20)) env "$(ddsperf_env 1)" ddsperf -D $((exec_s + 3)) pong >/dev/null 2>&1 &
   local s=$!
   netns_run 0 $((exec_s + 20)) env "$(ddsperf_env 0)" ddsperf -D "$exec_s" -Qminmatch:1 -Qinitwait:10 \
     ping size "$1" >"$tmp/ping.out" 2>&1
   wait $s
-  grep -o ' 50% [0-9.]*us' "$tmp/ping.out" | awk '{gsub("us","",$2); print $2 / 2}' | awk 'NR > 1' | median
+  grep -o ' 50% [0-9.]*us' "$tmp/ping.out" | awk '{gsub("us","",$2); print $2}' | awk 'NR > 1' | median
 }
 
 echo "# pubsub-perftest vs ddsperf: veth pair MTU $NS_MTU, $(nproc) cores, $(uname -r), exec ${exec_s}s, median of $reps"

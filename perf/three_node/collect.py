@@ -112,7 +112,9 @@ def weighted_median(pairs):
 
 
 def parse_ddsperf_ping(text):
-    """ddsperf ping's per-second round-trip lines -> one-way figures (round trip / 2).
+    """ddsperf ping's per-second lines -> one-way figures. ddsperf already prints one-way values:
+    its pong handler records (now - ping's source timestamp) / 2 (process_pong in ddsperf.c),
+    so they are taken as they are, comparable with pubsub-perftest's round trip / 2.
 
     Every line covers one second. The first is left out when there are three or more (warm-up).
     Average: count-weighted mean of the means; min/max: over the lines; 50/90/99%: the
@@ -126,14 +128,13 @@ def parse_ddsperf_ping(text):
     cnt = sum(r[7] for r in rows)
     if cnt == 0:
         return None
-    half = lambda v: v / 2
     return {
-        "avg": half(sum(r[1] * r[7] for r in rows) / cnt),
-        "min": half(min(r[2] for r in rows)),
-        "max": half(max(r[6] for r in rows)),
-        "p50": half(weighted_median([(r[3], r[7]) for r in rows])),
-        "p90": half(weighted_median([(r[4], r[7]) for r in rows])),
-        "p99": half(weighted_median([(r[5], r[7]) for r in rows])),
+        "avg": sum(r[1] * r[7] for r in rows) / cnt,
+        "min": min(r[2] for r in rows),
+        "max": max(r[6] for r in rows),
+        "p50": weighted_median([(r[3], r[7]) for r in rows]),
+        "p90": weighted_median([(r[4], r[7]) for r in rows]),
+        "p99": weighted_median([(r[5], r[7]) for r in rows]),
         "std": None, "p9999": None, "p999999": None,
         "samples": int(cnt),
     }

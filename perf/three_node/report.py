@@ -173,7 +173,8 @@ METHOD = """\
   received, one datagram per send, no batching: the network's limit at that datagram size, not
   an upper bound for batched small samples.
 - Latency: pubsub-perftest `-latencyTest` (one-way = round trip / 2, whole-run percentiles);
-  ddsperf ping/pong, whose per-second lines give round trips: halved, average weighted by count,
+  ddsperf ping/pong, whose per-second lines are already one-way (ddsperf records round trip / 2),
+  average weighted by count,
   50/90/99% = the count-weighted median of the per-second percentiles (ddsperf prints no
   whole-run percentiles), first second left out.
 - Ratios: ours / ddsperf and recorder / no recorder compare "Avg Samples/s"; ours / raw UDP
