@@ -12,6 +12,10 @@ constexpr EntityId kUnknownReader{wire::kEntityIdUnknown};
 constexpr size_t kDatagramOverhead = 20 + 16 + 12 + 36 + 32 + 4 + 32 + 28;
 constexpr size_t kInitialWindow = 256u << 10;
 constexpr size_t kMinWindow = 16u << 10;
+// A reader that asks again for samples repaired less than this long ago has not seen the repair
+// yet (a reader answering every HEARTBEAT, as Cyclone's does, asks several times per round
+// trip): those are not sent again until the holdoff has passed.
+constexpr auto kRepairHoldoff = std::chrono::milliseconds(2);
 
 }  // namespace
 
@@ -321,9 +325,11 @@ void StatefulWriter::send_heartbeat_locked(std::span<const Locator> to,
 
 // ---- repair ---------------------------------------------------------------------------------
 
-void StatefulWriter::retransmit_locked(ReaderProxy& p, std::span<const SequenceNumber> sns) {
+SequenceNumber StatefulWriter::retransmit_locked(ReaderProxy& p,
+                                                 std::span<const SequenceNumber> sns) {
   const auto to = reader_locators(p);
-  if (to.empty()) return;
+  if (to.empty()) return 0;
+  SequenceNumber highest = 0;
   wire::MessageBuilder b(send_buf_.data(), send_buf_.size());
   auto start = [&] {
     b.truncate(0);
@@ -359,6 +365,7 @@ void StatefulWriter::retransmit_locked(ReaderProxy& p, std::span<const SequenceN
     const CacheChange* c = history_.find(sn);
     const bool irrelevant = !c || (!p.info.durable && sn <= p.join_sn);
     if (!irrelevant && budget == 0) continue;
+    highest = sn;
     if (irrelevant) {
       if (gap_begin && sn == gap_end + 1) {
         gap_end = sn;
@@ -393,10 +400,11 @@ void StatefulWriter::retransmit_locked(ReaderProxy& p, std::span<const SequenceN
               false);
   stats_.heartbeats_sent++;
   send();
+  return highest;
 }
 
 void StatefulWriter::on_acknack(const GuidPrefix& source, const wire::AckNackSubmessage& m,
-                                SteadyTime) {
+                                SteadyTime now) {
   std::lock_guard lk(mu_);
   ReaderProxy* p = find_locked(Guid{source, m.reader_id});
   if (!p || !p->info.reliable) return;
@@ -413,10 +421,11 @@ void StatefulWriter::on_acknack(const GuidPrefix& source, const wire::AckNackSub
   if (acked > p->acked) p->acked = acked;
   SequenceNumber nacks[256];
   size_t n = 0;
+  const SequenceNumber in_flight = now - p->repaired_at < kRepairHoldoff ? p->repaired_hi : 0;
   for (uint32_t i = 0; i < m.set.num_bits; ++i) {
     const SequenceNumber sn = m.set.base + i;
     if (sn > sent_last) break;
-    if (m.set.test(i)) nacks[n++] = sn;
+    if (m.set.test(i) && sn > in_flight) nacks[n++] = sn;
   }
   if (n > 0) {
     // A reader missing data it was sent: treat it as congestion, once per window of data.
@@ -425,7 +434,10 @@ void StatefulWriter::on_acknack(const GuidPrefix& source, const wire::AckNackSub
       recovery_sn_ = sent_last;
       had_loss_ = true;
     }
-    retransmit_locked(*p, {nacks, n});
+    if (const SequenceNumber hi = retransmit_locked(*p, {nacks, n})) {
+      p->repaired_hi = hi;
+      p->repaired_at = now;
+    }
   } else if (first_ack || (m.set.base == 1 && m.set.num_bits == 0 && !m.final)) {
     send_heartbeat_locked(reader_locators(*p), p);
   }

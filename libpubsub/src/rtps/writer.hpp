@@ -106,6 +106,10 @@ class StatefulWriter {
     uint32_t last_acknack_count = 0;
     uint32_t last_nackfrag_count = 0;
     bool has_nackfrag_count = false;
+    // The last repair: samples up to repaired_hi went out again at repaired_at. NACKs for them
+    // within kRepairHoldoff are for copies still on their way, and are not answered again.
+    SequenceNumber repaired_hi = 0;
+    SteadyTime repaired_at{};
   };
 
   // Datagram assembly into send_buf_ (copying), for control traffic and retransmissions.
@@ -121,7 +125,8 @@ class StatefulWriter {
                              const ReaderProxy* directed, uint32_t first, uint32_t last,
                              bool heartbeat);
   void send_heartbeat_locked(std::span<const Locator> to, const ReaderProxy* directed);
-  void retransmit_locked(ReaderProxy& p, std::span<const SequenceNumber> sns);
+  // Returns the highest sequence number it sent (as DATA or GAP), 0 if none.
+  SequenceNumber retransmit_locked(ReaderProxy& p, std::span<const SequenceNumber> sns);
   void release_acked_locked();
   void recompute_destinations_locked();
   bool heartbeat_due_locked() const;

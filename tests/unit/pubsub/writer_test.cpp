@@ -1,11 +1,12 @@
-// Where a writer sends new data: to a multicast locator when two or more matched readers share
-// it, else to each reader's unicast locator. Checked on StatefulWriter with a transport that
-// records destinations.
+// StatefulWriter on a transport that records destinations: where new data goes (a multicast
+// locator when two or more matched readers share it, else each reader's unicast locator), and how
+// often a NACKed sample is repaired.
 #include <catch2/catch.hpp>
 #include <mutex>
 #include <set>
 
 #include "rtps/writer.hpp"
+#include "wire/message.hpp"
 
 using namespace pubsub;
 
@@ -85,4 +86,38 @@ TEST_CASE("Writer sends by multicast when two readers share a multicast locator,
   w.remove_reader(reader(2, uc(2), {}).guid);
   w.add_reader(reader(4, uc(4), {}), now);
   REQUIRE(t.destinations_of_next_write(w) == (std::set<Locator>{uc(3), uc(4)}));
+}
+
+TEST_CASE("Writer repairs a NACKed sample once per holdoff, however often the reader asks") {
+  using std::chrono::microseconds;
+  RecordingTransport t;
+  rtps::WriterConfig cfg;
+  cfg.guid.entity = EntityId{0x00000103};
+  rtps::StatefulWriter w(cfg, t, GuidPrefix{});
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = reader(1, uc(1), {});
+  r.reliable = true;
+  w.add_reader(r, t0);
+  for (int i = 0; i < 10; ++i) t.destinations_of_next_write(w);
+
+  uint32_t count = 0;
+  auto nack = [&](std::initializer_list<SequenceNumber> missing, microseconds at) {
+    wire::AckNackSubmessage a;
+    a.reader_id = r.guid.entity;
+    a.writer_id = cfg.guid.entity;
+    a.set.base = 3;  // 1 and 2 acknowledged
+    a.set.num_bits = 8;
+    for (auto sn : missing) a.set.set(static_cast<uint32_t>(sn - a.set.base));
+    a.count = ++count;
+    w.on_acknack(r.guid.prefix, a, t0 + at);
+    return w.stats().samples_retransmitted;
+  };
+  REQUIRE(nack({3, 4}, microseconds(0)) == 2);
+  // A reader answering every HEARTBEAT asks again before the repair reached it: not resent.
+  REQUIRE(nack({3, 4}, microseconds(500)) == 2);
+  // A sample it had not asked for yet is repaired at once, the others still are not.
+  REQUIRE(nack({3, 4, 7}, microseconds(1000)) == 3);
+  REQUIRE(nack({3, 4, 7}, microseconds(2500)) == 3);  // within 2 ms of the repair of 7
+  // After the holdoff the repairs themselves count as lost: everything goes again.
+  REQUIRE(nack({3, 4, 7}, microseconds(3500)) == 6);
 }
