@@ -8,6 +8,11 @@ namespace {
 
 constexpr auto kPreemptivePeriod = std::chrono::milliseconds(200);
 constexpr auto kNackHoldoff = std::chrono::milliseconds(5);
+// Missing samples above the highest one received are asked for only after this long: a
+// HEARTBEAT can overtake the data it announces (on one host, datagrams sent by two threads on
+// two CPUs pass through different per-CPU queues), and asking at once repairs samples that
+// were never lost. Holes - a sample missing below one received - are asked for at once.
+constexpr auto kTailDelay = std::chrono::milliseconds(1);
 constexpr size_t kMaxNackFragsPerAck = 8;
 // Bookkeeping of one partial sample (buffer header, bitmap, map node), counted with its bytes.
 constexpr size_t kFragBufferOverhead = 256;
@@ -395,6 +400,26 @@ void StatefulReader::send_acknack_locked(WriterProxy& p, bool preemptive, Steady
   if (!preemptive && !p.refused) {
     const SequenceNumber last = std::min(p.hb_last, p.next + 255);
     SequenceNumber frag_last = std::max(p.hb_last, p.hb_frag_sn);
+    SequenceNumber seen = p.next - 1;
+    if (!p.buffered.empty()) seen = std::max(seen, p.buffered.rbegin()->first);
+    if (!p.fragments.empty()) seen = std::max(seen, p.fragments.rbegin()->first);
+    SequenceNumber nack_upto = last;  // whole samples above it are not asked for yet
+    if (last > seen) {
+      if (p.tail_since == SteadyTime{} || p.tail_mark <= seen) {
+        p.tail_since = now;
+        p.tail_mark = last;
+      }
+      if (now - p.tail_since >= kTailDelay) {
+        nack_upto = std::min(p.tail_mark, last);
+        p.tail_since = now;  // what the HEARTBEATs announced since then waits its turn
+        p.tail_mark = last;
+      } else {
+        nack_upto = seen;
+      }
+    } else {
+      p.tail_since = SteadyTime{};
+    }
+    bool withheld = false;
     size_t nack_frags = 0;
     for (SequenceNumber sn = p.next; sn <= std::max(last, frag_last); ++sn) {
       if (p.buffered.count(sn)) continue;
@@ -422,7 +447,9 @@ void StatefulReader::send_acknack_locked(WriterProxy& p, bool preemptive, Steady
         }
         continue;
       }
-      if (sn <= last) {
+      if (sn > nack_upto) {
+        withheld = withheld || sn <= last;
+      } else if (sn <= last) {
         missing = true;
         if (may_nack) set.set(static_cast<uint32_t>(sn - p.next));
       }
@@ -433,6 +460,11 @@ void StatefulReader::send_acknack_locked(WriterProxy& p, bool preemptive, Steady
       } else {
         p.nack_deferred = true;  // on_timer asks when the holdoff ends
       }
+    }
+    if (withheld) {
+      // on_timer asks again once the tail has waited kTailDelay (or after the holdoff).
+      p.nack_deferred = true;
+      p.nack_holdoff_until = std::max(p.nack_holdoff_until, p.tail_since + kTailDelay);
     }
   }
   b.acknack(config_.guid.entity, p.info.guid.entity, set, ++p.acknack_count,

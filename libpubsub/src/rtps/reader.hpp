@@ -163,6 +163,11 @@ class StatefulReader {
     // time, so that repairs (and reordered originals) still in flight are not requested twice.
     SteadyTime nack_holdoff_until{};
     bool nack_deferred = false;
+    // The tail: announced numbers above everything received. It is asked for only once it has
+    // been missing for kTailDelay (since tail_since, up to tail_mark): until then it may still
+    // be on its way.
+    SteadyTime tail_since{};
+    SequenceNumber tail_mark = 0;
   };
 
   WriterProxy* find_locked(const Guid& g);

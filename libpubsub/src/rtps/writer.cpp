@@ -445,7 +445,10 @@ void StatefulWriter::on_acknack(const GuidPrefix& source, const wire::AckNackSub
   release_acked_locked();
   const size_t released = before - history_.bytes_used();
   if (released) {
-    const size_t grow = had_loss_ ? released / 4 : released;
+    // After a loss, additive increase: one full datagram per window's worth of acknowledgements.
+    const size_t grow =
+        had_loss_ ? std::max<size_t>(1, released * send_buf_.size() / std::max<size_t>(cwnd_, 1))
+                  : released;
     cwnd_ = std::min(config_.max_unacked_bytes, cwnd_ + grow);
   }
   space_cv_.notify_all();

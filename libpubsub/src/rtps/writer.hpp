@@ -16,10 +16,13 @@
 //
 // Flow control: write() waits (up to max_blocking_time) while the history is full or more bytes
 // are unacknowledged than the congestion window allows. The window (AIMD, as TCP's) starts at
-// kInitialWindow, grows as acknowledgements release history (doubling until the first loss,
-// then by a quarter of what was released), halves at most once per window of data when a
-// reader NACKs (its socket buffer overflowed), and never exceeds max_unacked_bytes. A fast
-// reader soon gets the full window; a slow one (a small socket buffer) is not flooded.
+// kInitialWindow, grows as acknowledgements release history (doubling per window until the
+// first loss, then by about one datagram per window, as TCP's congestion avoidance), halves at
+// most once per window of data when a reader NACKs (its socket buffer overflowed), and never
+// exceeds max_unacked_bytes. A fast reader soon gets the full window; a slow one (a small socket
+// buffer: Cyclone's readers keep about 1 MB) settles just under what it can hold instead of
+// overflowing it every few windows - each overflow costs a burst of repairs, since such a reader
+// may also drop what arrives behind the hole.
 #pragma once
 
 #include <chrono>

@@ -27,12 +27,14 @@ s2=$!
 wait $p; pub_rc=$?
 wait $s1; s1_rc=$?
 wait $s2
-# A reliable KEEP_LAST 1 writer under loss: repairs asked for samples it has already replaced
-# are answered with GAP (the subscriber then reports those samples lost, as it should).
+# A reliable KEEP_LAST 2 writer under loss: a lost sample is a hole once the next one arrives
+# with a HEARTBEAT still listing it; by the time the NACK arrives the writer has replaced it and
+# answers with GAP (the subscriber then reports those samples lost, as it should). With KEEP_LAST
+# 1 the HEARTBEAT would already start past the hole, and nobody would ask.
 netns_run 1 30 "$BIN/pubsub-perftest" -sub -nic veth1 -domain 2 -datalen 64 -exec 10 -noPrint >/dev/null 2>&1 &
 s3=$!
 netns_run 0 30 "$BIN/pubsub-perftest" -pub -nic veth0 -domain 2 -datalen 64 -exec 1 -noPrint \
-  -historyDepth 1 -batchSize 0 2>/dev/null
+  -historyDepth 2 -batchSize 0 2>/dev/null
 wait $s3
 sleep 1
 kill -INT $tshark_pid; wait $tshark_pid
