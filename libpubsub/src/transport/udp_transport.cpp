@@ -332,18 +332,38 @@ class UdpTransport final : public Transport {
     return {};
   }
 
-  void receive_loop() {
-    thread_id_.store(std::this_thread::get_id());
-    std::vector<uint8_t> storage(kBatch * kBufferSize);
+  // One worker's recvmmsg buffers: kBatch datagrams of up to kBufferSize bytes, set up once.
+  struct RecvBatch {
+    std::vector<uint8_t> storage = std::vector<uint8_t>(kBatch * kBufferSize);
     mmsghdr msgs[kBatch];
     iovec iovs[kBatch];
-    for (size_t i = 0; i < kBatch; ++i) {
-      iovs[i].iov_base = storage.data() + i * kBufferSize;
-      iovs[i].iov_len = kBufferSize;
-      msgs[i] = mmsghdr{};
-      msgs[i].msg_hdr.msg_iov = &iovs[i];
-      msgs[i].msg_hdr.msg_iovlen = 1;
+    RecvBatch() {
+      for (size_t i = 0; i < kBatch; ++i) {
+        iovs[i].iov_base = storage.data() + i * kBufferSize;
+        iovs[i].iov_len = kBufferSize;
+        msgs[i] = mmsghdr{};
+        msgs[i].msg_hdr.msg_iov = &iovs[i];
+        msgs[i].msg_hdr.msg_iovlen = 1;
+      }
     }
+  };
+
+  // Hands the `got` datagrams recvmmsg filled in to the receiver, then ends the batch.
+  void deliver(unsigned worker, const RecvBatch& batch, int got) {
+    size_t bytes = 0;
+    for (int i = 0; i < got; ++i) {
+      const size_t len = batch.msgs[i].msg_len;
+      bytes += len;
+      receiver_->on_datagram(worker, static_cast<const uint8_t*>(batch.iovs[i].iov_base), len);
+    }
+    received_.fetch_add(static_cast<uint64_t>(got), std::memory_order_relaxed);
+    received_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+    receiver_->on_receive_batch_end(worker);
+  }
+
+  void receive_loop() {
+    thread_id_.store(std::this_thread::get_id());
+    RecvBatch batch;
     // One epoll set, registered once (poll() would re-register every socket on each wake-up).
     const int ep = ::epoll_create1(EPOLL_CLOEXEC);
     int fds[5];
@@ -372,17 +392,9 @@ class UdpTransport final : public Transport {
         if (fd == wake_fd_) continue;
         // Drain a bounded number of batches per socket so one busy socket cannot starve others.
         for (int rounds = 0; rounds < 8; ++rounds) {
-          const int got = ::recvmmsg(fd, msgs, kBatch, MSG_DONTWAIT, nullptr);
+          const int got = ::recvmmsg(fd, batch.msgs, kBatch, MSG_DONTWAIT, nullptr);
           if (got <= 0) break;
-          size_t bytes = 0;
-          for (int i = 0; i < got; ++i) {
-            const size_t len = msgs[i].msg_len;
-            bytes += len;
-            receiver_->on_datagram(0, static_cast<const uint8_t*>(iovs[i].iov_base), len);
-          }
-          received_.fetch_add(static_cast<uint64_t>(got), std::memory_order_relaxed);
-          received_bytes_.fetch_add(bytes, std::memory_order_relaxed);
-          receiver_->on_receive_batch_end(0);
+          deliver(0, batch, got);
           if (static_cast<size_t>(got) < kBatch) break;
         }
       }
@@ -393,32 +405,16 @@ class UdpTransport final : public Transport {
   // Worker 1: the user unicast socket, blocking (ends when stop() shuts its read side).
   void data_loop() {
     data_thread_id_.store(std::this_thread::get_id());
-    std::vector<uint8_t> storage(kBatch * kBufferSize);
-    mmsghdr msgs[kBatch];
-    iovec iovs[kBatch];
-    for (size_t i = 0; i < kBatch; ++i) {
-      iovs[i].iov_base = storage.data() + i * kBufferSize;
-      iovs[i].iov_len = kBufferSize;
-      msgs[i] = mmsghdr{};
-      msgs[i].msg_hdr.msg_iov = &iovs[i];
-      msgs[i].msg_hdr.msg_iovlen = 1;
-    }
+    RecvBatch batch;
     const int fd = user_uc_.native_handle();
     while (running_.load(std::memory_order_relaxed)) {
-      const int got = ::recvmmsg(fd, msgs, kBatch, MSG_WAITFORONE, nullptr);
+      const int got = ::recvmmsg(fd, batch.msgs, kBatch, MSG_WAITFORONE, nullptr);
       if (got <= 0) {
         if (got < 0 && errno == EINTR) continue;
         if (!running_.load(std::memory_order_relaxed)) break;
         continue;
       }
-      size_t bytes = 0;
-      for (int i = 0; i < got; ++i) {
-        bytes += msgs[i].msg_len;
-        receiver_->on_datagram(1, static_cast<const uint8_t*>(iovs[i].iov_base), msgs[i].msg_len);
-      }
-      received_.fetch_add(static_cast<uint64_t>(got), std::memory_order_relaxed);
-      received_bytes_.fetch_add(bytes, std::memory_order_relaxed);
-      receiver_->on_receive_batch_end(1);
+      deliver(1, batch, got);
     }
   }
 
