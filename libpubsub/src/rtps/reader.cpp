@@ -388,6 +388,26 @@ bool StatefulReader::on_heartbeat_frag(const wire::ReceiveContext& ctx,
   return true;
 }
 
+SequenceNumber StatefulReader::ripe_tail_locked(WriterProxy& p, SequenceNumber last,
+                                                SteadyTime now) {
+  SequenceNumber seen = p.next - 1;  // the highest sequence number anything arrived for
+  if (!p.buffered.empty()) seen = std::max(seen, p.buffered.rbegin()->first);
+  if (!p.fragments.empty()) seen = std::max(seen, p.fragments.rbegin()->first);
+  if (last <= seen) {  // no tail
+    p.tail_since = SteadyTime{};
+    return last;
+  }
+  if (p.tail_since == SteadyTime{} || p.tail_mark <= seen) {  // a new tail
+    p.tail_since = now;
+    p.tail_mark = last;
+  }
+  if (now - p.tail_since < kTailDelay) return seen;
+  const SequenceNumber ripe = std::min(p.tail_mark, last);
+  p.tail_since = now;  // what the HEARTBEATs announced since then waits its turn
+  p.tail_mark = last;
+  return ripe;
+}
+
 void StatefulReader::send_acknack_locked(WriterProxy& p, bool preemptive, SteadyTime now) {
   if (p.info.unicast.empty()) return;
   wire::MessageBuilder b(send_buf_, sizeof send_buf_);
@@ -400,25 +420,8 @@ void StatefulReader::send_acknack_locked(WriterProxy& p, bool preemptive, Steady
   if (!preemptive && !p.refused) {
     const SequenceNumber last = std::min(p.hb_last, p.next + 255);
     SequenceNumber frag_last = std::max(p.hb_last, p.hb_frag_sn);
-    SequenceNumber seen = p.next - 1;
-    if (!p.buffered.empty()) seen = std::max(seen, p.buffered.rbegin()->first);
-    if (!p.fragments.empty()) seen = std::max(seen, p.fragments.rbegin()->first);
-    SequenceNumber nack_upto = last;  // whole samples above it are not asked for yet
-    if (last > seen) {
-      if (p.tail_since == SteadyTime{} || p.tail_mark <= seen) {
-        p.tail_since = now;
-        p.tail_mark = last;
-      }
-      if (now - p.tail_since >= kTailDelay) {
-        nack_upto = std::min(p.tail_mark, last);
-        p.tail_since = now;  // what the HEARTBEATs announced since then waits its turn
-        p.tail_mark = last;
-      } else {
-        nack_upto = seen;
-      }
-    } else {
-      p.tail_since = SteadyTime{};
-    }
+    // Whole samples above it are not asked for yet (see kTailDelay).
+    const SequenceNumber nack_upto = ripe_tail_locked(p, last, now);
     bool withheld = false;
     size_t nack_frags = 0;
     for (SequenceNumber sn = p.next; sn <= std::max(last, frag_last); ++sn) {

@@ -180,6 +180,9 @@ class StatefulReader {
   void drop_below_locked(WriterProxy& p);
   void release_fragments_locked(WriterProxy& p, std::map<SequenceNumber, FragBuffer>::iterator it);
   void send_acknack_locked(WriterProxy& p, bool preemptive, SteadyTime now);
+  // How far up an ACKNACK may ask for whole samples: everything announced up to `last`, except
+  // a tail above the highest sample received that has been missing for less than kTailDelay.
+  SequenceNumber ripe_tail_locked(WriterProxy& p, SequenceNumber last, SteadyTime now);
   void mark_ack_locked(WriterProxy& p);
   bool room_locked(size_t size) const;
 

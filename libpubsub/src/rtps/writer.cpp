@@ -137,12 +137,13 @@ void StatefulWriter::flush() {
 void StatefulWriter::send_new_locked(const CacheChange& c) {
   if (destinations_.empty()) return;
   const auto& batching = config_.qos.batching;
-  const size_t need = wire::MessageBuilder::data_overhead(inline_qos(c)) + c.size;
+  const auto qos = inline_qos(c);
+  const size_t need = wire::MessageBuilder::data_overhead(qos) + c.size;
   // As RTI's batch size: max_bytes bounds the samples' bytes in a batch (so a sample of at least
   // max_bytes goes alone); the datagram with its headers stays within the transport's limit.
   if (batching.enabled && c.size < batching.max_bytes &&
       need + wire::kHeaderSize <= batch_datagram_limit_) {
-    append_to_batch_locked(c);
+    append_to_batch_locked(c, qos, need);
     return;
   }
   flush_batch_locked(false);
@@ -154,10 +155,9 @@ void StatefulWriter::send_new_locked(const CacheChange& c) {
   }
 }
 
-void StatefulWriter::append_to_batch_locked(const CacheChange& c) {
+void StatefulWriter::append_to_batch_locked(const CacheChange& c,
+                                            const wire::OutgoingInlineQos& qos, size_t need) {
   const auto& batching = config_.qos.batching;
-  const auto qos = inline_qos(c);
-  const size_t need = wire::MessageBuilder::data_overhead(qos) + c.size;
   if (batch_size_ && (batch_payload_ + c.size > batching.max_bytes ||
                       batch_size_ + need > batch_datagram_limit_)) {
     flush_batch_locked(false);
@@ -199,6 +199,10 @@ void StatefulWriter::flush_batch_locked(bool with_heartbeat) {
   batch_size_ = 0;
   batch_samples_ = 0;
   batch_payload_ = 0;
+}
+
+SequenceNumber StatefulWriter::sent_last_locked() const {
+  return history_.last_sn() - static_cast<SequenceNumber>(batch_samples_);
 }
 
 bool StatefulWriter::heartbeat_due_locked() const {
@@ -309,9 +313,7 @@ void StatefulWriter::send_heartbeat_locked(std::span<const Locator> to,
   wire::MessageBuilder b(scratch_, sizeof scratch_);
   b.header(local_prefix_);
   if (directed) b.info_dst(directed->info.guid.prefix);
-  const SequenceNumber last = batch_size_
-                                  ? history_.last_sn() - static_cast<SequenceNumber>(batch_samples_)
-                                  : history_.last_sn();
+  const SequenceNumber last = sent_last_locked();
   const SequenceNumber first = history_.empty() ? history_.last_sn() + 1 : history_.first_sn();
   b.heartbeat(directed ? directed->info.guid.entity : kUnknownReader, config_.guid.entity,
               std::min(first, last + 1), last, ++heartbeat_count_, false);
@@ -393,9 +395,7 @@ SequenceNumber StatefulWriter::retransmit_locked(ReaderProxy& p,
   flush_gap();
   const SequenceNumber first = history_.empty() ? history_.last_sn() + 1 : history_.first_sn();
   if (b.remaining() < 32) send();
-  const SequenceNumber last = batch_size_
-                                  ? history_.last_sn() - static_cast<SequenceNumber>(batch_samples_)
-                                  : history_.last_sn();
+  const SequenceNumber last = sent_last_locked();
   b.heartbeat(reader, config_.guid.entity, std::min(first, last + 1), last, ++heartbeat_count_,
               false);
   stats_.heartbeats_sent++;
@@ -414,9 +414,7 @@ void StatefulWriter::on_acknack(const GuidPrefix& source, const wire::AckNackSub
   p->last_acknack_count = m.count;
   const bool first_ack = !p->synced;
   p->synced = true;
-  const SequenceNumber sent_last =
-      batch_size_ ? history_.last_sn() - static_cast<SequenceNumber>(batch_samples_)
-                  : history_.last_sn();
+  const SequenceNumber sent_last = sent_last_locked();
   const SequenceNumber acked = std::min<SequenceNumber>(m.set.base - 1, sent_last);
   if (acked > p->acked) p->acked = acked;
   SequenceNumber nacks[256];

@@ -120,7 +120,8 @@ class StatefulWriter {
 
   bool have_room_locked(size_t size, size_t window) const;
   void send_new_locked(const CacheChange& c);
-  void append_to_batch_locked(const CacheChange& c);
+  void append_to_batch_locked(const CacheChange& c, const wire::OutgoingInlineQos& qos,
+                              size_t need);
   void flush_batch_locked(bool with_heartbeat);
   void send_whole_locked(const CacheChange& c, std::span<const Locator> to,
                          const ReaderProxy* directed, bool heartbeat);
@@ -133,6 +134,8 @@ class StatefulWriter {
   void release_acked_locked();
   void recompute_destinations_locked();
   bool heartbeat_due_locked() const;
+  // The last sequence number sent: samples still in the open batch have not gone out.
+  SequenceNumber sent_last_locked() const;
   bool anything_unacked_locked() const;
   SequenceNumber min_acked_locked() const;
   wire::OutgoingInlineQos inline_qos(const CacheChange& c) const;
