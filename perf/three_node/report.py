@@ -392,6 +392,11 @@ def rec_section(L, pts, meta):
     L.append("")
 
 
+def linespoints(series):
+    """gnuplot plot clauses, one line with points per (title, data file)."""
+    return ", ".join(f"'{f}' using 1:2 with linespoints lw 1.5 title '{t}'" for t, f in series)
+
+
 def make_plots(outdir, plots_dir, prefix, pts, meta):
     if not shutil.which("gnuplot"):
         return []
@@ -442,7 +447,7 @@ def make_plots(outdir, plots_dir, prefix, pts, meta):
                                                                   pts["raw_udp_iperf"].items()])))
     if series:
         png = os.path.join(plots_dir, prefix + "throughput.png")
-        plot = ", ".join(f"'{f}' using 1:2 with linespoints lw 1.5 title '{t}'" for t, f in series)
+        plot = linespoints(series)
         if run("throughput.gp", term + f"set output '{png}'\n" + common +
                "set logscale y 10\nset xlabel 'sample size (bytes)'\n"
                "set ylabel 'subscriber throughput (Mbit/s)'\n"
@@ -461,7 +466,7 @@ def make_plots(outdir, plots_dir, prefix, pts, meta):
             series.append((short(s), write_series(s + "_ratio", pts_r)))
     if series:
         png = os.path.join(plots_dir, prefix + "recorder.png")
-        plot = ", ".join(f"'{f}' using 1:2 with linespoints lw 1.5 title '{t}'" for t, f in series)
+        plot = linespoints(series)
         if run("recorder.gp", term + f"set output '{png}'\n" + common +
                "set xlabel 'sample size (bytes)'\nset ylabel 'recorder / second subscriber'\n"
                "set yrange [0:*]\n"
