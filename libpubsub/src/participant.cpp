@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <random>
 
 #include <arpa/inet.h>
@@ -47,6 +48,29 @@ rtps::RemoteReaderInfo reader_info(const discovery::RemoteEndpoint& e) {
   r.unicast = e.unicast;
   r.multicast = e.multicast;
   return r;
+}
+
+// The endpoints of every participant in this process that allows intra-process delivery: a
+// writer and a reader both listed here are connected directly. A leaf lock (taken under
+// entities_mu_, never the other way round).
+struct LocalEndpoints {
+  std::mutex mu;
+  std::unordered_map<Guid, std::weak_ptr<rtps::StatefulReader>> readers;
+  std::unordered_map<Guid, bool> writers;
+};
+LocalEndpoints& local_endpoints() {
+  static auto* e = new LocalEndpoints();  // never destroyed: participants may outlive statics
+  return *e;
+}
+
+std::string hex(const uint8_t* p, size_t n) {
+  static const char* digits = "0123456789abcdef";
+  std::string s;
+  for (size_t i = 0; i < n; ++i) {
+    s += digits[p[i] >> 4];
+    s += digits[p[i] & 15];
+  }
+  return s;
 }
 
 // Parameters carry a 16-bit length: blobs must leave room in one parameter.
@@ -142,10 +166,38 @@ Result<void> ParticipantImpl::start() {
   dc.announce_period = options_.announce_period;
   dc.user_data.assign(options_.user_data.begin(), options_.user_data.end());
   discovery_ = std::make_unique<discovery::Discovery>(dc, *transport_, prefix_, *this);
+  start_shared_memory();
   if (auto r = transport_->start(*this); !r) return r;
   schedule_timer(Clock::now());
   event_thread_ = std::thread([this] { io_.run(); });
   return {};
+}
+
+void ParticipantImpl::start_shared_memory() {
+  if (!options_.shared_memory || options_.fake_network) return;
+  if (shm::disabled_by_environment()) {
+    log("shared memory off (PUBSUB_SHM); same-host peers are reached over UDP");
+    return;
+  }
+  if (const size_t n = shm::remove_stale_segments()) {
+    log("removed " + std::to_string(n) + " shared-memory segment(s) of dead processes");
+  }
+  auto r =
+      shm::ShmReceiver::create(shm::segment_name(hex(prefix_.data(), 12) + ".bell"),
+                               options_.shm_receive_spin, [this](const std::string& m) { log(m); });
+  if (!r) {
+    log("shared memory unavailable (" + r.error().message + "); same-host peers use UDP");
+    return;
+  }
+  shm_ = std::move(r).value();
+}
+
+void ParticipantImpl::log(const std::string& message) const {
+  if (options_.log) {
+    options_.log(message);
+  } else {
+    std::fprintf(stderr, "pubsub: %s\n", message.c_str());
+  }
 }
 
 ParticipantImpl::~ParticipantImpl() {
@@ -159,8 +211,15 @@ void ParticipantImpl::close() {
   boost::asio::post(io_, [this] { timer_.cancel(); });
   io_.stop();
   if (event_thread_.joinable()) event_thread_.join();
+  shm_.reset();
   if (transport_) transport_->stop();
   std::lock_guard lk(entities_mu_);
+  {
+    auto& reg = local_endpoints();
+    std::lock_guard rl(reg.mu);
+    for (const auto& w : writers_) reg.writers.erase(w->endpoint.guid);
+    for (const auto& r : readers_) reg.readers.erase(r.endpoint.guid);
+  }
   for (auto& w : writers_) w->closed = true;
   // Break the participant <-> endpoint cycles; live handles keep what they need.
   writers_.clear();
@@ -388,6 +447,7 @@ RawReaderImpl::Subscription* ParticipantImpl::subscription_for_locked(
   e.history = raw.options.qos.history;
   e.partitions = w.partitions;
   e.data_representation = {wire::kXcdr1, wire::kXcdr2};
+  if (shm_) e.shm = wire::ShmLocator{shm::host_id(), shm_->doorbell_name()};
 
   rtps::ReaderConfig rc;
   rc.guid = e.guid;
@@ -413,22 +473,87 @@ RawReaderImpl::Subscription* ParticipantImpl::subscription_for_locked(
         rs.serialized = Bytes(reinterpret_cast<const std::byte*>(x.data), x.size);
         return rawp->listener.on_sample(rs);
       });
-  readers_.push_back(LocalReader{e, s->rtps, {}, true});
+  readers_.push_back(LocalReader{e, s->rtps, {}, {}, true});
+  if (options_.intra_process) {
+    auto& reg = local_endpoints();
+    std::lock_guard rl(reg.mu);
+    reg.readers[e.guid] = s->rtps;
+  }
   announce.push_back(e);
   raw.subscriptions.push_back(std::move(s));
   return raw.subscriptions.back().get();
 }
 
+// Intra-process when both sides allow it and the writer lives in this process, else shared
+// memory when the writer offers a segment on our host and it opens, else the network.
+bool ParticipantImpl::connect_writer_locked(LocalReader& lr, const discovery::RemoteEndpoint& e) {
+  const Guid& g = e.data.guid;
+  if (std::find(lr.local_writers.begin(), lr.local_writers.end(), g) != lr.local_writers.end()) {
+    return true;
+  }
+  bool intra = false;
+  if (options_.intra_process) {
+    auto& reg = local_endpoints();
+    std::lock_guard rl(reg.mu);
+    intra = reg.writers.count(g) > 0 && reg.readers.count(lr.endpoint.guid) > 0;
+  }
+  if (!intra && shm_ && e.data.shm && e.data.shm->host == shm::host_id()) {
+    const bool reliable = e.data.reliability == ReliabilityKind::kReliable &&
+                          lr.endpoint.reliability == ReliabilityKind::kReliable;
+    const bool durable = e.data.durability == DurabilityKind::kTransientLocal &&
+                         lr.endpoint.durability == DurabilityKind::kTransientLocal;
+    auto r = shm_->attach(g, e.data.shm->name, lr.rtps, reliable, durable);
+    if (r) {
+      intra = true;  // connected locally
+    } else {
+      log("writer " + g.to_string() + " on topic '" + e.data.topic_name +
+          "': shared memory not usable (" + r.error().message + "); using UDP");
+    }
+  }
+  if (intra) {
+    lr.rtps->add_local_writer(g);
+    lr.local_writers.push_back(g);
+    return true;
+  }
+  if (!options_.network_data) {
+    log("writer " + g.to_string() + " on topic '" + e.data.topic_name +
+        "' is not reachable through shared memory and network data is off: not matched");
+    return false;
+  }
+  lr.rtps->add_writer(writer_info(e), Clock::now());
+  if (std::find(lr.matched.begin(), lr.matched.end(), g) == lr.matched.end()) {
+    lr.matched.push_back(g);
+  }
+  return true;
+}
+
+void ParticipantImpl::disconnect_writer_locked(LocalReader& lr, const Guid& writer) {
+  if (auto m = std::find(lr.matched.begin(), lr.matched.end(), writer); m != lr.matched.end()) {
+    lr.matched.erase(m);
+    lr.rtps->remove_writer(writer);
+  }
+  if (auto m = std::find(lr.local_writers.begin(), lr.local_writers.end(), writer);
+      m != lr.local_writers.end()) {
+    lr.local_writers.erase(m);
+    lr.rtps->remove_local_writer(writer);
+    if (shm_) shm_->detach(writer, lr.endpoint.guid);
+  }
+}
+
+ParticipantImpl::LocalReader* ParticipantImpl::find_local_reader_locked(
+    const std::shared_ptr<rtps::StatefulReader>& r) {
+  for (auto& lr : readers_) {
+    if (lr.rtps == r) return &lr;
+  }
+  return nullptr;
+}
+
 void ParticipantImpl::match_remote_writer_locked(const discovery::RemoteEndpoint& e,
                                                  Deferred& deferred,
                                                  std::vector<wire::EndpointData>& announce) {
-  const auto now = Clock::now();
   for (auto& lr : readers_) {
     if (lr.raw || !discovery::match_failure(e.data, lr.endpoint).empty()) continue;
-    lr.rtps->add_writer(writer_info(e), now);
-    if (std::find(lr.matched.begin(), lr.matched.end(), e.data.guid) == lr.matched.end()) {
-      lr.matched.push_back(e.data.guid);
-    }
+    connect_writer_locked(lr, e);
   }
   for (auto& raw : raw_readers_) {
     if (!raw->wants(e.data.topic_name)) continue;
@@ -436,11 +561,9 @@ void ParticipantImpl::match_remote_writer_locked(const discovery::RemoteEndpoint
     if (std::find(sub->writers.begin(), sub->writers.end(), e.data.guid) != sub->writers.end()) {
       continue;
     }
+    LocalReader* lr = find_local_reader_locked(sub->rtps);
+    if (!lr || !connect_writer_locked(*lr, e)) continue;
     sub->writers.push_back(e.data.guid);
-    sub->rtps->add_writer(writer_info(e), now);
-    for (auto& lr : readers_) {
-      if (lr.rtps == sub->rtps) lr.matched.push_back(e.data.guid);
-    }
     if (raw->listener.on_writer_matched) {
       deferred.push_back(
           [raw, info = sub->info, g = e.data.guid] { raw->listener.on_writer_matched(info, g); });
@@ -448,13 +571,57 @@ void ParticipantImpl::match_remote_writer_locked(const discovery::RemoteEndpoint
   }
 }
 
-void ParticipantImpl::match_remote_reader_locked(const discovery::RemoteEndpoint& e) {
-  const auto now = Clock::now();
-  for (auto& w : writers_) {
-    if (discovery::match_failure(w->endpoint, e.data).empty()) {
-      w->rtps->add_reader(reader_info(e), now);
+std::shared_ptr<shm::Doorbell> ParticipantImpl::doorbell_locked(const std::string& name) {
+  if (auto b = doorbells_[name].lock()) return b;
+  auto b = shm::Doorbell::open(name);
+  if (!b) {
+    log("shared memory: cannot open reader doorbell " + name + " (" + b.error().message +
+        "); using UDP");
+    doorbells_.erase(name);
+    return nullptr;
+  }
+  auto sp = std::make_shared<shm::Doorbell>(std::move(b).value());
+  doorbells_[name] = sp;
+  return sp;
+}
+
+// The writer's side of the same choice as connect_writer_locked.
+rtps::RemoteReaderInfo ParticipantImpl::reader_path_locked(const WriterImpl& w,
+                                                           const discovery::RemoteEndpoint& e) {
+  rtps::RemoteReaderInfo info = reader_info(e);
+  if (options_.intra_process) {
+    auto& reg = local_endpoints();
+    std::lock_guard rl(reg.mu);
+    auto it = reg.readers.find(e.data.guid);
+    if (reg.writers.count(w.endpoint.guid) && it != reg.readers.end()) {
+      if (auto r = it->second.lock()) {
+        info.delivery = rtps::Delivery::kIntraProcess;
+        info.local = std::move(r);
+        return info;
+      }
     }
   }
+  if (w.rtps->segment() && e.data.shm && e.data.shm->host == shm::host_id()) {
+    if (auto bell = doorbell_locked(e.data.shm->name)) {
+      info.delivery = rtps::Delivery::kSharedMemory;
+      info.doorbell = std::move(bell);
+    }
+  }
+  return info;
+}
+
+void ParticipantImpl::match_remote_reader_locked(const discovery::RemoteEndpoint& e) {
+  const auto now = Clock::now();
+  bool intra = false;
+  for (auto& w : writers_) {
+    if (discovery::match_failure(w->endpoint, e.data).empty()) {
+      auto info = reader_path_locked(*w, e);
+      intra = intra || info.delivery == rtps::Delivery::kIntraProcess;
+      w->rtps->add_reader(info, now);
+    }
+  }
+  // A durable in-process reader gets the history from the writer's timer: run it now.
+  if (intra) boost::asio::post(io_, [this] { on_timer(); });
 }
 
 void ParticipantImpl::on_endpoint_discovered(const discovery::RemoteEndpoint& e) {
@@ -486,13 +653,13 @@ void ParticipantImpl::on_endpoint_lost(const Guid& g) {
     auto it = remote_.find(g);
     if (it == remote_.end()) return;
     const bool writer = it->second.data.is_writer();
+    const auto shm_locator = it->second.data.shm;
     remote_.erase(it);
     if (writer) {
-      for (auto& lr : readers_) {
-        auto m = std::find(lr.matched.begin(), lr.matched.end(), g);
-        if (m == lr.matched.end()) continue;
-        lr.matched.erase(m);
-        lr.rtps->remove_writer(g);
+      for (auto& lr : readers_) disconnect_writer_locked(lr, g);
+      // Its process may be gone (SIGKILL): then nobody else removes its segment.
+      if (shm_locator && shm_locator->host == shm::host_id()) {
+        shm::remove_if_orphaned(shm_locator->name);
       }
       for (auto& raw : raw_readers_) {
         for (auto& sub : raw->subscriptions) {
@@ -547,13 +714,35 @@ Result<std::shared_ptr<WriterImpl>> ParticipantImpl::create_writer(const TopicDe
     wc.qos = qos;
     wc.keyed = topic.keyed;
     wc.max_unacked_bytes = options_.max_unacked_bytes;
-    w->rtps = std::make_shared<rtps::StatefulWriter>(wc, *transport_, prefix_);
-    writers_.push_back(w);
-    for (const auto& [g, re] : remote_) {
-      if (!re.data.is_writer() && discovery::match_failure(e, re.data).empty()) {
-        w->rtps->add_reader(reader_info(re), Clock::now());
+    std::unique_ptr<shm::WriterSegment> segment;
+    if (shm_) {
+      auto seg = shm::WriterSegment::create(
+          e.guid, rtps::StatefulWriter::history_samples(qos),
+          rtps::WriterHistory::capacity_for(qos.resource_limits.max_bytes));
+      if (seg) {
+        segment = std::move(seg).value();
+        e.shm = wire::ShmLocator{shm::host_id(), segment->name()};
+      } else {
+        log("writer on topic '" + topic.name + "': no shared-memory segment (" +
+            seg.error().message + "); same-host readers get it over UDP");
       }
     }
+    w->rtps = std::make_shared<rtps::StatefulWriter>(wc, *transport_, prefix_, std::move(segment));
+    writers_.push_back(w);
+    if (options_.intra_process) {
+      auto& reg = local_endpoints();
+      std::lock_guard rl(reg.mu);
+      reg.writers[e.guid] = true;
+    }
+    bool intra = false;
+    for (const auto& [g, re] : remote_) {
+      if (!re.data.is_writer() && discovery::match_failure(e, re.data).empty()) {
+        auto info = reader_path_locked(*w, re);
+        intra = intra || info.delivery == rtps::Delivery::kIntraProcess;
+        w->rtps->add_reader(info, Clock::now());
+      }
+    }
+    if (intra) boost::asio::post(io_, [this] { on_timer(); });
     publish_routes_locked();
   }
   discovery_->announce(w->endpoint);
@@ -586,6 +775,7 @@ Result<std::shared_ptr<ReaderImpl>> ParticipantImpl::create_reader(const TopicDe
                                 ? std::vector<int16_t>{wire::kXcdr1, wire::kXcdr2}
                                 : topic.data_representation;
     e.type_information = topic.type_information;
+    if (shm_) e.shm = wire::ShmLocator{shm::host_id(), shm_->doorbell_name()};
     rtps::ReaderConfig rc;
     rc.guid = e.guid;
     rc.qos = qos;
@@ -612,14 +802,17 @@ Result<std::shared_ptr<ReaderImpl>> ParticipantImpl::create_reader(const TopicDe
           raw->callback(info, body);
           return true;
         });
-    LocalReader lr{e, impl->rtps, {}, false};
+    if (options_.intra_process) {
+      auto& reg = local_endpoints();
+      std::lock_guard rl(reg.mu);
+      reg.readers[e.guid] = impl->rtps;
+    }
+    readers_.push_back(LocalReader{e, impl->rtps, {}, {}, false});
     for (const auto& [g, re] : remote_) {
       if (re.data.is_writer() && discovery::match_failure(re.data, e).empty()) {
-        impl->rtps->add_writer(writer_info(re), Clock::now());
-        lr.matched.push_back(g);
+        connect_writer_locked(readers_.back(), re);
       }
     }
-    readers_.push_back(std::move(lr));
     publish_routes_locked();
   }
   discovery_->announce(impl->endpoint);
@@ -671,6 +864,9 @@ void ParticipantImpl::remove_writer(WriterImpl& w) {
                            [&](const auto& x) { return x.get() == &w; });
     if (it == writers_.end()) return;
     writers_.erase(it);
+    auto& reg = local_endpoints();
+    std::lock_guard rl(reg.mu);
+    reg.writers.erase(w.endpoint.guid);
     publish_routes_locked();
   }
   if (!closed_) {
@@ -687,6 +883,12 @@ void ParticipantImpl::remove_reader(ReaderImpl& r) {
     auto it = std::find_if(readers_.begin(), readers_.end(),
                            [&](const LocalReader& x) { return x.rtps == r.rtps; });
     if (it == readers_.end()) return;
+    while (!it->local_writers.empty()) disconnect_writer_locked(*it, it->local_writers.back());
+    {
+      auto& reg = local_endpoints();
+      std::lock_guard rl(reg.mu);
+      reg.readers.erase(it->endpoint.guid);
+    }
     readers_.erase(it);
     publish_routes_locked();
   }
@@ -706,6 +908,14 @@ void ParticipantImpl::remove_raw_reader(RawReaderImpl& raw) {
     for (auto& sub : raw.subscriptions) {
       sub->rtps->detach();  // its callback captures the RawReaderImpl and the TopicInfo
       gone.push_back(sub->endpoint);
+      if (LocalReader* lr = find_local_reader_locked(sub->rtps)) {
+        while (!lr->local_writers.empty()) disconnect_writer_locked(*lr, lr->local_writers.back());
+      }
+      {
+        auto& reg = local_endpoints();
+        std::lock_guard rl(reg.mu);
+        reg.readers.erase(sub->endpoint.guid);
+      }
       std::erase_if(readers_, [&](const LocalReader& x) { return x.rtps == sub->rtps; });
     }
     raw_readers_.erase(it);
@@ -762,6 +972,7 @@ void ParticipantImpl::raw_resume(const RawReaderImpl& r) {
     for (const auto& s : r.subscriptions) readers.push_back(s->rtps);
   }
   for (auto& reader : readers) reader->resume();
+  if (shm_) shm_->kick();
 }
 
 ReaderStats ParticipantImpl::raw_stats(const RawReaderImpl& r) const {

@@ -31,6 +31,7 @@
 #include "pubsub/participant.hpp"
 #include "rtps/reader.hpp"
 #include "rtps/writer.hpp"
+#include "shm/receiver.hpp"
 #include "wire/message.hpp"
 
 namespace pubsub::detail {
@@ -121,7 +122,8 @@ class ParticipantImpl final : public TransportReceiver,
   struct LocalReader {
     wire::EndpointData endpoint;
     std::shared_ptr<rtps::StatefulReader> rtps;
-    std::vector<Guid> matched;
+    std::vector<Guid> matched;        // writers reached over the network (routed)
+    std::vector<Guid> local_writers;  // writers reached through shared memory or in-process
     bool raw = false;
   };
   using Deferred = std::vector<std::function<void()>>;
@@ -132,6 +134,15 @@ class ParticipantImpl final : public TransportReceiver,
   void match_remote_writer_locked(const discovery::RemoteEndpoint& e, Deferred& deferred,
                                   std::vector<wire::EndpointData>& announce);
   void match_remote_reader_locked(const discovery::RemoteEndpoint& e);
+  // Connects a local reader to a matched writer by the best path; false if none is allowed.
+  bool connect_writer_locked(LocalReader& lr, const discovery::RemoteEndpoint& e);
+  void disconnect_writer_locked(LocalReader& lr, const Guid& writer);
+  rtps::RemoteReaderInfo reader_path_locked(const WriterImpl& w,
+                                            const discovery::RemoteEndpoint& e);
+  std::shared_ptr<shm::Doorbell> doorbell_locked(const std::string& name);
+  LocalReader* find_local_reader_locked(const std::shared_ptr<rtps::StatefulReader>& r);
+  void log(const std::string& message) const;
+  void start_shared_memory();
   RawReaderImpl::Subscription* subscription_for_locked(RawReaderImpl& raw,
                                                        const wire::EndpointData& writer,
                                                        std::vector<wire::EndpointData>& announce);
@@ -186,6 +197,11 @@ class ParticipantImpl final : public TransportReceiver,
   uint32_t next_entity_key_ = 1;
 
   std::atomic<std::shared_ptr<const Routes>> routes_;
+
+  // Shared memory (null when off): our doorbell and reading thread, and the doorbells of
+  // same-host reader participants our writers ring.
+  std::unique_ptr<shm::ShmReceiver> shm_;
+  std::unordered_map<std::string, std::weak_ptr<shm::Doorbell>> doorbells_;
 
   ReceiveWorker workers_[kMaxReceiveWorkers];
   std::atomic<uint64_t> malformed_{0};

@@ -13,6 +13,7 @@
 // them if they are still alive, after which their calls return kClosed).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -57,6 +58,22 @@ struct ParticipantOptions {
   Duration receive_spin = std::chrono::microseconds(0);
   // Participant user data (PID_USER_DATA), e.g. an application name.
   std::string user_data;
+  // Same-host delivery (README, "Same-host delivery"). Intra-process: a writer hands samples
+  // to matched readers of participants in the same process directly. Shared memory: writers
+  // keep their history in a shared segment that readers on the same host (same boot, network
+  // and IPC namespace) read in place. The environment variable PUBSUB_SHM=off also turns
+  // shared memory off. Everything else, and whatever cannot use these, goes over UDP.
+  bool intra_process = true;
+  bool shared_memory = true;
+  // Readers take samples over the network too; false: only from writers reached through shared
+  // memory or in-process (the recorder's "transports": ["shm"]).
+  bool network_data = true;
+  // Shared-memory receive thread: keep polling this long after the last sample before sleeping
+  // on the doorbell (latency against CPU).
+  Duration shm_receive_spin = std::chrono::microseconds(50);
+  // Where libpubsub reports what it decided on its own (one line each: why shared memory is
+  // not used, a dead peer's segment removed...). Default: stderr, prefixed "pubsub: ".
+  std::function<void(const std::string&)> log;
   // Tests: run over this in-process network instead of UDP sockets.
   std::shared_ptr<FakeNetwork> fake_network;
 };

@@ -35,6 +35,10 @@ struct ReaderStats {
   uint64_t acknacks_sent = 0;
   uint64_t nackfrags_sent = 0;
   uint64_t fragments_received = 0;
+  // Of samples_delivered: read from a writer's shared-memory segment / handed over in-process
+  // (the rest came over the network).
+  uint64_t samples_shm = 0;
+  uint64_t samples_intra = 0;
   size_t matched_writers = 0;
   size_t buffered_bytes = 0;  // out-of-order and partial samples, with their bookkeeping
 
@@ -51,6 +55,8 @@ struct ReaderStats {
     acknacks_sent += o.acknacks_sent;
     nackfrags_sent += o.nackfrags_sent;
     fragments_received += o.fragments_received;
+    samples_shm += o.samples_shm;
+    samples_intra += o.samples_intra;
     matched_writers += o.matched_writers;
     buffered_bytes += o.buffered_bytes;
     return *this;

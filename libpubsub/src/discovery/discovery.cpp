@@ -281,6 +281,15 @@ bool Discovery::handle_sedp(const rtps::ReceivedSample& s, bool publications) {
     malformed_.fetch_add(1, std::memory_order_relaxed);
     return true;
   }
+  {
+    // PID_PUBSUB_SHM is ours only from participants of our vendor id.
+    std::lock_guard lk(mu_);
+    auto it = participants_.find(data.guid.prefix);
+    if (it == participants_.end() ||
+        std::memcmp(it->second->data.vendor, wire::kVendorId, 2) != 0) {
+      data.shm.reset();
+    }
+  }
   RemoteEndpoint e;
   if (!resolve(data, e)) return true;  // participant gone meanwhile
   {

@@ -1,14 +1,26 @@
 #include "rtps/history.hpp"
 
+#include <atomic>
 #include <cstdint>
 
 namespace pubsub::rtps {
 
 WriterHistory::WriterHistory(size_t max_samples, size_t max_bytes)
-    : ring_(max_samples == 0 ? 1 : max_samples),
+    : own_ring_(new CacheChange[max_samples == 0 ? 1 : max_samples]()),
+      ring_(own_ring_.get()),
+      ring_size_(max_samples == 0 ? 1 : max_samples),
       max_bytes_(max_bytes),
-      bytes_(new uint8_t[max_bytes == 0 ? 8 : (max_bytes + 7) & ~size_t{7}]),
-      capacity_(max_bytes == 0 ? 8 : (max_bytes + 7) & ~size_t{7}) {}
+      own_bytes_(new uint8_t[capacity_for(max_bytes)]),
+      bytes_(own_bytes_.get()),
+      capacity_(capacity_for(max_bytes)) {}
+
+WriterHistory::WriterHistory(size_t max_samples, size_t max_bytes, CacheChange* changes,
+                             uint8_t* bytes)
+    : ring_(changes),
+      ring_size_(max_samples == 0 ? 1 : max_samples),
+      max_bytes_(max_bytes),
+      bytes_(bytes),
+      capacity_(capacity_for(max_bytes)) {}
 
 // Where a payload of `need` bytes would go, or SIZE_MAX when it does not fit.
 static size_t place(size_t need, size_t count, size_t tail, size_t head, size_t capacity) {
@@ -23,36 +35,49 @@ static size_t place(size_t need, size_t count, size_t tail, size_t head, size_t 
 }
 
 bool WriterHistory::can_append(size_t size) const {
-  if (count_ == ring_.size() || size > max_bytes_) return false;
+  if (count_ == ring_size_ || size > max_bytes_) return false;
   const size_t tail = count_ ? oldest().offset : 0;
   return place(round(size), count_, tail, head_, capacity_) != SIZE_MAX;
 }
 
 CacheChange* WriterHistory::try_append(size_t size) {
-  if (count_ == ring_.size() || size > max_bytes_) return nullptr;
+  if (count_ == ring_size_ || size > max_bytes_) return nullptr;
   const size_t need = round(size);
   const size_t at = place(need, count_, count_ ? oldest().offset : 0, head_, capacity_);
   if (at == SIZE_MAX) return nullptr;
   head_ = at + need;
   used_ += need;
-  CacheChange& c = ring_[(tail_idx_ + count_) % ring_.size()];
+  CacheChange& c = ring_[(tail_idx_ + count_) % ring_size_];
   ++count_;
-  c = CacheChange{};
-  c.sn = ++last_sn_;
+  // Field by field, sn atomically: a shared-memory reader may be looking at this descriptor
+  // (and find that it no longer holds the sample it wanted).
+  c.timestamp = Time{};
   c.offset = at;
   c.size = static_cast<uint32_t>(size);
+  c.status_info = 0;
+  c.has_key_hash = false;
+  c.key_hash = KeyHash{};
+  std::atomic_ref<SequenceNumber>(c.sn).store(++last_sn_, std::memory_order_release);
   return &c;
 }
 
 const CacheChange* WriterHistory::find(SequenceNumber sn) const {
   if (count_ == 0 || sn < first_sn() || sn > last_sn_) return nullptr;
-  return &ring_[(tail_idx_ + static_cast<size_t>(sn - first_sn())) % ring_.size()];
+  const CacheChange& c = ring_[(tail_idx_ + static_cast<size_t>(sn - first_sn())) % ring_size_];
+  return c.sn == sn ? &c : nullptr;  // 0 once invalidated
+}
+
+void WriterHistory::invalidate_through(SequenceNumber sn) {
+  for (SequenceNumber s = first_sn(); count_ > 0 && s <= sn && s <= last_sn_; ++s) {
+    CacheChange& c = ring_[(tail_idx_ + static_cast<size_t>(s - first_sn())) % ring_size_];
+    std::atomic_ref<SequenceNumber>(c.sn).store(0, std::memory_order_seq_cst);
+  }
 }
 
 void WriterHistory::remove_oldest() {
   if (count_ == 0) return;
   used_ -= round(oldest().size);
-  tail_idx_ = (tail_idx_ + 1) % ring_.size();
+  tail_idx_ = (tail_idx_ + 1) % ring_size_;
   if (--count_ == 0) {
     head_ = 0;
     used_ = 0;

@@ -2,8 +2,12 @@
 //
 // Two fixed rings allocated once: a ring of CacheChange descriptors (max_samples) and a ring of
 // payload bytes (max_bytes). Samples enter at the head with consecutive sequence numbers and
-// leave from the tail, oldest first, so lookup by sequence number is an index computation and
-// nothing is allocated after construction. Not thread-safe: the owning writer's mutex guards it.
+// leave from the tail, oldest first, so lookup by sequence number is an index computation
+// (sample sn is descriptor (sn - 1) % max_samples) and nothing is allocated after construction.
+// The rings are the history's own memory, or memory it is given: a writer's shared-memory
+// segment, where readers of other processes read them (shm/segment.hpp). For them a
+// descriptor's sn is written atomically, last, and cleared (invalidate_through) before its
+// space may be reused. Not thread-safe: the owning writer's mutex guards it.
 #pragma once
 
 #include <cstddef>
@@ -28,24 +32,30 @@ struct CacheChange {
 class WriterHistory {
  public:
   WriterHistory(size_t max_samples, size_t max_bytes);
+  // Over memory the caller provides: `changes` holds max_samples descriptors, `bytes`
+  // capacity_for(max_bytes) bytes.
+  WriterHistory(size_t max_samples, size_t max_bytes, CacheChange* changes, uint8_t* bytes);
+  static size_t capacity_for(size_t max_bytes) { return max_bytes == 0 ? 8 : round(max_bytes); }
 
   // Space for a sample with the next sequence number (last_sn() + 1), or nullptr when either
   // ring is full. The caller copies the payload into data(*change).
   CacheChange* try_append(size_t size);
   bool can_append(size_t size) const;
-  uint8_t* data(const CacheChange& c) { return bytes_.get() + c.offset; }
-  const uint8_t* data(const CacheChange& c) const { return bytes_.get() + c.offset; }
+  uint8_t* data(const CacheChange& c) { return bytes_ + c.offset; }
+  const uint8_t* data(const CacheChange& c) const { return bytes_ + c.offset; }
 
   const CacheChange* find(SequenceNumber sn) const;
   void remove_through(SequenceNumber sn);  // drops every sample with sequence number <= sn
   void remove_oldest();
+  // Marks the samples <= sn as gone for shared-memory readers, before they are removed.
+  void invalidate_through(SequenceNumber sn);
 
   bool empty() const { return count_ == 0; }
   size_t size() const { return count_; }
   SequenceNumber first_sn() const { return last_sn_ - static_cast<SequenceNumber>(count_) + 1; }
   SequenceNumber last_sn() const { return last_sn_; }
   size_t bytes_used() const { return used_; }
-  size_t max_samples() const { return ring_.size(); }
+  size_t max_samples() const { return ring_size_; }
   size_t max_bytes() const { return max_bytes_; }
   // Whether a sample of this size can ever fit.
   bool fits(size_t size) const { return size <= max_bytes_ && round(size) <= capacity_; }
@@ -54,13 +64,16 @@ class WriterHistory {
   static size_t round(size_t n) { return n == 0 ? 8 : (n + 7) & ~size_t{7}; }
   const CacheChange& oldest() const { return ring_[tail_idx_]; }
 
-  std::vector<CacheChange> ring_;
+  std::unique_ptr<CacheChange[]> own_ring_;
+  CacheChange* ring_;
+  size_t ring_size_;
   size_t tail_idx_ = 0;  // oldest sample
   size_t count_ = 0;
   SequenceNumber last_sn_ = 0;
 
-  size_t max_bytes_;                  // as configured
-  std::unique_ptr<uint8_t[]> bytes_;  // not value-initialised: pages are touched when used
+  size_t max_bytes_;                      // as configured
+  std::unique_ptr<uint8_t[]> own_bytes_;  // not value-initialised: pages are touched when used
+  uint8_t* bytes_;
   size_t capacity_;
   size_t head_ = 0;  // where the next payload goes
   size_t used_ = 0;  // payload bytes held (rounded)

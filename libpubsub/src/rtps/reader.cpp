@@ -72,12 +72,44 @@ void StatefulReader::remove_writer(const Guid& g) {
 
 size_t StatefulReader::matched_writers() const {
   std::lock_guard lk(mu_);
-  return writers_.size();
+  return writers_.size() + local_writers_.size();
 }
 
 bool StatefulReader::wait_for_writers(size_t n, SteadyTime deadline) {
   std::unique_lock lk(mu_);
-  return matched_cv_.wait_until(lk, deadline, [&] { return writers_.size() >= n; });
+  return matched_cv_.wait_until(lk, deadline,
+                                [&] { return writers_.size() + local_writers_.size() >= n; });
+}
+
+void StatefulReader::add_local_writer(const Guid& writer) {
+  std::lock_guard lk(mu_);
+  if (std::find(local_writers_.begin(), local_writers_.end(), writer) == local_writers_.end()) {
+    local_writers_.push_back(writer);
+  }
+  matched_cv_.notify_all();
+}
+
+void StatefulReader::remove_local_writer(const Guid& writer) {
+  std::lock_guard lk(mu_);
+  std::erase(local_writers_, writer);
+}
+
+LocalDelivery StatefulReader::deliver_local(const ReceivedSample& s, Delivery path) {
+  std::lock_guard lk(mu_);
+  if (!deliver_) return LocalDelivery::kGone;
+  if (!deliver_(s)) {
+    stats_.refused++;
+    return LocalDelivery::kRefused;
+  }
+  stats_.samples_delivered++;
+  stats_.bytes_delivered += s.size;
+  (path == Delivery::kSharedMemory ? stats_.samples_shm : stats_.samples_intra)++;
+  return LocalDelivery::kAccepted;
+}
+
+void StatefulReader::count_lost(uint64_t n) {
+  std::lock_guard lk(mu_);
+  stats_.lost += n;
 }
 
 // ---- samples --------------------------------------------------------------------------------
@@ -532,7 +564,7 @@ SteadyTime StatefulReader::on_timer(SteadyTime now) {
 ReaderStats StatefulReader::stats() const {
   std::lock_guard lk(mu_);
   ReaderStats s = stats_;
-  s.matched_writers = writers_.size();
+  s.matched_writers = writers_.size() + local_writers_.size();
   s.buffered_bytes = buffered_bytes_;
   return s;
 }

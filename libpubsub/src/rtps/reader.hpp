@@ -74,6 +74,10 @@ struct ReceivedSample {
 // Returns false to refuse the sample for now (back-pressure).
 using DeliverFn = std::function<bool(const ReceivedSample&)>;
 
+// How a sample reached a reader (see StatefulWriter).
+enum class Delivery : uint8_t { kNetwork, kSharedMemory, kIntraProcess };
+enum class LocalDelivery : uint8_t { kAccepted, kRefused, kGone };
+
 // A sample's bytes, allocated without being zeroed (they are about to be overwritten).
 class SampleBuffer {
  public:
@@ -116,6 +120,14 @@ class StatefulReader {
   bool on_heartbeat(const wire::ReceiveContext& ctx, const wire::HeartbeatSubmessage& m);
   bool on_gap(const wire::ReceiveContext& ctx, const wire::GapSubmessage& m);
   bool on_heartbeat_frag(const wire::ReceiveContext& ctx, const wire::HeartbeatFragSubmessage& m);
+
+  // Writers reached without the network (shared memory, intra-process): counted as matched,
+  // never sent ACKNACKs. Their samples come through deliver_local(), from the shared-memory
+  // receive thread or the writing thread, each writer's in order.
+  void add_local_writer(const Guid& writer);
+  void remove_local_writer(const Guid& writer);
+  LocalDelivery deliver_local(const ReceivedSample& s, Delivery path);
+  void count_lost(uint64_t n);
 
   void send_pending_acks();
   void resume();
@@ -194,6 +206,7 @@ class StatefulReader {
   mutable std::mutex mu_;
   std::condition_variable matched_cv_;
   std::unordered_map<Guid, WriterProxy> writers_;
+  std::vector<Guid> local_writers_;
   WriterProxy* last_proxy_ = nullptr;  // lookup cache for runs of samples from one writer
   Guid last_guid_;
   std::vector<WriterProxy*> pending_;  // proxies with an ACKNACK due

@@ -19,19 +19,32 @@ constexpr auto kRepairHoldoff = std::chrono::milliseconds(2);
 
 }  // namespace
 
+size_t StatefulWriter::history_samples(const WriterQos& q) {
+  return q.history.kind == HistoryKind::kKeepLast
+             ? std::min<size_t>(std::max(q.history.depth, 1), q.resource_limits.max_samples)
+             : q.resource_limits.max_samples;
+}
+
+WriterHistory StatefulWriter::make_history(const WriterConfig& config,
+                                           shm::WriterSegment* segment) {
+  const auto& q = config.qos;
+  const size_t samples = history_samples(q);
+  if (segment) {
+    return WriterHistory(samples, q.resource_limits.max_bytes, segment->changes(), segment->ring());
+  }
+  return WriterHistory(samples, q.resource_limits.max_bytes);
+}
+
 StatefulWriter::StatefulWriter(const WriterConfig& config, Transport& transport,
-                               const GuidPrefix& local)
+                               const GuidPrefix& local, std::unique_ptr<shm::WriterSegment> segment)
     : config_(config),
+      segment_(std::move(segment)),
       transport_(transport),
       local_prefix_(local),
       max_message_(transport.max_message_size()),
       fragment_size_(static_cast<uint32_t>(std::min<size_t>(
           0xfff8, (transport.max_message_size() - kDatagramOverhead) & ~size_t{7}))),
-      history_(config.qos.history.kind == HistoryKind::kKeepLast
-                   ? std::min<size_t>(std::max(config.qos.history.depth, 1),
-                                      config.qos.resource_limits.max_samples)
-                   : config.qos.resource_limits.max_samples,
-               config.qos.resource_limits.max_bytes),
+      history_(make_history(config, segment_.get())),
       batch_datagram_limit_(transport.max_message_size() - 64),
       batch_buf_(transport.max_message_size()),
       send_buf_(transport.max_message_size()),
@@ -83,32 +96,7 @@ Result<void> StatefulWriter::write(const WriteRequest& r, bool may_block) {
                                                      " bytes exceeds the history's max_bytes (" +
                                                      std::to_string(history_.max_bytes()) + ")");
   }
-  if (config_.qos.history.kind == HistoryKind::kKeepLast) {
-    while (!history_.can_append(size) && !history_.empty()) history_.remove_oldest();
-  } else if (!have_room_locked(size, cwnd_)) {
-    if (!may_block) {
-      stats_.write_timeouts++;
-      return make_error(ErrorCode::kTimeout, "history full (no blocking on this thread)");
-    }
-    stats_.write_blocked++;
-    // Ask the readers for acknowledgements now rather than at the next periodic heartbeat.
-    if (batch_size_) {
-      flush_batch_locked(true);
-    } else {
-      send_heartbeat_locked(destinations_, nullptr);
-    }
-    const auto deadline = std::chrono::steady_clock::now() + config_.qos.max_blocking_time;
-    // Hysteresis: once the window is full, wait until half of it is acknowledged, so a
-    // steady stream costs one wake-up per half window rather than one per acknowledgement.
-    while (!have_room_locked(size, cwnd_ / 2)) {
-      if (space_cv_.wait_until(lk, deadline) == std::cv_status::timeout &&
-          !have_room_locked(size, cwnd_)) {
-        stats_.write_timeouts++;
-        return make_error(ErrorCode::kTimeout,
-                          "write blocked for max_blocking_time: readers did not acknowledge");
-      }
-    }
-  }
+  if (auto room = make_room_locked(lk, size, may_block); !room) return room;
   CacheChange* c = history_.try_append(size);
   c->timestamp = r.timestamp;
   c->status_info = r.status_info;
@@ -123,10 +111,188 @@ Result<void> StatefulWriter::write(const WriteRequest& r, bool may_block) {
   stats_.samples_written++;
   stats_.bytes_written += size;
   send_new_locked(*c);
-  if (reliable_readers_ == 0 && config_.qos.durability == DurabilityKind::kVolatile) {
-    history_.remove_through(history_.last_sn());  // nobody will ask for it again
+  if (segment_) publish_locked();
+  if (intra_readers_) deliver_intra_locked();
+  if (config_.qos.durability == DurabilityKind::kVolatile) {
+    if (reliable_readers_ + local_reliable_ == 0) {
+      remove_through_locked(history_.last_sn());  // nobody will ask for it again
+    } else if (reliable_readers_ == 0 && shm_readers_ == 0) {
+      release_acked_locked();  // intra-process readers only: what they took is acknowledged
+    }
   }
   return {};
+}
+
+bool StatefulWriter::room_now_locked(size_t size, size_t window) {
+  if (config_.qos.history.kind == HistoryKind::kKeepLast) return drop_oldest_locked(size);
+  return have_room_locked(size, window);
+}
+
+Result<void> StatefulWriter::make_room_locked(std::unique_lock<std::mutex>& lk, size_t size,
+                                              bool may_block) {
+  if (room_now_locked(size, cwnd_)) return {};
+  if (shm_readers_) {
+    refresh_local_acks_locked();
+    release_acked_locked();
+    if (room_now_locked(size, cwnd_)) return {};
+  }
+  if (!may_block) {
+    stats_.write_timeouts++;
+    return make_error(ErrorCode::kTimeout, "history full (no blocking on this thread)");
+  }
+  stats_.write_blocked++;
+  // Ask the readers for acknowledgements now rather than at the next periodic heartbeat.
+  if (batch_size_) {
+    flush_batch_locked(true);
+  } else {
+    send_heartbeat_locked(destinations_, nullptr);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + config_.qos.max_blocking_time;
+  // Hysteresis: once the window is full, wait until half of it is acknowledged, so a
+  // steady stream costs one wake-up per half window rather than one per acknowledgement.
+  while (!room_now_locked(size, cwnd_ / 2)) {
+    if (!wait_locked(lk, deadline) && !room_now_locked(size, cwnd_)) {
+      stats_.write_timeouts++;
+      return make_error(ErrorCode::kTimeout,
+                        "write blocked for max_blocking_time: readers did not acknowledge");
+    }
+  }
+  return {};
+}
+
+bool StatefulWriter::drop_oldest_locked(size_t size) {
+  while (!history_.can_append(size) && !history_.empty()) {
+    const SequenceNumber first = history_.first_sn();
+    if (segment_) {
+      history_.invalidate_through(first);
+      if (segment_->min_hold() <= first) return false;  // a reader is reading it right now
+    }
+    history_.remove_oldest();
+  }
+  return true;
+}
+
+void StatefulWriter::remove_through_locked(SequenceNumber sn) {
+  if (segment_ && !history_.empty() && history_.first_sn() <= sn) {
+    // Readers of the segment may be reading these: clear them first, then free only what no
+    // reader holds (segment.hpp).
+    history_.invalidate_through(sn);
+    sn = std::min(sn, segment_->min_hold() - 1);
+  }
+  history_.remove_through(sn);
+}
+
+void StatefulWriter::publish_locked() {
+  segment_->publish(history_.last_sn(),
+                    history_.empty() ? history_.last_sn() + 1 : history_.first_sn());
+  for (auto* bell : bells_) shm::ring(*bell);
+}
+
+bool StatefulWriter::wait_locked(std::unique_lock<std::mutex>& lk, SteadyTime deadline) {
+  const auto now = std::chrono::steady_clock::now();
+  if (now >= deadline) return false;
+  if (!segment_ || shm_readers_ == 0) {
+    return space_cv_.wait_until(lk, deadline) == std::cv_status::no_timeout;
+  }
+  // Readers of the segment acknowledge in shared memory and wake us through its progress word;
+  // network acknowledgements bump it too (notify_locked).
+  auto& h = segment_->header();
+  h.writer_waiting.fetch_add(1, std::memory_order_seq_cst);
+  const uint32_t seen = h.progress.load(std::memory_order_seq_cst);
+  refresh_local_acks_locked();
+  const size_t before = history_.bytes_used();
+  release_acked_locked();
+  if (history_.bytes_used() == before) {
+    lk.unlock();
+    shm::futex_wait(h.progress, seen,
+                    std::min<Duration>(deadline - now, std::chrono::milliseconds(20)));
+    lk.lock();
+  }
+  h.writer_waiting.fetch_sub(1, std::memory_order_seq_cst);
+  const auto after = std::chrono::steady_clock::now();
+  reap_dead_readers_locked(after);
+  refresh_local_acks_locked();
+  release_acked_locked();
+  return after < deadline;
+}
+
+void StatefulWriter::notify_locked() {
+  space_cv_.notify_all();
+  if (segment_) shm::signal_progress(segment_->header());
+}
+
+void StatefulWriter::refresh_local_acks_locked() {
+  if (!segment_) return;
+  for (auto& p : readers_) {
+    if (p.info.delivery != Delivery::kSharedMemory || p.gone) continue;
+    if (p.slot < 0) {
+      p.slot = segment_->find_slot(p.info.guid);
+      if (p.slot < 0) continue;
+      p.synced = true;  // attached: it reads everything from its start point on
+    }
+    auto& slot = segment_->slot(static_cast<size_t>(p.slot));
+    const auto g = p.info.guid.bytes();
+    if (slot.state.load(std::memory_order_acquire) != shm::kSlotActive ||
+        std::memcmp(slot.guid, g.data(), 16) != 0) {
+      p.gone = true;  // it detached (or died and was reaped)
+      continue;
+    }
+    const SequenceNumber acked =
+        std::min(slot.acked.load(std::memory_order_acquire), history_.last_sn());
+    if (acked > p.acked) p.acked = acked;
+  }
+}
+
+void StatefulWriter::reap_dead_readers_locked(SteadyTime now) {
+  if (!segment_ || now < next_reap_) return;
+  next_reap_ = now + std::chrono::milliseconds(50);
+  for (size_t i = 0; i < shm::kMaxSlots; ++i) {
+    auto& slot = segment_->slot(i);
+    if (slot.state.load(std::memory_order_acquire) != shm::kSlotActive) continue;
+    if (shm::process_alive(slot.pid)) continue;
+    // Killed without detaching: nothing it held is in use any more.
+    slot.hold.store(shm::kNoHold, std::memory_order_seq_cst);
+    slot.state.store(shm::kSlotFree, std::memory_order_release);
+  }
+}
+
+bool StatefulWriter::deliver_intra_locked() {
+  bool behind = false;
+  for (auto& p : readers_) {
+    if (p.info.delivery != Delivery::kIntraProcess || p.gone) continue;
+    while (p.acked < history_.last_sn()) {
+      const SequenceNumber sn = p.acked + 1;
+      const CacheChange* c = history_.find(sn);
+      if (!c) {  // dropped (KEEP_LAST) before this reader took it
+        p.acked = sn;
+        p.info.local->count_lost(1);
+        continue;
+      }
+      ReceivedSample s;
+      s.writer = config_.guid;
+      s.sn = sn;
+      s.has_timestamp = true;
+      s.source_timestamp = c->timestamp;
+      s.reception_timestamp = c->timestamp;
+      s.has_key_hash = c->has_key_hash;
+      s.key_hash = c->key_hash;
+      s.status_info = c->status_info;
+      s.key_only = c->status_info != 0 && c->size > 0;
+      s.data = history_.data(*c);
+      s.size = c->size;
+      const auto r = p.info.local->deliver_local(s, Delivery::kIntraProcess);
+      if (r == LocalDelivery::kGone) {
+        p.gone = true;
+        break;
+      }
+      if (r == LocalDelivery::kRefused && p.info.reliable) {
+        behind = true;
+        break;
+      }
+      p.acked = sn;
+    }
+  }
+  return behind;
 }
 
 void StatefulWriter::flush() {
@@ -409,6 +575,15 @@ void StatefulWriter::on_acknack(const GuidPrefix& source, const wire::AckNackSub
   ReaderProxy* p = find_locked(Guid{source, m.reader_id});
   if (!p || !p->info.reliable) return;
   stats_.acknacks_received++;
+  if (!p->network()) {
+    // A reader we meant to serve locally talks RTPS to us: it could not (or chose not to)
+    // read from shared memory or in-process. Serve it over the network from now on.
+    p->info.delivery = Delivery::kNetwork;
+    p->info.local.reset();
+    p->info.doorbell.reset();
+    p->gone = false;
+    recompute_destinations_locked();
+  }
   if (p->has_count && static_cast<int32_t>(m.count - p->last_acknack_count) <= 0) return;
   p->has_count = true;
   p->last_acknack_count = m.count;
@@ -449,7 +624,7 @@ void StatefulWriter::on_acknack(const GuidPrefix& source, const wire::AckNackSub
                   : released;
     cwnd_ = std::min(config_.max_unacked_bytes, cwnd_ + grow);
   }
-  space_cv_.notify_all();
+  notify_locked();
 }
 
 void StatefulWriter::on_nack_frag(const GuidPrefix& source, const wire::NackFragSubmessage& m,
@@ -494,14 +669,17 @@ void StatefulWriter::on_nack_frag(const GuidPrefix& source, const wire::NackFrag
 SequenceNumber StatefulWriter::min_acked_locked() const {
   SequenceNumber m = history_.last_sn();
   for (const auto& r : readers_) {
-    if (r.info.reliable) m = std::min(m, r.acked);
+    if (r.holds_history()) m = std::min(m, r.acked);
   }
   return m;
 }
 
+// Network readers only: this decides the periodic HEARTBEATs.
 bool StatefulWriter::anything_unacked_locked() const {
   for (const auto& r : readers_) {
-    if (r.info.reliable && (r.acked < history_.last_sn() || !r.synced)) return true;
+    if (r.network() && r.info.reliable && (r.acked < history_.last_sn() || !r.synced)) {
+      return true;
+    }
   }
   return false;
 }
@@ -509,16 +687,28 @@ bool StatefulWriter::anything_unacked_locked() const {
 void StatefulWriter::release_acked_locked() {
   if (config_.qos.durability == DurabilityKind::kTransientLocal) return;
   // Samples still in the open batch have not been sent; acknowledgements cannot cover them.
-  history_.remove_through(min_acked_locked());
+  remove_through_locked(min_acked_locked());
 }
 
 // ---- matching -------------------------------------------------------------------------------
 
 void StatefulWriter::recompute_destinations_locked() {
   destinations_.clear();
-  reliable_readers_ = 0;
+  reliable_readers_ = local_reliable_ = shm_readers_ = intra_readers_ = 0;
+  bells_.clear();
   std::vector<std::pair<Locator, int>> groups;
   for (const auto& r : readers_) {
+    if (!r.network()) {
+      if (r.info.reliable) local_reliable_++;
+      if (r.info.delivery == Delivery::kIntraProcess) {
+        intra_readers_++;
+        continue;
+      }
+      shm_readers_++;
+      auto* bell = &r.info.doorbell->header();
+      if (std::find(bells_.begin(), bells_.end(), bell) == bells_.end()) bells_.push_back(bell);
+      continue;
+    }
     if (r.info.reliable) reliable_readers_++;
     for (const auto& l : r.info.multicast) {
       auto it = std::find_if(groups.begin(), groups.end(), [&](auto& g) { return g.first == l; });
@@ -535,6 +725,7 @@ void StatefulWriter::recompute_destinations_locked() {
     }
   };
   for (const auto& r : readers_) {
+    if (!r.network()) continue;
     const Locator* chosen = nullptr;
     for (const auto& l : r.info.multicast) {
       auto it = std::find_if(groups.begin(), groups.end(), [&](auto& g) { return g.first == l; });
@@ -553,6 +744,10 @@ void StatefulWriter::add_reader(const RemoteReaderInfo& info, SteadyTime now) {
   std::lock_guard lk(mu_);
   ReaderProxy* p = find_locked(info.guid);
   if (p) {
+    if (p->info.delivery != info.delivery) {
+      p->slot = -1;
+      p->gone = false;
+    }
     p->info = info;
   } else {
     // Anything still in the open batch is sent after this point, so it is for the new reader.
@@ -563,15 +758,17 @@ void StatefulWriter::add_reader(const RemoteReaderInfo& info, SteadyTime now) {
     r.info.durable = durable;
     r.join_sn = durable ? 0 : history_.last_sn();
     r.acked = r.join_sn;
+    // In-process readers are there at once; shared-memory ones once they claim a slot.
+    r.synced = info.delivery == Delivery::kIntraProcess;
     readers_.push_back(std::move(r));
     p = &readers_.back();
   }
   recompute_destinations_locked();
-  if (p->info.reliable) {
+  if (p->info.reliable && p->network()) {
     send_heartbeat_locked(reader_locators(*p), p);
     next_heartbeat_ = now + config_.qos.heartbeat_period;
   }
-  space_cv_.notify_all();
+  notify_locked();
 }
 
 void StatefulWriter::remove_reader(const Guid& g) {
@@ -581,7 +778,7 @@ void StatefulWriter::remove_reader(const Guid& g) {
                  readers_.end());
   recompute_destinations_locked();
   release_acked_locked();
-  space_cv_.notify_all();
+  notify_locked();
 }
 
 size_t StatefulWriter::matched_readers() const {
@@ -598,22 +795,32 @@ size_t StatefulWriter::synced_readers() const {
 
 bool StatefulWriter::wait_for_readers(size_t n, SteadyTime deadline) {
   std::unique_lock lk(mu_);
-  return space_cv_.wait_until(lk, deadline, [&] {
+  auto ready = [&] {
+    refresh_local_acks_locked();
     size_t k = 0;
     for (const auto& r : readers_) k += (!r.info.reliable || r.synced);
     return k >= n;
-  });
+  };
+  while (!ready()) {
+    if (!wait_locked(lk, deadline)) return ready();
+  }
+  return true;
 }
 
 bool StatefulWriter::wait_for_acknowledgments(SteadyTime deadline) {
   std::unique_lock lk(mu_);
   flush_batch_locked(true);
-  return space_cv_.wait_until(lk, deadline, [&] {
+  auto done = [&] {
+    refresh_local_acks_locked();
     for (const auto& r : readers_) {
-      if (r.info.reliable && r.acked < history_.last_sn()) return false;
+      if (r.holds_history() && r.acked < history_.last_sn()) return false;
     }
     return true;
-  });
+  };
+  while (!done()) {
+    if (!wait_locked(lk, deadline)) return done();
+  }
+  return true;
 }
 
 SteadyTime StatefulWriter::on_timer(SteadyTime now) {
@@ -627,11 +834,26 @@ SteadyTime StatefulWriter::on_timer(SteadyTime now) {
       next = std::min(next, due);
     }
   }
+  if (segment_ && shm_readers_) {
+    reap_dead_readers_locked(now);
+    refresh_local_acks_locked();
+    const size_t before = history_.bytes_used();
+    release_acked_locked();
+    if (history_.bytes_used() != before) notify_locked();
+  }
+  if (intra_readers_) {
+    const size_t before = history_.bytes_used();
+    if (deliver_intra_locked()) next = std::min(next, now + std::chrono::milliseconds(2));
+    release_acked_locked();
+    if (history_.bytes_used() != before) notify_locked();
+  }
   if (reliable_readers_ > 0 && anything_unacked_locked()) {
     if (now >= next_heartbeat_) {
       send_heartbeat_locked(destinations_, nullptr);
       for (auto& r : readers_) {
-        if (r.info.reliable && !r.synced) send_heartbeat_locked(reader_locators(r), &r);
+        if (r.network() && r.info.reliable && !r.synced) {
+          send_heartbeat_locked(reader_locators(r), &r);
+        }
       }
       next_heartbeat_ = now + config_.qos.heartbeat_period;
     }

@@ -14,6 +14,17 @@
 // One mutex (mu_) guards everything; methods ending in _locked expect it held. The send
 // buffers are members, sized once, so the steady-state write path allocates nothing.
 //
+// Three ways to a reader (RemoteReaderInfo::delivery, chosen by the participant at matching):
+// - network: RTPS over the transport, as above;
+// - shared memory: the history lives in a shm::WriterSegment; write() publishes the sample
+//   there and rings the reader participant's doorbell; the reader reads it in place and
+//   acknowledges in its slot of the segment, which the writer reads when it needs room (and
+//   on its timer). Nothing is sent to such a reader over the network. A reader that could not
+//   attach sends ACKNACKs instead, and the writer then serves it over the network;
+// - intra-process: write() calls the reader's deliver_local() itself, on the writing thread,
+//   with the writer's lock held, handing it the sample in the history (no copy). A refused
+//   sample stays in the history and is offered again by on_timer().
+//
 // Flow control: write() waits (up to max_blocking_time) while the history is full or more bytes
 // are unacknowledged than the congestion window allows. The window (AIMD, as TCP's) starts at
 // kInitialWindow, grows as acknowledgements release history (doubling per window until the
@@ -28,6 +39,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -36,6 +48,8 @@
 #include "pubsub/transport.hpp"
 #include "pubsub/types.hpp"
 #include "rtps/history.hpp"
+#include "rtps/reader.hpp"
+#include "shm/segment.hpp"
 #include "wire/message.hpp"
 
 namespace pubsub::rtps {
@@ -56,6 +70,9 @@ struct RemoteReaderInfo {
   bool durable = false;  // transient-local: gets the whole history
   std::vector<Locator> unicast;
   std::vector<Locator> multicast;
+  Delivery delivery = Delivery::kNetwork;
+  std::shared_ptr<shm::Doorbell> doorbell;  // kSharedMemory: its participant's
+  std::shared_ptr<StatefulReader> local;    // kIntraProcess
 };
 
 using pubsub::WriterStats;
@@ -73,7 +90,12 @@ struct WriteRequest {
 
 class StatefulWriter {
  public:
-  StatefulWriter(const WriterConfig& config, Transport& transport, const GuidPrefix& local);
+  // With a segment, the history lives in it and same-host readers can read it.
+  StatefulWriter(const WriterConfig& config, Transport& transport, const GuidPrefix& local,
+                 std::unique_ptr<shm::WriterSegment> segment = nullptr);
+  const shm::WriterSegment* segment() const { return segment_.get(); }
+  // Descriptors the history keeps for this QoS (its segment must hold as many).
+  static size_t history_samples(const WriterQos& qos);
 
   const Guid& guid() const { return config_.guid; }
   const WriterConfig& config() const { return config_; }
@@ -113,12 +135,31 @@ class StatefulWriter {
     // within kRepairHoldoff are for copies still on their way, and are not answered again.
     SequenceNumber repaired_hi = 0;
     SteadyTime repaired_at{};
+    int slot = -1;      // kSharedMemory: its slot in the segment once it has attached
+    bool gone = false;  // a local reader that detached or died: holds nothing back
+    bool network() const { return info.delivery == Delivery::kNetwork; }
+    bool holds_history() const { return info.reliable && !gone; }
   };
 
   // Datagram assembly into send_buf_ (copying), for control traffic and retransmissions.
   class Assembler;
 
+  static WriterHistory make_history(const WriterConfig& config, shm::WriterSegment* segment);
   bool have_room_locked(size_t size, size_t window) const;
+  Result<void> make_room_locked(std::unique_lock<std::mutex>& lk, size_t size, bool may_block);
+  bool room_now_locked(size_t size, size_t window);
+  // KEEP_LAST: drops the oldest samples until `size` fits; false when a reader holds one.
+  bool drop_oldest_locked(size_t size);
+  void remove_through_locked(SequenceNumber sn);
+  // Waits for acknowledgements, releases or matches (condition variable, or the segment's
+  // progress futex when shared-memory readers are matched). False once the deadline passed.
+  bool wait_locked(std::unique_lock<std::mutex>& lk, SteadyTime deadline);
+  void notify_locked();
+  void publish_locked();
+  void refresh_local_acks_locked();
+  void reap_dead_readers_locked(SteadyTime now);
+  // Offers intra-process readers what they have not taken; true if one is still behind.
+  bool deliver_intra_locked();
   void send_new_locked(const CacheChange& c);
   void append_to_batch_locked(const CacheChange& c, const wire::OutgoingInlineQos& qos,
                               size_t need);
@@ -147,6 +188,7 @@ class StatefulWriter {
   }
 
   WriterConfig config_;
+  std::unique_ptr<shm::WriterSegment> segment_;
   Transport& transport_;
   GuidPrefix local_prefix_;
   const size_t max_message_;
@@ -157,7 +199,12 @@ class StatefulWriter {
   WriterHistory history_;
   std::vector<ReaderProxy> readers_;
   std::vector<Locator> destinations_;  // for new data: shared multicast groups, else unicast
-  size_t reliable_readers_ = 0;
+  size_t reliable_readers_ = 0;        // reliable network readers (heartbeats, flow control)
+  size_t local_reliable_ = 0;          // reliable shared-memory and intra-process readers
+  size_t shm_readers_ = 0;
+  size_t intra_readers_ = 0;
+  std::vector<shm::DoorbellHeader*> bells_;  // distinct doorbells of shared-memory readers
+  SteadyTime next_reap_{};
 
   // Packer state: the open batch lives in batch_buf_.
   const size_t batch_datagram_limit_;  // the transport's datagram size, less room for a HEARTBEAT

@@ -112,6 +112,9 @@ enum ParameterId : uint16_t {
 
 inline constexpr uint16_t kPidMustUnderstand = 0x4000;
 inline constexpr uint16_t kPidVendorSpecific = 0x8000;
+// Ours (vendor 0x0199), in the vendor-specific range: see ShmLocator.
+inline constexpr uint16_t kPidPubsubShm = 0x8001;
+inline constexpr size_t kMaxShmNameBytes = 255;
 
 // PID_STATUS_INFO bits (last byte, big endian u32).
 inline constexpr uint32_t kStatusDisposed = 0x1;

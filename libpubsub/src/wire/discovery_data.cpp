@@ -236,9 +236,35 @@ std::vector<uint8_t> encode_endpoint_data(const EndpointData& e) {
   if (!e.type_information.empty()) {
     w.raw(kPidTypeInformation, e.type_information.data(), e.type_information.size());
   }
+  if (e.shm && e.shm->name.size() <= kMaxShmNameBytes) {
+    std::vector<uint8_t> v(e.shm->host.begin(), e.shm->host.end());
+    const uint32_t len = static_cast<uint32_t>(e.shm->name.size() + 1);
+    v.insert(v.end(), reinterpret_cast<const uint8_t*>(&len),
+             reinterpret_cast<const uint8_t*>(&len) + 4);
+    v.insert(v.end(), e.shm->name.begin(), e.shm->name.end());
+    v.push_back(0);
+    while (v.size() % 4) v.push_back(0);
+    w.raw(kPidPubsubShm, v.data(), v.size());
+  }
   w.sentinel();
   return out;
 }
+
+namespace {
+
+bool read_shm_locator(const Parameter& p, bool le, ShmLocator& out) {
+  if (p.length < 20) return false;
+  std::memcpy(out.host.data(), p.value, 16);
+  ByteReader r(p.value + 16, p.length - 16, le);
+  const uint32_t len = r.u32();
+  if (!r.ok() || len == 0 || len > kMaxShmNameBytes + 1 || len > r.remaining()) return false;
+  const uint8_t* s = r.take(len);
+  if (s[len - 1] != 0) return false;
+  out.name.assign(reinterpret_cast<const char*>(s), len - 1);
+  return out.name.find('\0') == std::string::npos;
+}
+
+}  // namespace
 
 bool decode_endpoint_data(const uint8_t* payload, size_t size, bool writer_defaults,
                           EndpointData& out) {
@@ -311,6 +337,14 @@ bool decode_endpoint_data(const uint8_t* payload, size_t size, bool writer_defau
           case kPidTypeInformation:
             out.type_information.assign(p.value, p.value + p.length);
             break;
+          case kPidPubsubShm: {
+            // Vendor-specific: another vendor may use the same id for something else, so a
+            // value that is not ours is ignored, never an error (discovery also drops it
+            // unless the participant's vendor id is ours).
+            ShmLocator loc;
+            if (read_shm_locator(p, le, loc)) out.shm = std::move(loc);
+            break;
+          }
           default:
             break;
         }

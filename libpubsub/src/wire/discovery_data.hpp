@@ -2,6 +2,7 @@
 // topics, encoded and decoded as pure functions (no state, nothing trusted).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -26,6 +27,15 @@ struct ParticipantData {
   std::vector<uint8_t> user_data;
 };
 
+// Our vendor-specific parameter (PID_PUBSUB_SHM): the endpoint can use shared memory with
+// peers whose host id is `host`. Writers name their segment, readers their participant's
+// doorbell. Decoded only from participants of our vendor id; other vendors ignore it.
+struct ShmLocator {
+  std::array<uint8_t, 16> host{};
+  std::string name;
+  bool operator==(const ShmLocator&) const = default;
+};
+
 // A DiscoveredWriterData or DiscoveredReaderData: what matching and replay need.
 struct EndpointData {
   Guid guid;
@@ -41,6 +51,7 @@ struct EndpointData {
   std::vector<std::string> partitions;
   std::vector<int16_t> data_representation;  // empty: XCDR1 only
   std::vector<uint8_t> type_information;     // PID_TYPE_INFORMATION value, byte for byte
+  std::optional<ShmLocator> shm;
 
   bool is_writer() const;
   bool keyed() const;  // from the entity kind

@@ -67,12 +67,16 @@ uint64_t allocations_while_publishing(Writer& w, std::atomic<uint64_t>& received
   return after - before;
 }
 
-void run(bool batching, size_t size) {
+enum class Path { kUdp, kShm, kIntra };
+
+void run(bool batching, size_t size, Path path = Path::kUdp) {
   if (!PUBSUB_COUNT_ALLOCATIONS) {
     WARN("allocation counting is off under sanitizers");
     return;
   }
   ParticipantOptions po;
+  po.intra_process = path == Path::kIntra;
+  po.shared_memory = path == Path::kShm;
   po.interface = "lo";
   po.multicast = false;
   po.domain_id = 7;
@@ -99,6 +103,9 @@ void run(bool batching, size_t size) {
   const uint64_t n = allocations_while_publishing(*writer.value(), received, 50000, size);
   INFO("allocations during 50000 samples of " << size << " B, batching " << batching << ": " << n);
   REQUIRE(n == 0);
+  const auto rs = reader.value()->stats();
+  REQUIRE(rs.samples_shm == (path == Path::kShm ? rs.samples_delivered : 0));
+  REQUIRE(rs.samples_intra == (path == Path::kIntra ? rs.samples_delivered : 0));
 }
 
 }  // namespace
@@ -109,5 +116,11 @@ TEST_CASE("Publishing and receiving small samples allocates nothing in steady st
   }
   SECTION("one sample per datagram") {
     run(false, 200);
+  }
+  SECTION("shared memory") {
+    run(false, 200, Path::kShm);
+  }
+  SECTION("intra-process") {
+    run(false, 200, Path::kIntra);
   }
 }

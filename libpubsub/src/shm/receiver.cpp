@@ -1,0 +1,178 @@
+#include "shm/receiver.hpp"
+
+#include <chrono>
+
+namespace pubsub::shm {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr auto kIdleSleep = std::chrono::milliseconds(100);
+constexpr auto kRetrySleep = std::chrono::milliseconds(2);
+constexpr auto kWriterCheckPeriod = std::chrono::milliseconds(100);
+
+}  // namespace
+
+Result<std::unique_ptr<ShmReceiver>> ShmReceiver::create(const std::string& doorbell_name,
+                                                         Duration spin, LogFn log) {
+  auto bell = Doorbell::create(doorbell_name);
+  if (!bell) return bell.error();
+  return std::unique_ptr<ShmReceiver>(new ShmReceiver(std::move(bell).value(), spin, log));
+}
+
+ShmReceiver::ShmReceiver(Doorbell bell, Duration spin, LogFn log)
+    : bell_(std::move(bell)), spin_(spin), log_(std::move(log)) {
+  thread_ = std::thread([this] { run(); });
+}
+
+ShmReceiver::~ShmReceiver() {
+  stop_ = true;
+  ring(bell_.header());
+  thread_.join();
+}
+
+Result<void> ShmReceiver::attach(const Guid& writer, const std::string& segment,
+                                 std::shared_ptr<rtps::StatefulReader> reader, bool reliable,
+                                 bool durable) {
+  auto view = SegmentView::open(segment, writer);
+  if (!view) return view.error();
+  auto a = std::make_shared<Attachment>();
+  a->view = std::move(view).value();
+  a->writer = writer;
+  a->reader = std::move(reader);
+  a->reliable = reliable;
+  const auto& h = a->view.header();
+  a->next = durable ? h.first_sn.load(std::memory_order_acquire)
+                    : h.last_sn.load(std::memory_order_acquire) + 1;
+  if (auto r = a->view.claim(a->reader->guid(), a->next); !r) return r;
+  {
+    std::lock_guard lk(mu_);
+    attachments_.push_back(std::move(a));
+  }
+  generation_.fetch_add(1);
+  kick();
+  return {};
+}
+
+void ShmReceiver::detach(const Guid& writer, const Guid& reader) {
+  {
+    std::lock_guard lk(mu_);
+    std::erase_if(attachments_, [&](const auto& a) {
+      return a->writer == writer && a->reader->guid() == reader;
+    });
+  }
+  generation_.fetch_add(1);
+  kick();
+}
+
+bool ShmReceiver::attached(const Guid& writer, const Guid& reader) const {
+  std::lock_guard lk(mu_);
+  for (const auto& a : attachments_) {
+    if (a->writer == writer && a->reader->guid() == reader) return true;
+  }
+  return false;
+}
+
+void ShmReceiver::kick() {
+  ring(bell_.header());
+}
+
+bool ShmReceiver::poll(Attachment& a, Time now) {
+  auto& h = a.view.header();
+  const SequenceNumber last = h.last_sn.load(std::memory_order_acquire);
+  if (a.next > last || a.writer_dead) return false;
+  const uint32_t max_samples = h.max_samples;
+  // The writer keeps at most max_samples: anything older is gone (also bounds the work done
+  // for a corrupt last_sn).
+  if (max_samples && last - a.next >= static_cast<SequenceNumber>(max_samples)) {
+    const SequenceNumber skip = last - static_cast<SequenceNumber>(max_samples) + 1 - a.next;
+    a.reader->count_lost(static_cast<uint64_t>(skip));
+    a.next += skip;
+  }
+  bool delivered = false;
+  a.refused = false;
+  rtps::CacheChange c;
+  while (a.next <= last) {
+    const uint8_t* data = a.view.acquire(a.next, c);
+    if (!data) {  // reclaimed before we got to it (a KEEP_LAST writer moved on)
+      a.reader->count_lost(1);
+      a.next++;
+      continue;
+    }
+    rtps::ReceivedSample s;
+    s.writer = a.writer;
+    s.sn = a.next;
+    s.has_timestamp = true;
+    s.source_timestamp = c.timestamp;
+    s.reception_timestamp = now;
+    s.has_key_hash = c.has_key_hash;
+    s.key_hash = c.key_hash;
+    s.status_info = c.status_info;
+    s.key_only = c.status_info != 0 && c.size > 0;
+    s.data = data;
+    s.size = c.size;
+    const auto r = a.reader->deliver_local(s, rtps::Delivery::kSharedMemory);
+    if (r == rtps::LocalDelivery::kRefused && a.reliable) {
+      a.refused = true;
+      break;
+    }
+    if (r == rtps::LocalDelivery::kGone) break;
+    delivered = delivered || r == rtps::LocalDelivery::kAccepted;
+    a.next++;
+  }
+  ReaderSlot* slot = a.view.slot();
+  slot->hold.store(kNoHold, std::memory_order_seq_cst);
+  slot->acked.store(a.next - 1, std::memory_order_release);
+  signal_progress(h);
+  return delivered;
+}
+
+void ShmReceiver::check_writers(std::vector<std::shared_ptr<Attachment>>& list) {
+  for (auto& a : list) {
+    if (a->writer_dead || a->view.writer_alive()) continue;
+    a->writer_dead = true;
+    if (log_) {
+      log_("shared memory: writer " + a->writer.to_string() +
+           " died; its segment is removed (its lease ends the match)");
+    }
+    remove_if_orphaned(a->view.name());
+  }
+}
+
+void ShmReceiver::run() {
+  auto& bell = bell_.header();
+  std::vector<std::shared_ptr<Attachment>> list;
+  uint64_t seen_generation = ~uint64_t{0};
+  auto next_check = Clock::now() + kWriterCheckPeriod;
+  while (!stop_.load(std::memory_order_relaxed)) {
+    if (const uint64_t g = generation_.load(); g != seen_generation) {
+      std::lock_guard lk(mu_);
+      list = attachments_;
+      seen_generation = g;
+    }
+    const uint32_t seq = bell.seq.load(std::memory_order_seq_cst);
+    const Time now = Time::now();
+    bool delivered = false, refused = false;
+    for (auto& a : list) {
+      delivered = poll(*a, now) || delivered;
+      refused = refused || a->refused;
+    }
+    if (Clock::now() >= next_check) {
+      check_writers(list);
+      next_check = Clock::now() + kWriterCheckPeriod;
+    }
+    if (delivered) continue;
+    // Nothing new: spin a little (a writer's next sample is often microseconds away), then sleep
+    // until a writer rings.
+    const auto spin_end = Clock::now() + spin_;
+    while (Clock::now() < spin_end && bell.seq.load(std::memory_order_relaxed) == seq) {
+    }
+    if (bell.seq.load(std::memory_order_seq_cst) != seq) continue;
+    bell.waiters.fetch_add(1, std::memory_order_seq_cst);
+    if (bell.seq.load(std::memory_order_seq_cst) == seq) {
+      futex_wait(bell.seq, seq, refused ? Duration(kRetrySleep) : Duration(kIdleSleep));
+    }
+    bell.waiters.fetch_sub(1, std::memory_order_seq_cst);
+  }
+}
+
+}  // namespace pubsub::shm
