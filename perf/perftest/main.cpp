@@ -11,5 +11,6 @@ int main(int argc, char** argv) {
     std::fputs(perftest::usage().c_str(), stderr);
     return 2;
   }
+  if (o.transport == perftest::TransportKind::kIntra) return perftest::run_intra(o);
   return o.pub ? perftest::run_publisher(o) : perftest::run_subscriber(o);
 }

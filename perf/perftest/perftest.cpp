@@ -66,6 +66,10 @@ pubsub::Result<std::unique_ptr<pubsub::Participant>> make_participant(const Opti
   pubsub::ParticipantOptions po;
   po.domain_id = o.domain;
   po.interface = o.nic;
+  po.intra_process = o.transport == TransportKind::kIntra;
+  po.shared_memory = o.transport == TransportKind::kShm;
+  // The transport asked for, or nothing: a subscriber must not fall back to UDP unnoticed.
+  po.network_data = o.transport == TransportKind::kUdp;
   po.peers = o.peers;
   if (const char* spin = std::getenv("PUBSUB_RECEIVE_SPIN_US")) {  // experiment knob
     po.receive_spin = std::chrono::microseconds(std::atoi(spin));
@@ -214,7 +218,12 @@ std::string usage() {
          "  -waitSubscribers S    how long the publisher waits for subscribers (default 30)\n"
          "  -historyDepth N       publisher history KEEP_LAST N instead of KEEP_ALL\n"
          "  -topic NAME           data topic name (default PubsubPerftest_Data)\n"
-         "  -pubRate N            publish N samples per second (default: as fast as possible)\n";
+         "  -pubRate N            publish N samples per second (default: as fast as possible)\n"
+         "  -transport UDPv4|SHMEM|INTRA\n"
+         "                        UDPv4 (default): the network, even on one host; SHMEM: shared\n"
+         "                        memory between processes on one host; INTRA: publisher and\n"
+         "                        subscriber in this process (no -pub/-sub)\n"
+         "  -zeroCopy             the publisher fills loaned buffers in place (Writer::loan)\n";
 }
 
 bool parse_options(int argc, char** argv, Options& o, std::string& error) {
@@ -320,6 +329,24 @@ bool parse_options(int argc, char** argv, Options& o, std::string& error) {
     } else if (f == "pubrate") {
       if (!number("samples per second (0.001..10000000)", 0.001, 1e7, d)) return false;
       o.pub_rate = d;
+    } else if (f == "transport") {
+      const char* v = value("UDPv4, SHMEM or INTRA");
+      if (!v) return false;
+      std::string t = v;
+      std::transform(t.begin(), t.end(), t.begin(),
+                     [](unsigned char c) { return std::toupper(c); });
+      if (t == "UDPV4" || t == "UDP") {
+        o.transport = TransportKind::kUdp;
+      } else if (t == "SHMEM" || t == "SHM") {
+        o.transport = TransportKind::kShm;
+      } else if (t == "INTRA") {
+        o.transport = TransportKind::kIntra;
+      } else {
+        error = "-transport: '" + std::string(v) + "' is not UDPv4, SHMEM or INTRA";
+        return false;
+      }
+    } else if (f == "zerocopy") {
+      o.zero_copy = true;
     } else if (f == "help" || f == "h") {
       error = "";
       return false;
@@ -328,7 +355,16 @@ bool parse_options(int argc, char** argv, Options& o, std::string& error) {
       return false;
     }
   }
-  if (o.pub == o.sub) {
+  if (o.transport == TransportKind::kIntra) {
+    if (o.pub || o.sub) {
+      error = "-transport INTRA runs both sides: leave out -pub and -sub";
+      return false;
+    }
+    if (o.ddsperf_compat) {
+      error = "-transport INTRA and -ddsperfCompat exclude each other";
+      return false;
+    }
+  } else if (o.pub == o.sub) {
     error = "give exactly one of -pub and -sub";
     return false;
   }
@@ -751,6 +787,10 @@ int run_latency_publisher(const Options& o, pubsub::Participant& p, pubsub::Writ
   uint64_t lost = 0;
   bool finished = false;
   Clock::time_point end;
+  // In-process delivery is synchronous: the echo arrives inside write(). The main thread then
+  // sends every ping itself (a ping sent from the echo callback would re-enter the writers).
+  const bool intra = o.transport == TransportKind::kIntra;
+  std::atomic<uint32_t> echoed{0};
   auto send_ping_locked = [&] {
     ++seq;
     t0 = Clock::now();
@@ -765,6 +805,11 @@ int run_latency_publisher(const Options& o, pubsub::Participant& p, pubsub::Writ
       [&](const pubsub::SampleInfo&, pubsub::Bytes body) {
         const auto now = Clock::now();
         if (body.size() < kHeaderBytes) return;
+        if (intra) {
+          lat.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(now - t0).count() / 2);
+          echoed.store(get_u32(body.data()), std::memory_order_release);
+          return;
+        }
         std::lock_guard lk(mu);
         if (finished || get_u32(body.data()) != seq) return;
         lat.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(now - t0).count() / 2);
@@ -785,7 +830,16 @@ int run_latency_publisher(const Options& o, pubsub::Participant& p, pubsub::Writ
     std::fprintf(stderr, "pubsub-perftest: no echo writer from the subscriber\n");
     return 1;
   }
-  {
+  if (intra) {
+    end = Clock::now() + seconds_of(o.exec_seconds);
+    while (Clock::now() < end) {
+      send_ping_locked();
+      const auto give_up = Clock::now() + 1s;
+      while (echoed.load(std::memory_order_acquire) != seq && Clock::now() < give_up) {
+      }
+      if (echoed.load(std::memory_order_acquire) != seq) lost++;
+    }
+  } else {
     std::unique_lock lk(mu);
     end = Clock::now() + seconds_of(o.exec_seconds);
     send_ping_locked();
@@ -945,6 +999,23 @@ int run_publisher(const Options& o) {
   // Linger briefly so late repairs and the end marker get through before we leave.
   std::this_thread::sleep_for(200ms);
   return acked || o.best_effort ? 0 : 1;
+}
+
+}  // namespace perftest
+
+namespace perftest {
+
+int run_intra(const Options& o) {
+  Options sub = o, pub = o;
+  sub.sub = true;
+  pub.pub = true;
+  sub.exec_seconds = o.exec_seconds + 30;  // the subscriber's limit: the whole run, and more
+  sub.no_print = pub.no_print = true;
+  int sub_rc = 0;
+  std::thread subscriber([&] { sub_rc = run_subscriber(sub); });
+  const int pub_rc = run_publisher(pub);
+  subscriber.join();
+  return pub_rc != 0 ? pub_rc : sub_rc;
 }
 
 }  // namespace perftest

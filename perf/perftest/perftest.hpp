@@ -16,6 +16,9 @@
 namespace perftest {
 
 enum class Payload { kZero, kRandom };
+// -transport: UDPv4 (the network even on one host), SHMEM (shared memory between processes on
+// one host; the subscriber takes nothing else), INTRA (publisher and subscriber in one process).
+enum class TransportKind { kUdp, kShm, kIntra };
 
 struct Options {
   bool pub = false;
@@ -41,6 +44,8 @@ struct Options {
   int history_depth = 0;     // 0: KEEP_ALL; N: KEEP_LAST N (samples may then be skipped by GAPs)
   std::string topic;         // data topic name (default PubsubPerftest_Data)
   double pub_rate = 0;       // samples per second; 0 = as fast as possible
+  TransportKind transport = TransportKind::kUdp;
+  bool zero_copy = false;  // writer loans (Writer::loan) and in-place reading
 };
 
 // Parses RTI-style flags (single dash; double dash accepted). On error, returns false with a
@@ -50,5 +55,8 @@ std::string usage();
 
 int run_publisher(const Options& o);
 int run_subscriber(const Options& o);
+// -transport INTRA: both sides in this process; prints the subscriber's (throughput) or the
+// publisher's (latency) CSV row.
+int run_intra(const Options& o);
 
 }  // namespace perftest
