@@ -1007,6 +1007,35 @@ Result<void> WriterImpl::write(Bytes data, const WriteOptions& o, bool serialize
   return rtps->write(r, !participant->transport().on_receive_thread());
 }
 
+// A loan covers the encapsulation header, the body and its padding to 4 bytes; the caller
+// sees the body.
+Result<uint8_t*> WriterImpl::loan(size_t body_size) {
+  if (closed) return make_error(ErrorCode::kClosed, "participant closed");
+  const size_t pad = (4 - body_size % 4) % 4;
+  auto r = rtps->loan(wire::kEncapsulationSize + body_size + pad,
+                      !participant->transport().on_receive_thread());
+  if (!r) return r.error();
+  return r.value() + wire::kEncapsulationSize;
+}
+
+Result<void> WriterImpl::write_loan(size_t body_size, const WriteOptions& o) {
+  if (closed) {
+    rtps->release_loan();
+    return make_error(ErrorCode::kClosed, "participant closed");
+  }
+  if (topic.keyed && !o.key_hash) {
+    rtps->release_loan();
+    return make_error(ErrorCode::kInvalidArgument,
+                      "keyed topic '" + topic.name + "': write needs a key hash");
+  }
+  rtps::WriteRequest r;
+  r.key_hash = o.key_hash;
+  r.status_info = o.status_info;
+  r.timestamp = o.timestamp ? *o.timestamp : Time::now();
+  const size_t pad = (4 - body_size % 4) % 4;
+  return rtps->write_loan(r, pad);
+}
+
 }  // namespace detail
 
 // ---- public facade --------------------------------------------------------------------------
@@ -1074,6 +1103,49 @@ Result<void> Writer::write_serialized(Bytes payload, const WriteOptions& options
   }
   return impl_->write(payload, options, true);
 }
+Result<Loan> Writer::loan(size_t body_size) {
+  auto p = impl_->loan(body_size);
+  if (!p) return p.error();
+  Loan l;
+  l.writer_ = impl_;
+  l.data_ = reinterpret_cast<std::byte*>(p.value());
+  l.size_ = body_size;
+  return l;
+}
+
+Result<void> Writer::write(Loan&& loan, const WriteOptions& options) {
+  if (loan.writer_ != impl_) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      loan.writer_ ? "loan of another writer" : "loan already written or released");
+  }
+  const size_t size = loan.size_;
+  loan.writer_.reset();
+  return impl_->write_loan(size, options);
+}
+
+Loan& Loan::operator=(Loan&& o) noexcept {
+  if (this != &o) {
+    (void)release();
+    writer_ = std::move(o.writer_);
+    data_ = std::exchange(o.data_, nullptr);
+    size_ = std::exchange(o.size_, 0);
+  }
+  return *this;
+}
+
+Loan::~Loan() {
+  (void)release();
+}
+
+Result<void> Loan::release() {
+  if (!writer_) {
+    return make_error(ErrorCode::kInvalidArgument, "loan already written or released");
+  }
+  writer_->rtps->release_loan();
+  writer_.reset();
+  return {};
+}
+
 void Writer::flush() {
   impl_->rtps->flush();
 }

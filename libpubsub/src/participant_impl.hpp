@@ -47,6 +47,8 @@ class WriterImpl {
   std::atomic<bool> closed{false};
 
   Result<void> write(Bytes data, const WriteOptions& options, bool serialized);
+  Result<uint8_t*> loan(size_t body_size);
+  Result<void> write_loan(size_t body_size, const WriteOptions& options);
 };
 
 class ReaderImpl {

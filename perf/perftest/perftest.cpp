@@ -727,6 +727,11 @@ class SampleMaker {
 
   // Fills the body for sample `seq`; returns its key index.
   uint32_t make(uint32_t seq, uint32_t kind, uint64_t timestamp) {
+    return make_into(body_.data(), seq, kind, timestamp);
+  }
+  // The same into a loaned buffer of datalen bytes. A zero payload is left as it is there
+  // (an application producing its data in place pays for the data itself, not for a copy).
+  uint32_t make_into(uint8_t* body, uint32_t seq, uint32_t kind, uint64_t timestamp) {
     const uint32_t key = o_.ddsperf_compat ? seq % o_.instances : (seq - 1) % o_.instances;
     const size_t header = o_.ddsperf_compat ? kCompatHeaderBytes : kHeaderBytes;
     if (!pool_.empty()) {
@@ -735,15 +740,16 @@ class SampleMaker {
       // (nothing for a compressor to find across samples either).
       const size_t step = ((size_t{o_.datalen} + 7) & ~size_t{7}) + 8 * 4099;
       const size_t off = (size_t{seq} * step) % span;
-      std::memcpy(body_.data() + header, pool_.data() + off, o_.datalen - header);
+      std::memcpy(body + header, pool_.data() + off, o_.datalen - header);
     }
-    put_u32(body_.data(), seq);
+    put_u32(body, seq);
     if (o_.ddsperf_compat) {
-      put_u32(body_.data() + 4, key);
+      put_u32(body + 4, key);
+      if (body != body_.data()) put_u32(body + 8, o_.datalen - kCompatHeaderBytes);
     } else {
-      put_u32(body_.data() + 4, kind);
-      std::memcpy(body_.data() + 8, &timestamp, 8);
-      put_u32(body_.data() + 16, key);
+      put_u32(body + 4, kind);
+      std::memcpy(body + 8, &timestamp, 8);
+      put_u32(body + 16, key);
     }
     return key;
   }
@@ -751,6 +757,7 @@ class SampleMaker {
     return pubsub::Bytes(reinterpret_cast<const std::byte*>(body_.data()), body_.size());
   }
   const pubsub::KeyHash* key(uint32_t k) const { return &keys_[k]; }
+  size_t datalen() const { return o_.datalen; }
 
  private:
   const Options& o_;
@@ -758,6 +765,30 @@ class SampleMaker {
   std::vector<uint8_t> pool_;
   std::vector<pubsub::KeyHash> keys_;
 };
+
+// -zeroCopy: the sample is made in a buffer the writer lends, and written without a copy.
+// Retries on kTimeout as write_retrying does.
+bool write_loaned(pubsub::Writer& w, SampleMaker& maker, uint32_t seq, pubsub::WriteOptions& wo,
+                  bool keyed, uint64_t* checksum, uint64_t& timeouts, Clock::time_point give_up) {
+  for (;;) {
+    auto loan = w.loan(maker.datalen());
+    if (loan.ok()) {
+      auto* body = reinterpret_cast<uint8_t*>(loan->data().data());
+      const uint32_t k = maker.make_into(body, seq, kKindData, 0);
+      wo.key_hash = keyed ? maker.key(k) : nullptr;
+      if (checksum) *checksum += body_hash(body, maker.datalen());
+      auto r = w.write(std::move(loan).value(), wo);
+      if (r.ok()) return true;
+      std::fprintf(stderr, "pubsub-perftest: write failed: %s\n", r.error().message.c_str());
+      return false;
+    }
+    if (loan.error().code != pubsub::ErrorCode::kTimeout || Clock::now() > give_up) {
+      std::fprintf(stderr, "pubsub-perftest: loan failed: %s\n", loan.error().message.c_str());
+      return false;
+    }
+    timeouts++;
+  }
+}
 
 // Writes, retrying on kTimeout (reliable back-pressure). False when the run must stop.
 bool write_retrying(pubsub::Writer& w, pubsub::Bytes body, const pubsub::WriteOptions& wo,
@@ -943,14 +974,25 @@ int run_publisher(const Options& o) {
         std::this_thread::sleep_until(next_send);
         next_send += period;
       }
-      const uint32_t k = maker.make(seq, kKindData, 0);
       pubsub::WriteOptions wo;
-      wo.key_hash = o.keyed ? maker.key(k) : nullptr;
       if (o.ddsperf_compat) {
         // ddsperf reads the timestamp's lowest bit as "please answer"; keep it clear.
         wo.timestamp = pubsub::Time{pubsub::Time::now().ns & ~int64_t{1}};
       }
-      if (!write_retrying(writer, maker.body(), wo, timeouts, end + 10s)) {
+      bool ok;
+      if (o.zero_copy) {
+        ok = write_loaned(writer, maker, seq, wo, o.keyed, want_checksum ? &checksum : nullptr,
+                          timeouts, end + 10s);
+      } else {
+        const uint32_t k = maker.make(seq, kKindData, 0);
+        wo.key_hash = o.keyed ? maker.key(k) : nullptr;
+        ok = write_retrying(writer, maker.body(), wo, timeouts, end + 10s);
+        if (ok && want_checksum) {
+          const auto b = maker.body();
+          checksum += body_hash(reinterpret_cast<const uint8_t*>(b.data()), b.size());
+        }
+      }
+      if (!ok) {
         const auto ws = writer.stats();
         std::fprintf(stderr,
                      "pubsub-perftest: writer %" PRIu64 " written, %" PRIu64 " acknacks, %" PRIu64
@@ -959,10 +1001,6 @@ int run_publisher(const Options& o) {
                      ws.samples_written, ws.acknacks_received, ws.samples_retransmitted,
                      ws.fragments_retransmitted, ws.gaps_sent, ws.history_samples);
         return 1;
-      }
-      if (want_checksum) {
-        const auto b = maker.body();
-        checksum += body_hash(reinterpret_cast<const uint8_t*>(b.data()), b.size());
       }
       written.fetch_add(1, std::memory_order_relaxed);
       ++seq;

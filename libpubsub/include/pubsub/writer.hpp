@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <optional>
+#include <span>
 
 #include "pubsub/qos.hpp"
 #include "pubsub/stats.hpp"
@@ -25,6 +26,39 @@ struct WriteOptions {
   std::optional<Time> timestamp;
 };
 
+class Writer;
+
+// A buffer lent by a writer (Writer::loan): the application serializes a sample straight into
+// the writer's history - with shared memory, into the segment same-host readers read from - and
+// publishes it with Writer::write(Loan&&), without a copy. Rules:
+// - a loan is valid until it is written or released; the destructor releases an unwritten one;
+// - a writer lends one buffer at a time: its other write() and loan() calls wait (up to
+//   max_blocking_time) while a loan is outstanding, so fill it and write it promptly;
+// - release() or write() of a loan that was already released or written is rejected
+//   (kInvalidArgument), never a double publication.
+class Loan {
+ public:
+  Loan() = default;
+  Loan(Loan&& o) noexcept { *this = std::move(o); }
+  Loan& operator=(Loan&& o) noexcept;
+  ~Loan();
+  Loan(const Loan&) = delete;
+  Loan& operator=(const Loan&) = delete;
+
+  // The CDR body to fill (little endian, without the encapsulation header).
+  std::span<std::byte> data() const { return {data_, size_}; }
+  size_t size() const { return size_; }
+  bool valid() const { return writer_ != nullptr; }
+  // Gives the buffer back unwritten.
+  Result<void> release();
+
+ private:
+  friend class Writer;
+  std::shared_ptr<detail::WriterImpl> writer_;
+  std::byte* data_ = nullptr;
+  size_t size_ = 0;
+};
+
 class Writer {
  public:
   ~Writer();  // unregisters the writer (readers see it go)
@@ -37,6 +71,11 @@ class Writer {
   // Publishes a payload that already starts with its encapsulation header (replay of recorded
   // samples, byte for byte).
   Result<void> write_serialized(Bytes payload, const WriteOptions& options = {});
+  // Lends a buffer for a sample of `body_size` bytes (see Loan). Waits for history space as
+  // write() does.
+  Result<Loan> loan(size_t body_size);
+  // Publishes a loaned sample; the loan is consumed (invalid afterwards) whatever the outcome.
+  Result<void> write(Loan&& loan, const WriteOptions& options = {});
   // Sends a partially filled batch now.
   void flush();
 

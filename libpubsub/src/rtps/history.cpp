@@ -35,16 +35,21 @@ static size_t place(size_t need, size_t count, size_t tail, size_t head, size_t 
 }
 
 bool WriterHistory::can_append(size_t size) const {
-  if (count_ == ring_size_ || size > max_bytes_) return false;
-  const size_t tail = count_ ? oldest().offset : 0;
-  return place(round(size), count_, tail, head_, capacity_) != SIZE_MAX;
+  return reserve(size) != SIZE_MAX;
 }
 
 CacheChange* WriterHistory::try_append(size_t size) {
-  if (count_ == ring_size_ || size > max_bytes_) return nullptr;
+  const size_t at = reserve(size);
+  return at == SIZE_MAX ? nullptr : append_at(at, size);
+}
+
+size_t WriterHistory::reserve(size_t size) const {
+  if (count_ == ring_size_ || size > max_bytes_) return SIZE_MAX;
+  return place(round(size), count_, count_ ? oldest().offset : 0, head_, capacity_);
+}
+
+CacheChange* WriterHistory::append_at(size_t at, size_t size) {
   const size_t need = round(size);
-  const size_t at = place(need, count_, count_ ? oldest().offset : 0, head_, capacity_);
-  if (at == SIZE_MAX) return nullptr;
   head_ = at + need;
   used_ += need;
   CacheChange& c = ring_[(tail_idx_ + count_) % ring_size_];

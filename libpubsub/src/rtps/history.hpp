@@ -40,6 +40,12 @@ class WriterHistory {
   // Space for a sample with the next sequence number (last_sn() + 1), or nullptr when either
   // ring is full. The caller copies the payload into data(*change).
   CacheChange* try_append(size_t size);
+  // Loans: where a sample of `size` would go (SIZE_MAX if it does not fit now), and the append
+  // of that sample at that offset later. Between the two nothing else may be appended (the
+  // writer lends one buffer at a time); removals at the tail only make more room.
+  size_t reserve(size_t size) const;
+  CacheChange* append_at(size_t offset, size_t size);
+  uint8_t* bytes_at(size_t offset) { return bytes_ + offset; }
   bool can_append(size_t size) const;
   uint8_t* data(const CacheChange& c) { return bytes_ + c.offset; }
   const uint8_t* data(const CacheChange& c) const { return bytes_ + c.offset; }

@@ -96,21 +96,28 @@ Result<void> StatefulWriter::write(const WriteRequest& r, bool may_block) {
                                                      " bytes exceeds the history's max_bytes (" +
                                                      std::to_string(history_.max_bytes()) + ")");
   }
+  if (auto ok = wait_no_loan_locked(lk, may_block); !ok) return ok;
   if (auto room = make_room_locked(lk, size, may_block); !room) return room;
+  if (loan_active_) return wait_no_loan_locked(lk, false);  // taken while we waited for room
   CacheChange* c = history_.try_append(size);
-  c->timestamp = r.timestamp;
-  c->status_info = r.status_info;
-  if (r.key_hash) {
-    c->has_key_hash = true;
-    c->key_hash = *r.key_hash;
-  }
   uint8_t* dst = history_.data(*c);
   if (r.encapsulation_size) std::memcpy(dst, r.encapsulation, r.encapsulation_size);
   if (r.body_size) std::memcpy(dst + r.encapsulation_size, r.body, r.body_size);
   if (r.padding) std::memset(dst + r.encapsulation_size + r.body_size, 0, r.padding);
+  commit_locked(*c, r);
+  return {};
+}
+
+void StatefulWriter::commit_locked(CacheChange& c, const WriteRequest& r) {
+  c.timestamp = r.timestamp;
+  c.status_info = r.status_info;
+  if (r.key_hash) {
+    c.has_key_hash = true;
+    c.key_hash = *r.key_hash;
+  }
   stats_.samples_written++;
-  stats_.bytes_written += size;
-  send_new_locked(*c);
+  stats_.bytes_written += c.size;
+  send_new_locked(c);
   if (segment_) publish_locked();
   if (intra_readers_) deliver_intra_locked();
   if (config_.qos.durability == DurabilityKind::kVolatile) {
@@ -120,7 +127,55 @@ Result<void> StatefulWriter::write(const WriteRequest& r, bool may_block) {
       release_acked_locked();  // intra-process readers only: what they took is acknowledged
     }
   }
+}
+
+Result<void> StatefulWriter::wait_no_loan_locked(std::unique_lock<std::mutex>& lk, bool may_block) {
+  const auto deadline = std::chrono::steady_clock::now() + config_.qos.max_blocking_time;
+  while (loan_active_) {
+    if (!may_block || !wait_locked(lk, deadline)) {
+      if (!loan_active_) break;
+      stats_.write_timeouts++;
+      return make_error(ErrorCode::kTimeout, "a loaned sample is still outstanding");
+    }
+  }
   return {};
+}
+
+Result<uint8_t*> StatefulWriter::loan(size_t size, bool may_block) {
+  std::unique_lock lk(mu_);
+  if (!history_.fits(size)) {
+    return make_error(ErrorCode::kResourceLimit, "loan of " + std::to_string(size) +
+                                                     " bytes exceeds the history's max_bytes (" +
+                                                     std::to_string(history_.max_bytes()) + ")");
+  }
+  do {
+    if (auto ok = wait_no_loan_locked(lk, may_block); !ok) return ok.error();
+    if (auto room = make_room_locked(lk, size, may_block); !room) return room.error();
+  } while (loan_active_);
+  loan_offset_ = history_.reserve(size);
+  loan_size_ = size;
+  loan_active_ = true;
+  return history_.bytes_at(loan_offset_);
+}
+
+Result<void> StatefulWriter::write_loan(const WriteRequest& meta, size_t padding) {
+  std::lock_guard lk(mu_);
+  if (!loan_active_) return make_error(ErrorCode::kInvalidArgument, "no loan outstanding");
+  loan_active_ = false;
+  // The header and padding around the body the application filled.
+  uint8_t* p = history_.bytes_at(loan_offset_);
+  const uint8_t header[4] = {0x00, 0x01, 0x00, static_cast<uint8_t>(padding)};  // CDR_LE
+  std::memcpy(p, header, 4);
+  if (padding) std::memset(p + loan_size_ - padding, 0, padding);
+  commit_locked(*history_.append_at(loan_offset_, loan_size_), meta);
+  notify_locked();
+  return {};
+}
+
+void StatefulWriter::release_loan() {
+  std::lock_guard lk(mu_);
+  loan_active_ = false;
+  notify_locked();
 }
 
 bool StatefulWriter::room_now_locked(size_t size, size_t window) {

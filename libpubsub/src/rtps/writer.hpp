@@ -102,6 +102,12 @@ class StatefulWriter {
 
   // Blocks up to max_blocking_time for history space unless may_block is false.
   Result<void> write(const WriteRequest& request, bool may_block);
+  // Zero-copy writes: lends the history space of the next sample (`size` serialized bytes,
+  // encapsulation included), which the caller fills and then commits with write_loan() or
+  // gives back with release_loan(). One loan at a time: other writes wait until it ends.
+  Result<uint8_t*> loan(size_t size, bool may_block);
+  Result<void> write_loan(const WriteRequest& meta, size_t padding);
+  void release_loan();
   void flush();
 
   void add_reader(const RemoteReaderInfo& reader, SteadyTime now);
@@ -146,6 +152,10 @@ class StatefulWriter {
 
   static WriterHistory make_history(const WriterConfig& config, shm::WriterSegment* segment);
   bool have_room_locked(size_t size, size_t window) const;
+  // Waits (up to max_blocking_time) until no loan is outstanding.
+  Result<void> wait_no_loan_locked(std::unique_lock<std::mutex>& lk, bool may_block);
+  // After a sample entered the history: sends, publishes and hands it to local readers.
+  void commit_locked(CacheChange& c, const WriteRequest& meta);
   Result<void> make_room_locked(std::unique_lock<std::mutex>& lk, size_t size, bool may_block);
   bool room_now_locked(size_t size, size_t window);
   // KEEP_LAST: drops the oldest samples until `size` fits; false when a reader holds one.
@@ -205,6 +215,9 @@ class StatefulWriter {
   size_t intra_readers_ = 0;
   std::vector<shm::DoorbellHeader*> bells_;  // distinct doorbells of shared-memory readers
   SteadyTime next_reap_{};
+  bool loan_active_ = false;
+  size_t loan_offset_ = 0;
+  size_t loan_size_ = 0;
 
   // Packer state: the open batch lives in batch_buf_.
   const size_t batch_datagram_limit_;  // the transport's datagram size, less room for a HEARTBEAT
