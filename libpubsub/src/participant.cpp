@@ -174,7 +174,7 @@ Result<void> ParticipantImpl::start() {
 }
 
 void ParticipantImpl::start_shared_memory() {
-  if (!options_.shared_memory || options_.fake_network) return;
+  if (!options_.shared_memory) return;
   if (shm::disabled_by_environment()) {
     log("shared memory off (PUBSUB_SHM); same-host peers are reached over UDP");
     return;

@@ -145,6 +145,19 @@ Result<SegmentView> SegmentView::open(const std::string& name, const Guid& write
   return v;
 }
 
+SegmentView& SegmentView::operator=(SegmentView&& o) noexcept {
+  if (this != &o) {
+    release_slot();
+    map_ = std::move(o.map_);
+    slot_ = std::exchange(o.slot_, nullptr);
+    max_samples_ = o.max_samples_;
+    ring_bytes_ = o.ring_bytes_;
+    changes_ = o.changes_;
+    ring_ = o.ring_;
+  }
+  return *this;
+}
+
 SegmentView::~SegmentView() {
   release_slot();
 }

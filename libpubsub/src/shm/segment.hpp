@@ -147,8 +147,8 @@ class SegmentView {
   // Opens and validates the segment and checks it belongs to `writer`.
   static Result<SegmentView> open(const std::string& name, const Guid& writer);
   SegmentView() = default;
-  SegmentView(SegmentView&&) noexcept = default;
-  SegmentView& operator=(SegmentView&&) noexcept = default;
+  SegmentView(SegmentView&& o) noexcept { *this = std::move(o); }
+  SegmentView& operator=(SegmentView&& o) noexcept;
   ~SegmentView();
 
   // Claims a slot for `reader`, acknowledging everything below `start`.

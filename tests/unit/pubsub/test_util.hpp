@@ -23,11 +23,12 @@ bool eventually(Pred pred, std::chrono::milliseconds timeout = std::chrono::seco
 }
 
 // Participants on a FakeNetwork stand for separate hosts: everything goes over the network
-// (the same-host tests turn intra_process on themselves).
+// (the same-host tests turn intra_process or shared_memory on themselves).
 inline ParticipantOptions fake_options(std::shared_ptr<FakeNetwork> net) {
   ParticipantOptions o;
   o.fake_network = std::move(net);
   o.intra_process = false;
+  o.shared_memory = false;
   o.announce_period = std::chrono::milliseconds(200);
   o.lease_duration = std::chrono::seconds(2);
   return o;
