@@ -112,6 +112,7 @@ class RecorderSchema {
              [&](const Json& v, const std::string& p) { r_.integer(v, p, c_.domain, 0, 232); }},
             {"interface", [&](const Json& v, const std::string& p) { interface(v, p); }},
             {"peers", [&](const Json& v, const std::string& p) { peers(v, p); }},
+            {"transports", [&](const Json& v, const std::string& p) { transports(v, p); }},
             {"topics", [&](const Json& v, const std::string& p) { topics(v, p); }},
             {"storage",
              [&](const Json& v, const std::string& p) {
@@ -166,6 +167,29 @@ class RecorderSchema {
       }
     });
     if (r_.error_count() == errors) c_.peers = std::move(out);
+  }
+
+  void transports(const Json& v, const std::string& p) {
+    bool shm = false, udp = false;
+    const size_t errors = r_.error_count();
+    r_.array(v, p, "\"shm\" and/or \"udp\"", [&](const Json& e, const std::string& ep) {
+      const std::string name = e.is_string() ? e.get<std::string>() : "";
+      bool& seen = name == "shm" ? shm : udp;
+      if (name != "shm" && name != "udp") {
+        r_.fail(ep, "expected \"shm\" or \"udp\", got " + describe(e));
+      } else if (seen) {
+        r_.fail(ep, "\"" + name + "\" is listed twice");
+      } else {
+        seen = true;
+      }
+    });
+    if (r_.error_count() != errors) return;
+    if (!shm && !udp) {
+      r_.fail(p, "expected at least one of \"shm\" and \"udp\", got []");
+      return;
+    }
+    c_.transport_shm = shm;
+    c_.transport_udp = udp;
   }
 
   // A list of topic patterns, each checked with pubsub::glob_error.

@@ -114,6 +114,11 @@ struct RecorderConfig {
   // "peers": IPv4 addresses for unicast discovery, in addition to multicast
   // -> ParticipantOptions::peers. Default [].
   std::vector<std::string> peers;
+  // "transports": how samples may arrive, a non-empty array of "shm" (shared memory with
+  // publishers on the same host) and "udp" (the network) -> ParticipantOptions::shared_memory
+  // and network_data. Discovery always uses UDP. Default ["shm", "udp"].
+  bool transport_shm = true;
+  bool transport_udp = true;
   TopicsConfig topics;
   StorageConfig storage;
   // "queue_max_bytes": capacity of the chunk buffers between the network and the disk; when they

@@ -44,6 +44,7 @@ struct RecorderTotals {
   uint64_t lost = 0;     // sequence gaps of best-effort writers (samples never received)
   uint64_t topics = 0;
   uint64_t writers = 0;
+  uint64_t samples_shm = 0;  // of samples: read from publishers' shared memory (same host)
   double seconds = 0;
 };
 

@@ -219,12 +219,12 @@ struct Recorder::Impl {
                                                  static_cast<double>(ws.queue_max_bytes)
                                            : 0;
     log->info(
-        "{:.0f} samples/s, {}/s, queue {:.0f}% of {}, {} samples total, {} lost, {} held "
-        "back, {} writers matched",
+        "{:.0f} samples/s, {}/s, queue {:.0f}% of {}, {} samples total ({} over shared "
+        "memory), {} lost, {} held back, {} writers matched",
         static_cast<double>(s - prev_samples) / interval_s,
         mb(static_cast<double>(b - prev_bytes) / interval_s), fill,
-        mb(static_cast<double>(ws.queue_max_bytes)), s, lost.load(), r - prev_refused,
-        reader->matched_writers());
+        mb(static_cast<double>(ws.queue_max_bytes)), s, reader->stats().samples_shm, lost.load(),
+        r - prev_refused, reader->matched_writers());
     std::string per_topic;
     {
       std::lock_guard lk(topics_mu);
@@ -260,6 +260,10 @@ pubsub::Result<std::unique_ptr<Recorder>> Recorder::create(const config::Recorde
   po.peers = c.peers;
   po.max_sample_size = c.max_sample_bytes;
   po.user_data = "pubsub-recorder";
+  po.shared_memory = c.transport_shm;
+  po.network_data = c.transport_udp;
+  // libpubsub's own decisions (why shared memory is not used, ...) go to the recorder's log.
+  po.log = [log = impl->log](const std::string& m) { log->info("{}", m); };
   auto participant = pubsub::Participant::create(po);
   if (!participant) return participant.error();
   impl->participant = std::move(participant).value();
@@ -347,6 +351,7 @@ pubsub::Result<RecorderTotals> Recorder::run() {
   }
   // Stop receiving first (nothing new is acknowledged), then finish the recording.
   m.log->info("stopping: closing the recording");
+  const uint64_t shm_samples = m.reader->stats().samples_shm;
   m.reader.reset();
   const auto closed = m.store->close();
   RecorderTotals t;
@@ -355,6 +360,7 @@ pubsub::Result<RecorderTotals> Recorder::run() {
   t.refused = m.refused.load();
   t.lost = m.lost.load();
   t.writers = m.writer_count.load();
+  t.samples_shm = shm_samples;
   {
     std::lock_guard lk(m.topics_mu);
     t.topics = m.topics.size();
@@ -362,9 +368,9 @@ pubsub::Result<RecorderTotals> Recorder::run() {
   t.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   m.log->info(
       "recorded {} samples ({}) from {} writers on {} topics in {:.1f} s, {} lost, {} "
-      "deliveries held back by back-pressure",
+      "deliveries held back by back-pressure; {} samples over shared memory, {} over UDP",
       t.samples, mb(static_cast<double>(t.bytes)), t.writers, t.topics, t.seconds, t.lost,
-      t.refused);
+      t.refused, t.samples_shm, t.samples - std::min(t.samples, t.samples_shm));
   m.participant.reset();
   if (m.failed) return pubsub::make_error(pubsub::ErrorCode::kIo, m.failure.message());
   if (!closed) return pubsub::make_error(pubsub::ErrorCode::kIo, closed.message());

@@ -145,6 +145,19 @@ TEST_CASE("parse_recorder_config refuses bad interfaces and peers") {
         R"(/peers/0: expected an IPv4 address string, got "10.0.0.1\u0000junk")");
 }
 
+TEST_CASE("parse_recorder_config refuses bad transports, naming the element") {
+  CHECK(errors_of(doc_with("/transports", R"(["shm", "tcp", 3, "shm"])")) ==
+        std::vector<std::string>{
+            R"(/transports/1: expected "shm" or "udp", got "tcp")",
+            R"(/transports/2: expected "shm" or "udp", got 3)",
+            R"(/transports/3: "shm" is listed twice)",
+        });
+  CHECK(only_error(doc_with("/transports", "[]")) ==
+        R"(/transports: expected at least one of "shm" and "udp", got [])");
+  CHECK(only_error(doc_with("/transports", R"("shm")")) ==
+        R"(/transports: expected an array of "shm" and/or "udp", got "shm")");
+}
+
 TEST_CASE("parse_recorder_config refuses bad topic patterns with glob_error's reason") {
   CHECK(only_error(doc_with("/topics/include", R"(["a*", "[abc"])")) ==
         R"(/topics/include/1: invalid topic pattern "[abc": unterminated '[' at position 1)");
@@ -177,7 +190,7 @@ TEST_CASE("parse_recorder_config refuses a queue smaller than one chunk") {
 
 TEST_CASE("parse_recorder_config refuses unknown keys, suggesting close ones") {
   const std::string top =
-      " (known keys: domain, interface, peers, topics, storage, queue_max_bytes, "
+      " (known keys: domain, interface, peers, transports, topics, storage, queue_max_bytes, "
       "max_sample_bytes, stats_interval_s, log)";
   const std::string storage =
       " (known keys: path, chunk_max_bytes, chunk_max_age_ms, segment_max_bytes, "
@@ -205,12 +218,14 @@ TEST_CASE("parse_recorder_config refuses unknown keys, suggesting close ones") {
 }
 
 TEST_CASE("parse_recorder_config escapes odd keys in JSON pointers") {
-  CHECK(only_error(R"({"storage":{"path":"x"},"a/b~c":1})") ==
-        R"(/a~1b~0c: unknown key (known keys: domain, interface, peers, topics, storage, )"
-        R"(queue_max_bytes, max_sample_bytes, stats_interval_s, log))");
-  CHECK(only_error(R"({"storage":{"path":"x"},"a\nb":1})") ==
-        R"(/a\u000ab: unknown key (known keys: domain, interface, peers, topics, storage, )"
-        R"(queue_max_bytes, max_sample_bytes, stats_interval_s, log))");
+  CHECK(
+      only_error(R"({"storage":{"path":"x"},"a/b~c":1})") ==
+      R"(/a~1b~0c: unknown key (known keys: domain, interface, peers, transports, topics, storage, )"
+      R"(queue_max_bytes, max_sample_bytes, stats_interval_s, log))");
+  CHECK(
+      only_error(R"({"storage":{"path":"x"},"a\nb":1})") ==
+      R"(/a\u000ab: unknown key (known keys: domain, interface, peers, transports, topics, storage, )"
+      R"(queue_max_bytes, max_sample_bytes, stats_interval_s, log))");
 }
 
 TEST_CASE("parse_recorder_config shortens long values in messages") {

@@ -57,6 +57,8 @@ TEST_CASE("load_recorder_config reads the example file with the expected values"
   CHECK(c.storage.retention.max_bytes == 107374182400u);
   CHECK(c.storage.retention.max_age == std::chrono::seconds(604800));
   CHECK(c.queue_max_bytes == 67108864u);
+  CHECK(c.transport_shm);
+  CHECK(c.transport_udp);
   CHECK(c.max_sample_bytes == 16777216u);
   CHECK(c.stats_interval.count() == 5.0);
   CHECK(c.log.level == LogLevel::kInfo);
@@ -68,6 +70,7 @@ TEST_CASE("parse_recorder_config reads every key when set to non-default values"
     "domain": 232,
     "interface": "eth0",
     "peers": ["10.0.0.1", "192.168.1.2"],
+    "transports": ["shm"],
     "topics": {"include": ["rt/*", "Square"], "exclude": ["*[!a-z]", "?"]},
     "storage": {
       "path": "/var/lib/rec/one",
@@ -88,6 +91,8 @@ TEST_CASE("parse_recorder_config reads every key when set to non-default values"
   CHECK(c.domain == 232);
   CHECK(c.interface == "eth0");
   CHECK(c.peers == std::vector<std::string>{"10.0.0.1", "192.168.1.2"});
+  CHECK(c.transport_shm);
+  CHECK_FALSE(c.transport_udp);
   CHECK(c.topics.include == std::vector<std::string>{"rt/*", "Square"});
   CHECK(c.topics.exclude == std::vector<std::string>{"*[!a-z]", "?"});
   CHECK(c.storage.path == "/var/lib/rec/one");
