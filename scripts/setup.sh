@@ -6,9 +6,12 @@ set -euo pipefail
 build_pkgs=(cmake g++ make pkg-config libboost-dev libsqlite3-dev liblz4-dev libspdlog-dev
             nlohmann-json3-dev catch2 libcli11-dev clang libclang-rt-14-dev clang-format)
 test_pkgs=(iproute2 cyclonedds-tools tshark iperf procps util-linux gnuplot-nox)
+# Peers of the same-host benchmark: Fast DDS (perf/peers/fastdds_perftest builds against it)
+# and iceoryx's RouDi (Cyclone DDS's shared memory).
+peer_pkgs=(libfastrtps-dev iceoryx)
 
 missing=()
-for p in "${build_pkgs[@]}" "${test_pkgs[@]}"; do
+for p in "${build_pkgs[@]}" "${test_pkgs[@]}" "${peer_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
