@@ -214,7 +214,8 @@ std::string usage() {
          "  -noOutputHeaders      no CSV header line\n"
          "  -payload zero|random  payload bytes (default zero)\n"
          "  -ddsperfCompat        Cyclone ddsperf's KeyedSeq on DDSPerf[RU]DataKS\n"
-         "  -summaryJson FILE     write counts, loss and a payload checksum as JSON\n"
+         "  -summaryJson FILE     write counts, loss and a payload checksum as JSON (INTRA: the\n"
+         "                        publisher's to FILE.pub, the subscriber's to FILE.sub)\n"
          "  -waitSubscribers S    how long the publisher waits for subscribers (default 30)\n"
          "  -historyDepth N       publisher history KEEP_LAST N instead of KEEP_ALL\n"
          "  -topic NAME           data topic name (default PubsubPerftest_Data)\n"
@@ -662,10 +663,11 @@ int run_subscriber(const Options& o) {
                  "pubsub-perftest: reader delivered %" PRIu64 " duplicates %" PRIu64
                  " out-of-order %" PRIu64 " lost %" PRIu64 " gapped %" PRIu64
                  " buffer-full %" PRIu64 " too-large %" PRIu64 " acknacks %" PRIu64
-                 " nackfrags %" PRIu64 " fragments %" PRIu64 "\n",
+                 " nackfrags %" PRIu64 " fragments %" PRIu64 " via-shm %" PRIu64
+                 " via-intra %" PRIu64 "\n",
                  rs.samples_delivered, rs.duplicates, rs.out_of_order, rs.lost, rs.gapped,
                  rs.buffer_full_drops, rs.too_large_drops, rs.acknacks_sent, rs.nackfrags_sent,
-                 rs.fragments_received);
+                 rs.fragments_received, rs.samples_shm, rs.samples_intra);
   }
   if (o.latency_test) {
     if (!o.summary_json.empty()) state.write_json(o.summary_json, completed);
@@ -1048,6 +1050,10 @@ int run_intra(const Options& o) {
   sub.sub = true;
   pub.pub = true;
   sub.exec_seconds = o.exec_seconds + 30;  // the subscriber's limit: the whole run, and more
+  if (!o.summary_json.empty()) {
+    pub.summary_json = o.summary_json + ".pub";
+    sub.summary_json = o.summary_json + ".sub";
+  }
   sub.no_print = pub.no_print = true;
   int sub_rc = 0;
   std::thread subscriber([&] { sub_rc = run_subscriber(sub); });

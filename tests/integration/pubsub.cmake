@@ -34,3 +34,16 @@ pubsub_netns_test("interop: ddsperf discovery match and lease" ${IT}/interop/dis
 pubsub_netns_test("interop: 5% loss ddsperf to perftest" ${IT}/interop/ddsperf_to_perftest.sh 1024 1 --impair 5 0)
 pubsub_netns_test("interop: 5% loss perftest to ddsperf" ${IT}/interop/perftest_to_ddsperf.sh 1024 reliable 1 --impair 5 0)
 pubsub_netns_test("interop: tshark decodes a libpubsub capture with no malformed packets" ${IT}/interop/capture.sh)
+
+# Same-host delivery: shared memory between processes, intra-process, a network subscriber
+# alongside, and SIGKILL of a writer or a reader mid-transfer.
+foreach(size 32 1024 65536 1048576 4194304)
+  pubsub_netns_test("same host: perftest SHMEM ${size} B" ${IT}/pubsub/same_host.sh pair SHMEM ${size})
+  pubsub_netns_test("same host: perftest INTRA ${size} B" ${IT}/pubsub/same_host.sh pair INTRA ${size})
+endforeach()
+foreach(size 63000 1048576)
+  pubsub_netns_test("same host: shared-memory and UDP subscribers at once, ${size} B"
+                    ${IT}/pubsub/same_host.sh mixed ${size})
+endforeach()
+pubsub_netns_test("same host: SIGKILL of the writer mid-transfer" ${IT}/pubsub/same_host.sh kill-writer)
+pubsub_netns_test("same host: SIGKILL of a reader mid-transfer" ${IT}/pubsub/same_host.sh kill-reader)

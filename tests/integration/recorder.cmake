@@ -11,6 +11,11 @@ pubsub_netns_test("recorder: records everything, keyed 1000 instances" ${IT}/rec
                   -- -datalen 100 -keyed -instances 1000 -payload random)
 pubsub_netns_test("recorder: records everything, 63000 B samples" ${IT}/recorder/record_perftest.sh
                   -- -datalen 63000 -payload random)
+# ... and on the publisher's host: every sample read from its shared memory.
+foreach(size 1024 1048576)
+  pubsub_netns_test("recorder: same host as the publisher records over shared memory, ${size} B"
+                    ${IT}/recorder/record_perftest.sh --same-host -- -datalen ${size} -payload random)
+endforeach()
 # 2. ddsperf pub -> ddsperf sub + recorder.
 pubsub_netns_test("recorder: records ddsperf traffic completely" ${IT}/recorder/ddsperf_record.sh 32)
 # 3. A slow recorder: publisher blocks, nothing lost, RSS bounded.

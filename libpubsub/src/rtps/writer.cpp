@@ -301,6 +301,7 @@ void StatefulWriter::refresh_local_acks_locked() {
 void StatefulWriter::reap_dead_readers_locked(SteadyTime now) {
   if (!segment_ || now < next_reap_) return;
   next_reap_ = now + std::chrono::milliseconds(50);
+  bool reaped = false;
   for (size_t i = 0; i < shm::kMaxSlots; ++i) {
     auto& slot = segment_->slot(i);
     if (slot.state.load(std::memory_order_acquire) != shm::kSlotActive) continue;
@@ -308,7 +309,9 @@ void StatefulWriter::reap_dead_readers_locked(SteadyTime now) {
     // Killed without detaching: nothing it held is in use any more.
     slot.hold.store(shm::kNoHold, std::memory_order_seq_cst);
     slot.state.store(shm::kSlotFree, std::memory_order_release);
+    reaped = true;
   }
+  if (reaped) shm::remove_stale_segments();  // what the dead reader's process left (doorbell)
 }
 
 bool StatefulWriter::deliver_intra_locked() {

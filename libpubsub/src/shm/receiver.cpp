@@ -132,9 +132,10 @@ void ShmReceiver::check_writers(std::vector<std::shared_ptr<Attachment>>& list) 
     a->writer_dead = true;
     if (log_) {
       log_("shared memory: writer " + a->writer.to_string() +
-           " died; its segment is removed (its lease ends the match)");
+           " died; its shared memory is removed (its lease ends the match)");
     }
     remove_if_orphaned(a->view.name());
+    remove_stale_segments();  // and whatever else its process left (its doorbell)
   }
 }
 

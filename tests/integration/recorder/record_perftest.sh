@@ -4,15 +4,18 @@
 # complete and in order, payload checksums identical; the recorder exits 0 on SIGTERM and the
 # recording verifies. With --slow-ms D the recorder's storage is slowed (back-pressure): the
 # publisher must block, nothing may be lost, and the recorder's RSS must stay under
-# queue_max_bytes + --rss-overhead-mb (default 48).
-# Usage: record_perftest.sh [--exec S] [--slow-ms D] [--queue-mb Q] [--rss-overhead-mb M] -- PERFTEST ARGS
+# queue_max_bytes + --rss-overhead-mb (default 48). With --same-host the recorder runs in the
+# publisher's namespace (its host) and must have read every sample from shared memory.
+# Usage: record_perftest.sh [--exec S] [--slow-ms D] [--queue-mb Q] [--rss-overhead-mb M]
+#                           [--same-host] -- PERFTEST ARGS
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib/netns.sh"
 BIN=${BIN:?set BIN to the bin directory of the build}
-exec_s=3 slow_ms=0 queue_mb=64 overhead_mb=48
+exec_s=3 slow_ms=0 queue_mb=64 overhead_mb=48 rec_ns=2 pub_extra=()
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do
   case $1 in
+    --same-host) rec_ns=0 pub_extra=(-transport SHMEM); shift ;;
     --exec) exec_s=$2; shift 2 ;;
     --slow-ms) slow_ms=$2; shift 2 ;;
     --queue-mb) queue_mb=$2; shift 2 ;;
@@ -26,12 +29,12 @@ netns_setup 3
 out=$(mktemp -d)
 trap 'netns_cleanup; rm -rf "$out"' EXIT
 cat >"$out/recorder.json" <<JSON
-{"domain": 1, "interface": "veth2", "storage": {"path": "$out/rec", "chunk_max_bytes": 1048576},
+{"domain": 1, "interface": "veth$rec_ns", "storage": {"path": "$out/rec", "chunk_max_bytes": 1048576},
  "queue_max_bytes": $((queue_mb << 20)), "stats_interval_s": 1}
 JSON
 slow=()
 [ "$slow_ms" != 0 ] && slow=(--test-storage-delay-ms "$slow_ms")
-netns_spawn 2 $((exec_s + 120)) "$BIN/pubsub-recorder" --config "$out/recorder.json" "${slow[@]}" \
+netns_spawn $rec_ns $((exec_s + 120)) "$BIN/pubsub-recorder" --config "$out/recorder.json" "${slow[@]}" \
   >"$out/recorder.log" 2>&1
 rec=$SPAWNED
 # Follow the recorder's RSS (the recorder is timeout's child).
@@ -49,7 +52,7 @@ netns_run 1 $((exec_s + 100)) "$BIN/pubsub-perftest" -sub -nic veth1 -noPrint -e
   -summaryJson "$out/sub.json" "${args[@]}" >"$out/sub.out" 2>"$out/sub.err" &
 sub=$!
 netns_run 0 $((exec_s + 100)) "$BIN/pubsub-perftest" -pub -nic veth0 -noPrint -exec "$exec_s" \
-  -numSubscribers 2 -summaryJson "$out/pub.json" "${args[@]}" 2>"$out/pub.err"
+  -numSubscribers 2 -summaryJson "$out/pub.json" "${args[@]}" "${pub_extra[@]}" 2>"$out/pub.err"
 pub_rc=$?
 wait $sub
 sub_rc=$?
@@ -67,7 +70,7 @@ grep -E "recorded|error|stopping" "$out/recorder.log" | tail -n 3
 keyed=0
 for a in "${args[@]}"; do [ "$a" = "-keyed" ] && keyed=1; done
 python3 - "$out/pub.json" "$out/sub.json" "$out/rec.json" "$out/pub.err" "${out}/rss_peak_kb" \
-  "$slow_ms" "$queue_mb" "$overhead_mb" "$keyed" <<'PY'
+  "$slow_ms" "$queue_mb" "$overhead_mb" "$keyed" "$out/recorder.log" "$rec_ns" <<'PY'
 import json, os, re, sys
 pub, sub, rec = (json.load(open(f)) for f in sys.argv[1:4])
 pub_err = open(sys.argv[4]).read()
@@ -92,6 +95,18 @@ if slow:
     if blocked == 0: bad.append("the publisher never blocked")
     if peak_mb == 0: bad.append("no RSS sample")
     if peak_mb > queue_mb + overhead_mb: bad.append(f"RSS {peak_mb:.1f} MB over {queue_mb} + {overhead_mb} MB")
+# The recorder's summary line says which path the samples took.
+summary = re.findall(r"recorded (\d+) samples .*; (\d+) samples over shared memory, (\d+) over UDP",
+                     open(sys.argv[10]).read())
+if not summary:
+    bad.append("no summary line in the recorder's log")
+else:
+    total, shm, udp = map(int, summary[-1])
+    print(f"recorder: {total} samples, {shm} over shared memory, {udp} over UDP")
+    same_host = sys.argv[11] == "0"
+    # The perftest end-of-run marker is recorded too.
+    if same_host and (shm != total or udp != 0): bad.append("same host: not every sample came through shared memory")
+    if not same_host and shm != 0: bad.append("another host: samples came through shared memory")
 for b in bad: print("FAIL:", b)
 sys.exit(1 if bad else 0)
 PY
