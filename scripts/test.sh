@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Build everything and run every test: unit, integration (network namespaces, as root) and the
-# libFuzzer targets for a bounded number of runs. Usage: scripts/test.sh [ctest args...]
+# Build everything and run every test: unit, integration (network namespaces, as root), the
+# same-host tests under ThreadSanitizer, and the libFuzzer targets for a bounded number of runs.
+# Usage: scripts/test.sh [ctest args...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -8,6 +9,12 @@ scripts/setup.sh
 cmake --preset dev >/dev/null
 cmake --build --preset dev
 ctest --preset dev -j2 "$@"
+
+# ThreadSanitizer over the same-host paths (shared memory and intra-process): the libpubsub unit
+# tests and pubsub-perftest only, and the tests that exercise them.
+cmake --preset tsan >/dev/null
+cmake --build --preset tsan
+ctest --preset tsan "$@"
 
 # The fuzzers need clang's libFuzzer; they run from their seed corpus for a bounded count.
 cmake --preset fuzz >/dev/null

@@ -23,3 +23,13 @@ foreach(t IN ITEMS rtps_message_fuzzer discovery_data_fuzzer)
   target_link_libraries(${t} PRIVATE pubsub_warnings)
   set_tests_properties(${t} PROPERTIES LABELS "fuzz;pubsub")
 endforeach()
+# The shared-memory segment layout (shm/segment.cpp): corpus/shm_segment, written by the hidden
+# test "Generate the shm segment seed corpus" in tests/unit/pubsub/shm_segment_test.cpp.
+pubsub_add_fuzzer(shm_segment_fuzzer
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/shm_segment_fuzzer.cpp
+          ${PROJECT_SOURCE_DIR}/libpubsub/src/shm/segment.cpp
+          ${PROJECT_SOURCE_DIR}/libpubsub/src/shm/platform.cpp
+  LIBS pubsub_wire Threads::Threads
+  CORPUS corpus/shm_segment)
+target_link_libraries(shm_segment_fuzzer PRIVATE pubsub_warnings)
+set_tests_properties(shm_segment_fuzzer PROPERTIES LABELS "fuzz;pubsub")

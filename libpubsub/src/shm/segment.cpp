@@ -202,7 +202,7 @@ const uint8_t* SegmentView::acquire(SequenceNumber sn, rtps::CacheChange& out) c
   out.status_info = c.status_info;
   out.has_key_hash = c.has_key_hash;
   out.key_hash = c.key_hash;
-  if (out.offset > ring_bytes_ || out.size > ring_bytes_ - out.offset) return nullptr;
+  if (!payload_in_ring(out, ring_bytes_)) return nullptr;
   return ring_ + out.offset;
 }
 

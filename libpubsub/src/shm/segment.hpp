@@ -98,6 +98,11 @@ Layout layout_for(size_t max_samples, size_t ring_bytes);
 std::string validate_segment(const uint8_t* data, size_t size);
 std::string validate_doorbell(const uint8_t* data, size_t size);
 
+// Whether a descriptor's payload lies inside a ring of ring_bytes (descriptors are untrusted).
+inline bool payload_in_ring(const rtps::CacheChange& c, uint64_t ring_bytes) {
+  return c.offset <= ring_bytes && c.size <= ring_bytes - c.offset;
+}
+
 // Bumps a doorbell and wakes its thread if it sleeps.
 inline void ring(DoorbellHeader& bell) {
   bell.seq.fetch_add(1, std::memory_order_seq_cst);

@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# Same-host delivery, measured in one run: pubsub-perftest over its three paths (INTRA,
+# SHMEM with and without loans, UDPv4) next to Fast DDS 2.9 (perf/peers/fastdds_perftest:
+# intra-process, SHM transport, data sharing, zero copy, UDPv4), reliable, every process in one
+# network namespace (one host). memcpy of the same sizes is the limit beside them. Then the
+# recorder on the publisher's host: recorded MB/s over shared memory and over UDP, zero and random
+# payloads, against dd conv=fdatasync on the same disk, with the recorder's CPU per GB.
+# Usage (root): perf/bench/same_host.sh [--exec S] [--sizes "..."] [--latency-sizes "..."]
+#               [--record-dir DIR] [--no-recorder] [--no-fastdds]
+# Prints markdown tables; every figure is one run of --exec seconds (default 3).
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+. "$ROOT/tests/integration/lib/netns.sh"
+BIN=${BIN:-$ROOT/build-release/bin}
+exec_s=3 sizes="32 1024 63000 65536 1048576 4194304" lat_sizes="32 1024 65536 1048576"
+record_parent=/var/tmp recorder=1 fastdds=1
+while [ $# -gt 0 ]; do
+  case $1 in
+    --exec) exec_s=$2; shift 2 ;;
+    --sizes) sizes=$2; shift 2 ;;
+    --latency-sizes) lat_sizes=$2; shift 2 ;;
+    --record-dir) record_parent=$2; shift 2 ;;
+    --no-recorder) recorder=0; shift ;;
+    --no-fastdds) fastdds=0; shift ;;
+    *) echo "unknown option $1"; exit 2 ;;
+  esac
+done
+for t in pubsub-perftest pubsub-recorder memcpy_bench; do
+  [ -x "$BIN/$t" ] || { echo "build first: cmake --preset release && cmake --build --preset release"; exit 2; }
+done
+if [ $fastdds = 1 ] && [ ! -x "$BIN/fastdds_perftest" ]; then
+  echo "no $BIN/fastdds_perftest (needs libfastrtps-dev: scripts/setup.sh); or pass --no-fastdds"
+  exit 2
+fi
+netns_setup 1
+tmp=$(mktemp -d)
+rec_tmp=
+trap 'netns_cleanup; rm -rf "$tmp"; [ -n "$rec_tmp" ] && rm -rf "$rec_tmp"' EXIT
+run() { netns_run 0 $((exec_s + 60)) "$@"; }
+
+# perftest-style CSV row of a throughput run -> samples/s. TOOL: ours|fastdds; MODE: INTRA,
+# INTRA+zc, SHMEM, SHMEM+zc, SHMEM+ds (Fast DDS data sharing), UDPv4.
+tput() {
+  local tool=$1 mode=$2 size=$3 exe=pubsub-perftest dom=11 flags=()
+  [ "$tool" = fastdds ] && exe=fastdds_perftest dom=57
+  case $mode in
+    *+zc) flags=(-zeroCopy) ;;
+    *+ds) flags=(-dataSharing) ;;
+  esac
+  local tr=${mode%%+*}
+  local common=(-transport "$tr" -datalen "$size" -domain $dom -noPrint -noOutputHeaders -nic veth0 "${flags[@]}")
+  if [ "$tr" = INTRA ]; then
+    run "$BIN/$exe" "${common[@]}" -exec "$exec_s" 2>"$tmp/err" | tail -n 1 | cut -d, -f3
+    return
+  fi
+  run "$BIN/$exe" -sub "${common[@]}" -exec $((exec_s + 40)) >"$tmp/sub.csv" 2>"$tmp/err" &
+  local s=$!
+  run "$BIN/$exe" -pub "${common[@]}" -exec "$exec_s" >/dev/null 2>>"$tmp/err"
+  wait $s
+  cut -d, -f3 "$tmp/sub.csv"
+}
+lat() {  # median one-way latency (us)
+  local tool=$1 mode=$2 size=$3 exe=pubsub-perftest dom=11 flags=()
+  [ "$tool" = fastdds ] && exe=fastdds_perftest dom=57
+  case $mode in
+    *+zc) flags=(-zeroCopy) ;;
+    *+ds) flags=(-dataSharing) ;;
+  esac
+  local tr=${mode%%+*}
+  local common=(-latencyTest -transport "$tr" -datalen "$size" -domain $dom -noPrint -noOutputHeaders -nic veth0 "${flags[@]}")
+  if [ "$tr" = INTRA ]; then
+    run "$BIN/$exe" "${common[@]}" -exec "$exec_s" 2>/dev/null | tail -n 1 | cut -d, -f6
+    return
+  fi
+  run "$BIN/$exe" -sub "${common[@]}" -exec $((exec_s + 40)) >/dev/null 2>&1 &
+  local s=$!
+  run "$BIN/$exe" -pub "${common[@]}" -exec "$exec_s" 2>/dev/null | tail -n 1 | cut -d, -f6
+  wait $s
+}
+fmt() {  # samples/s size -> "N (G Gbit/s)"
+  awk -v r="${1:-0}" -v s="$2" 'BEGIN { if (r == "") r = 0;
+    if (s >= 16384) printf "%.0f (%.1f Gbit/s)", r, r * s * 8 / 1e9; else printf "%.0f", r }'
+}
+ratio() { awk -v a="${1:-0}" -v b="${2:-0}" 'BEGIN { printf "%.2f", (b > 0) ? a / b : 0 }'; }
+
+ours_modes="INTRA INTRA+zc SHMEM SHMEM+zc UDPv4"
+fast_modes="INTRA SHMEM SHMEM+ds SHMEM+zc UDPv4"
+[ $fastdds = 1 ] || fast_modes=""
+echo "# Same host: pubsub vs Fast DDS 2.9, reliable, $(nproc) cores, $(uname -r), exec ${exec_s}s, commit $(git -C "$ROOT" rev-parse --short HEAD)"
+echo
+echo "Throughput, samples/s (Gbit/s of payload from 16 KiB). zc = loans (-zeroCopy: the publisher"
+echo "writes only the 20-byte header into the loan, so past a few KiB the rate is the notification"
+echo "rate and the Gbit/s is nominal), ds = Fast DDS data sharing. memcpy = one copy of the sample"
+echo "into a 64 MiB ring (perf/memcpy_bench), the cost every non-loaned write pays once."
+echo
+header="| Size (B) | memcpy copies/s (GB/s)"
+for m in $ours_modes; do header+=" | ours $m"; done
+for m in $fast_modes; do header+=" | Fast DDS $m"; done
+echo "$header |"
+echo "|---:|---:$(for m in $ours_modes $fast_modes; do printf '|---:'; done)|"
+declare -A R
+for size in $sizes; do
+  mc=$("$BIN/memcpy_bench" "$size" 1)
+  line="| $size | $(echo "$mc" | awk -F, '{printf "%.0f (%.1f)", $2, $3}')"
+  for m in $ours_modes; do R[ours,$m,$size]=$(tput ours "$m" "$size"); line+=" | $(fmt "${R[ours,$m,$size]}" "$size")"; done
+  for m in $fast_modes; do R[fast,$m,$size]=$(tput fastdds "$m" "$size"); line+=" | $(fmt "${R[fast,$m,$size]}" "$size")"; done
+  echo "$line |"
+done
+echo
+if [ $fastdds = 1 ]; then
+  echo "Ratios (same run): ours SHMEM / Fast DDS SHMEM, ours SHMEM+zc / best of Fast DDS data sharing"
+  echo "and zero copy, ours SHMEM / ours UDPv4, ours INTRA / Fast DDS INTRA."
+  echo
+  echo "| Size (B) | SHMEM / Fast SHMEM | SHMEM+zc / Fast best(ds, zc) | SHMEM / our UDPv4 | INTRA / Fast INTRA |"
+  echo "|---:|---:|---:|---:|---:|"
+  for size in $sizes; do
+    best=$(awk -v a="${R[fast,SHMEM+ds,$size]:-0}" -v b="${R[fast,SHMEM+zc,$size]:-0}" 'BEGIN {print (a > b) ? a : b}')
+    echo "| $size | $(ratio "${R[ours,SHMEM,$size]}" "${R[fast,SHMEM,$size]}") | $(ratio "${R[ours,SHMEM+zc,$size]}" "$best") | $(ratio "${R[ours,SHMEM,$size]}" "${R[ours,UDPv4,$size]}") | $(ratio "${R[ours,INTRA,$size]}" "${R[fast,INTRA,$size]}") |"
+  done
+  echo
+fi
+echo "Latency, one-way median (us) = round trip / 2, one ping at a time."
+echo
+header="| Size (B)"
+for m in INTRA SHMEM UDPv4; do header+=" | ours $m"; done
+for m in $fast_modes; do header+=" | Fast DDS $m"; done
+echo "$header |"
+echo "|---:$(for m in INTRA SHMEM UDPv4 $fast_modes; do printf '|---:'; done)|"
+for size in $lat_sizes; do
+  line="| $size"
+  for m in INTRA SHMEM UDPv4; do line+=" | $(lat ours "$m" "$size")"; done
+  for m in $fast_modes; do line+=" | $(lat fastdds "$m" "$size")"; done
+  echo "$line |"
+done
+
+[ $recorder = 1 ] || exit 0
+# ---- the recorder on the publisher's host ----------------------------------------------------
+rec_tmp=$(mktemp -d -p "$record_parent")
+echo
+echo "Recorder on the publisher's host, 1 MiB samples, ${exec_s}s, recording in $(df --output=source "$rec_tmp" | tail -n 1) ($(df --output=fstype "$rec_tmp" | tail -n 1)); fsync per chunk"
+echo
+dd_out=$(dd if=/dev/zero of="$rec_tmp/dd.bin" bs=1M count=1024 conv=fdatasync 2>&1 | tail -n 1)
+rm -f "$rec_tmp/dd.bin"
+dd_mbs=$(echo "$dd_out" | awk '{for (i = 1; i < NF; i++) if ($(i+1) ~ /^[MG]B\/s$/) print ($(i+1) == "GB/s") ? $i * 1000 : $i}')
+echo "dd if=/dev/zero bs=1M count=1024 conv=fdatasync: $dd_out"
+echo
+echo "| Path | Payload | Published | Recorded | Lost | Recorded MB/s | dd MB/s | Recorder CPU s | CPU s per GB |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"
+for path in shm udp; do
+  for payload in zero random; do
+    dir="$rec_tmp/rec-$path-$payload"
+    cat >"$tmp/rec.json" <<JSON
+{"domain": 12, "interface": "veth0", "transports": ["$path"], "stats_interval_s": 60,
+ "storage": {"path": "$dir"}}
+JSON
+    # The recorder stops by itself (--duration), so GNU time can report its CPU.
+    netns_spawn 0 $((exec_s + 120)) /usr/bin/time -f "%U %S" -o "$tmp/cpu" "$BIN/pubsub-recorder" \
+      --config "$tmp/rec.json" --duration $((exec_s + 5)) >"$tmp/rec.log" 2>&1
+    recpid=$SPAWNED
+    tr=SHMEM
+    [ "$path" = udp ] && tr=UDPv4
+    run "$BIN/pubsub-perftest" -pub -transport $tr -nic veth0 -domain 12 -datalen 1048576 \
+      -payload $payload -exec "$exec_s" -noPrint -summaryJson "$tmp/pub.json" 2>/dev/null
+    written=$(python3 -c "import json; print(json.load(open('$tmp/pub.json'))['written'])")
+    wait $recpid
+    summary=$(grep -o 'recorded [0-9]* samples .* [0-9]* lost' "$tmp/rec.log" | tail -n 1)
+    n=$(echo "$summary" | awk '{print $2}')
+    lost=$(echo "$summary" | awk '{print $(NF-1)}')
+    bytes=$(du -sb "$dir" | cut -f1)
+    cpu=$(awk '{print $1 + $2}' "$tmp/cpu")
+    gb=$(awk -v n="${n:-0}" 'BEGIN {print n * 1048576 / 1e9}')
+    # The publisher's seconds are the recording's: throughput = bytes recorded / exec seconds.
+    printf '| %s | %s | %s | %s | %s | %.0f | %s | %.2f | %.2f |\n' "$path" "$payload" "$written" \
+      "${n:-?}" "${lost:-?}" "$(awk -v n="${n:-0}" -v s="$exec_s" 'BEGIN {print n * 1.048576 / s}')" \
+      "$dd_mbs" "$cpu" "$(awk -v c="$cpu" -v g="$gb" 'BEGIN {print (g > 0) ? c / g : 0}')"
+    rm -rf "$dir"
+  done
+done
