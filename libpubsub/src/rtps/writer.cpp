@@ -130,6 +130,7 @@ void StatefulWriter::commit_locked(CacheChange& c, const WriteRequest& r) {
 }
 
 Result<void> StatefulWriter::wait_no_loan_locked(std::unique_lock<std::mutex>& lk, bool may_block) {
+  if (!loan_active_) return {};  // the common case: no clock read on the write path
   const auto deadline = std::chrono::steady_clock::now() + config_.qos.max_blocking_time;
   while (loan_active_) {
     if (!may_block || !wait_locked(lk, deadline)) {
