@@ -491,26 +491,26 @@ bool ParticipantImpl::connect_writer_locked(LocalReader& lr, const discovery::Re
   if (std::find(lr.local_writers.begin(), lr.local_writers.end(), g) != lr.local_writers.end()) {
     return true;
   }
-  bool intra = false;
+  bool local = false;  // in-process or through shared memory
   if (options_.intra_process) {
     auto& reg = local_endpoints();
     std::lock_guard rl(reg.mu);
-    intra = reg.writers.count(g) > 0 && reg.readers.count(lr.endpoint.guid) > 0;
+    local = reg.writers.count(g) > 0 && reg.readers.count(lr.endpoint.guid) > 0;
   }
-  if (!intra && shm_ && e.data.shm && e.data.shm->host == shm::host_id()) {
+  if (!local && shm_ && e.data.shm && e.data.shm->host == shm::host_id()) {
     const bool reliable = e.data.reliability == ReliabilityKind::kReliable &&
                           lr.endpoint.reliability == ReliabilityKind::kReliable;
     const bool durable = e.data.durability == DurabilityKind::kTransientLocal &&
                          lr.endpoint.durability == DurabilityKind::kTransientLocal;
     auto r = shm_->attach(g, e.data.shm->name, lr.rtps, reliable, durable);
     if (r) {
-      intra = true;  // connected locally
+      local = true;
     } else {
       log("writer " + g.to_string() + " on topic '" + e.data.topic_name +
           "': shared memory not usable (" + r.error().message + "); using UDP");
     }
   }
-  if (intra) {
+  if (local) {
     lr.rtps->add_local_writer(g);
     lr.local_writers.push_back(g);
     return true;
@@ -657,10 +657,6 @@ void ParticipantImpl::on_endpoint_lost(const Guid& g) {
     remote_.erase(it);
     if (writer) {
       for (auto& lr : readers_) disconnect_writer_locked(lr, g);
-      // Its process may be gone (SIGKILL): then nobody else removes its segment.
-      if (shm_locator && shm_locator->host == shm::host_id()) {
-        shm::remove_if_orphaned(shm_locator->name);
-      }
       for (auto& raw : raw_readers_) {
         for (auto& sub : raw->subscriptions) {
           auto m = std::find(sub->writers.begin(), sub->writers.end(), g);
@@ -674,6 +670,11 @@ void ParticipantImpl::on_endpoint_lost(const Guid& g) {
       }
     } else {
       for (auto& w : writers_) w->rtps->remove_reader(g);
+    }
+    // An endpoint killed on this host (SIGKILL) leaves its segment or doorbell: removed once
+    // its process is gone.
+    if (shm_locator && shm_locator->host == shm::host_id()) {
+      shm::remove_if_orphaned(shm_locator->name);
     }
     publish_routes_locked();
   }

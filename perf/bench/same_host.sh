@@ -48,7 +48,9 @@ tput() {
     *+ds) flags=(-dataSharing) ;;
   esac
   local tr=${mode%%+*}
-  local common=(-transport "$tr" -datalen "$size" -domain $dom -noPrint -noOutputHeaders -nic veth0 "${flags[@]}")
+  # Fast DDS takes -nic for its UDPv4 transport only; ours uses it for discovery everywhere.
+  [ "$tool" = ours ] || [ "$tr" = UDPv4 ] && flags+=(-nic veth0)
+  local common=(-transport "$tr" -datalen "$size" -domain $dom -noPrint -noOutputHeaders "${flags[@]}")
   if [ "$tr" = INTRA ]; then
     run "$BIN/$exe" "${common[@]}" -exec "$exec_s" 2>"$tmp/err" | tail -n 1 | cut -d, -f3
     return
@@ -67,7 +69,8 @@ lat() {  # median one-way latency (us)
     *+ds) flags=(-dataSharing) ;;
   esac
   local tr=${mode%%+*}
-  local common=(-latencyTest -transport "$tr" -datalen "$size" -domain $dom -noPrint -noOutputHeaders -nic veth0 "${flags[@]}")
+  [ "$tool" = ours ] || [ "$tr" = UDPv4 ] && flags+=(-nic veth0)
+  local common=(-latencyTest -transport "$tr" -datalen "$size" -domain $dom -noPrint -noOutputHeaders "${flags[@]}")
   if [ "$tr" = INTRA ]; then
     run "$BIN/$exe" "${common[@]}" -exec "$exec_s" 2>/dev/null | tail -n 1 | cut -d, -f6
     return

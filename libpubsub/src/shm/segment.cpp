@@ -175,6 +175,7 @@ Result<void> SegmentView::claim(const Guid& reader, SequenceNumber start) {
     slots[i].hold.store(kNoHold, std::memory_order_relaxed);
     slots[i].state.store(kSlotActive, std::memory_order_release);
     slot_ = &slots[i];
+    signal_progress(header());  // a writer waiting for its readers to attach looks again
     return {};
   }
   return make_error(ErrorCode::kResourceLimit,
