@@ -752,15 +752,61 @@ Result<std::shared_ptr<WriterImpl>> ParticipantImpl::create_writer(const TopicDe
   return w;
 }
 
+struct LoanedSampleAccess {
+  static LoanedSample make(const SampleInfo& info, Bytes body, const rtps::ReceivedSample& s) {
+    LoanedSample l;
+    l.info_ = info;
+    l.valid_ = true;
+    if (s.loan_source) {
+      s.loan_source->registry->retain(s.sn);
+      l.registry_ = s.loan_source->registry;
+      l.anchor_ = s.loan_source->anchor.lock();
+      l.body_ = body;
+    } else if (!body.empty()) {  // the datagram's buffer is reused: a copy of its own
+      l.copy_.reset(new std::byte[body.size()]);
+      std::memcpy(l.copy_.get(), body.data(), body.size());
+      l.body_ = Bytes(l.copy_.get(), body.size());
+    }
+    return l;
+  }
+};
+
+bool ReaderImpl::deliver(const rtps::ReceivedSample& s) {
+  if (!callback && !loan_callback) return true;
+  SampleInfo info;
+  info.writer = s.writer;
+  info.sequence_number = s.sn;
+  if (s.has_timestamp) info.source_timestamp = s.source_timestamp;
+  info.reception_timestamp = s.reception_timestamp;
+  if (s.has_key_hash) info.key_hash = s.key_hash;
+  info.status_info = s.status_info;
+  Bytes body;
+  if (s.size >= wire::kEncapsulationSize) {
+    info.encapsulation = static_cast<uint16_t>(s.data[0] << 8 | s.data[1]);
+    const size_t pad = s.data[3] & 3u;
+    const size_t n = s.size - wire::kEncapsulationSize;
+    body = Bytes(reinterpret_cast<const std::byte*>(s.data) + wire::kEncapsulationSize,
+                 n >= pad ? n - pad : 0);
+  }
+  if (loan_callback) {
+    loan_callback(LoanedSampleAccess::make(info, body, s));
+  } else {
+    callback(info, body);
+  }
+  return true;
+}
+
 Result<std::shared_ptr<ReaderImpl>> ParticipantImpl::create_reader(const TopicDescription& topic,
                                                                    const ReaderQos& qos,
-                                                                   SampleCallback cb) {
+                                                                   SampleCallback cb,
+                                                                   LoanCallback loan_cb) {
   if (auto r = check_topic(topic); !r) return r.error();
   if (auto r = check_limits(qos.resource_limits, qos.history); !r) return r.error();
   if (closed_) return make_error(ErrorCode::kClosed, "participant closed");
   auto impl = std::make_shared<ReaderImpl>();
   impl->participant = shared_from_this();
   impl->callback = std::move(cb);
+  impl->loan_callback = std::move(loan_cb);
   {
     std::lock_guard lk(entities_mu_);
     auto& e = impl->endpoint;
@@ -781,28 +827,10 @@ Result<std::shared_ptr<ReaderImpl>> ParticipantImpl::create_reader(const TopicDe
     rc.guid = e.guid;
     rc.qos = qos;
     rc.max_sample_size = options_.max_sample_size;
+    rc.loans = impl->loan_callback != nullptr;
     ReaderImpl* raw = impl.get();
     impl->rtps = std::make_shared<rtps::StatefulReader>(
-        rc, *transport_, prefix_, [raw](const rtps::ReceivedSample& s) {
-          if (!raw->callback) return true;
-          SampleInfo info;
-          info.writer = s.writer;
-          info.sequence_number = s.sn;
-          if (s.has_timestamp) info.source_timestamp = s.source_timestamp;
-          info.reception_timestamp = s.reception_timestamp;
-          if (s.has_key_hash) info.key_hash = s.key_hash;
-          info.status_info = s.status_info;
-          Bytes body;
-          if (s.size >= wire::kEncapsulationSize) {
-            info.encapsulation = static_cast<uint16_t>(s.data[0] << 8 | s.data[1]);
-            const size_t pad = s.data[3] & 3u;
-            const size_t n = s.size - wire::kEncapsulationSize;
-            body = Bytes(reinterpret_cast<const std::byte*>(s.data) + wire::kEncapsulationSize,
-                         n >= pad ? n - pad : 0);
-          }
-          raw->callback(info, body);
-          return true;
-        });
+        rc, *transport_, prefix_, [raw](const rtps::ReceivedSample& s) { return raw->deliver(s); });
     if (options_.intra_process) {
       auto& reg = local_endpoints();
       std::lock_guard rl(reg.mu);
@@ -1065,6 +1093,44 @@ Result<std::unique_ptr<Reader>> Participant::create_reader(const TopicDescriptio
   auto r = impl_->create_reader(topic, qos, std::move(on_sample));
   if (!r) return r.error();
   return std::unique_ptr<Reader>(new Reader(std::move(r).value()));
+}
+
+Result<std::unique_ptr<Reader>> Participant::create_loaning_reader(const TopicDescription& topic,
+                                                                   const ReaderQos& qos,
+                                                                   LoanCallback on_sample) {
+  if (!on_sample)
+    return make_error(ErrorCode::kInvalidArgument, "a loaning reader needs a listener");
+  auto r = impl_->create_reader(topic, qos, nullptr, std::move(on_sample));
+  if (!r) return r.error();
+  return std::unique_ptr<Reader>(new Reader(std::move(r).value()));
+}
+
+LoanedSample& LoanedSample::operator=(LoanedSample&& o) noexcept {
+  if (this != &o) {
+    (void)release();
+    info_ = o.info_;
+    body_ = std::exchange(o.body_, Bytes{});
+    valid_ = std::exchange(o.valid_, false);
+    registry_ = std::move(o.registry_);
+    anchor_ = std::move(o.anchor_);
+    copy_ = std::move(o.copy_);
+  }
+  return *this;
+}
+
+LoanedSample::~LoanedSample() {
+  (void)release();
+}
+
+Result<void> LoanedSample::release() {
+  if (!valid_) return make_error(ErrorCode::kInvalidArgument, "sample already released");
+  valid_ = false;
+  if (registry_) registry_->release(info_.sequence_number);
+  registry_.reset();
+  anchor_.reset();
+  copy_.reset();
+  body_ = {};
+  return {};
 }
 
 Result<std::unique_ptr<RawReader>> Participant::create_raw_reader(const RawReaderOptions& options,

@@ -57,6 +57,8 @@ class ReaderImpl {
   wire::EndpointData endpoint;
   std::shared_ptr<rtps::StatefulReader> rtps;
   SampleCallback callback;
+  LoanCallback loan_callback;  // instead of callback, for a loaning reader
+  bool deliver(const rtps::ReceivedSample& s);
 };
 
 class RawReaderImpl {
@@ -94,7 +96,8 @@ class ParticipantImpl final : public TransportReceiver,
   Result<std::shared_ptr<WriterImpl>> create_writer(const TopicDescription& topic,
                                                     const WriterQos& qos);
   Result<std::shared_ptr<ReaderImpl>> create_reader(const TopicDescription& topic,
-                                                    const ReaderQos& qos, SampleCallback cb);
+                                                    const ReaderQos& qos, SampleCallback cb,
+                                                    LoanCallback loan_cb = nullptr);
   Result<std::shared_ptr<RawReaderImpl>> create_raw_reader(const RawReaderOptions& options,
                                                            RawReaderListener listener);
   void remove_writer(WriterImpl& w);

@@ -224,7 +224,8 @@ std::string usage() {
          "                        UDPv4 (default): the network, even on one host; SHMEM: shared\n"
          "                        memory between processes on one host; INTRA: publisher and\n"
          "                        subscriber in this process (no -pub/-sub)\n"
-         "  -zeroCopy             the publisher fills loaned buffers in place (Writer::loan)\n";
+         "  -zeroCopy             the publisher fills loaned buffers in place (Writer::loan),\n"
+         "                        the subscriber takes samples as loans (LoanedSample)\n";
 }
 
 bool parse_options(int argc, char** argv, Options& o, std::string& error) {
@@ -647,18 +648,23 @@ int run_subscriber(const Options& o) {
   }
   std::atomic<bool> latency_ended{false};
   pubsub::Writer* echo_writer = echo.get();
-  auto reader = p.create_reader(data_topic(o), reader_qos(o),
-                                [&](const pubsub::SampleInfo& info, pubsub::Bytes body) {
-                                  if (echo_writer && body.size() >= kHeaderBytes) {
-                                    const uint32_t kind = get_u32(body.data() + 4);
-                                    if (kind == kKindPing) {
-                                      (void)echo_writer->write(body);
-                                      return;
-                                    }
-                                    if (kind == kKindEnd) latency_ended = true;
-                                  }
-                                  state.on_sample(info, body);
-                                });
+  auto handle = [&](const pubsub::SampleInfo& info, pubsub::Bytes body) {
+    if (echo_writer && body.size() >= kHeaderBytes) {
+      const uint32_t kind = get_u32(body.data() + 4);
+      if (kind == kKindPing) {
+        (void)echo_writer->write(body);
+        return;
+      }
+      if (kind == kKindEnd) latency_ended = true;
+    }
+    state.on_sample(info, body);
+  };
+  // -zeroCopy: the listener takes each sample as a loan (in place in the writer's memory on
+  // one host) and returns it when done with it.
+  auto reader = o.zero_copy ? p.create_loaning_reader(
+                                  data_topic(o), reader_qos(o),
+                                  [&](pubsub::LoanedSample s) { handle(s.info(), s.body()); })
+                            : p.create_reader(data_topic(o), reader_qos(o), handle);
   if (!reader) {
     std::fprintf(stderr, "pubsub-perftest: %s\n", reader.error().message.c_str());
     return 2;

@@ -105,6 +105,11 @@ class Participant {
                                                 const WriterQos& qos = {});
   Result<std::unique_ptr<Reader>> create_reader(const TopicDescription& topic, const ReaderQos& qos,
                                                 SampleCallback on_sample);
+  // A reader whose listener gets LoanedSamples it may keep (zero copy from writers on this
+  // host; see LoanedSample for the rules).
+  Result<std::unique_ptr<Reader>> create_loaning_reader(const TopicDescription& topic,
+                                                        const ReaderQos& qos,
+                                                        LoanCallback on_sample);
   Result<std::unique_ptr<RawReader>> create_raw_reader(const RawReaderOptions& options,
                                                        RawReaderListener listener);
 

@@ -20,6 +20,8 @@ namespace pubsub {
 namespace detail {
 class ReaderImpl;
 class RawReaderImpl;
+class LoanRegistry;
+struct LoanedSampleAccess;
 }  // namespace detail
 
 struct SampleInfo {
@@ -34,6 +36,42 @@ struct SampleInfo {
 
 // body: the serialized data after the 4-byte encapsulation header, padding removed.
 using SampleCallback = std::function<void(const SampleInfo& info, Bytes body)>;
+
+// A sample a listener may keep after its call returns (Participant::create_loaning_reader).
+// From a writer on this host its body points into the writer's shared-memory segment or, in the
+// same process, its history: nothing was copied. From the network it owns a copy. Rules:
+// - valid until released (release() or the destructor); release() a second time is rejected;
+// - while held, the sample is not acknowledged and its memory not reused: a reliable writer
+//   blocks once its history is full of samples held (as a slow reader makes it), a KEEP_LAST
+//   writer too - it never overwrites what a reader holds; at most 4096 per writer are handed
+//   out before delivery waits for releases.
+class LoanedSample {
+ public:
+  LoanedSample() = default;
+  LoanedSample(LoanedSample&& o) noexcept { *this = std::move(o); }
+  LoanedSample& operator=(LoanedSample&& o) noexcept;
+  ~LoanedSample();
+  LoanedSample(const LoanedSample&) = delete;
+  LoanedSample& operator=(const LoanedSample&) = delete;
+
+  const SampleInfo& info() const { return info_; }
+  Bytes body() const { return body_; }  // as SampleCallback's body
+  bool valid() const { return valid_; }
+  // True when the body is the writer's own memory (shared memory or in-process).
+  bool zero_copy() const { return registry_ != nullptr; }
+  Result<void> release();
+
+ private:
+  friend struct detail::LoanedSampleAccess;
+  SampleInfo info_;
+  Bytes body_;
+  bool valid_ = false;
+  std::shared_ptr<detail::LoanRegistry> registry_;
+  std::shared_ptr<const void> anchor_;  // keeps the memory body_ points into
+  std::unique_ptr<std::byte[]> copy_;   // network samples
+};
+
+using LoanCallback = std::function<void(LoanedSample sample)>;
 
 class Reader {
  public:

@@ -39,6 +39,7 @@
 #include "pubsub/stats.hpp"
 #include "pubsub/transport.hpp"
 #include "pubsub/types.hpp"
+#include "rtps/loans.hpp"
 #include "wire/message.hpp"
 
 namespace pubsub::rtps {
@@ -49,6 +50,7 @@ struct ReaderConfig {
   Guid guid;
   ReaderQos qos;
   size_t max_sample_size = 256u << 20;
+  bool loans = false;  // its listener takes LoanedSamples (and may keep them)
 };
 
 struct RemoteWriterInfo {
@@ -69,6 +71,9 @@ struct ReceivedSample {
   bool key_only = false;          // the payload is a serialized key (dispose/unregister)
   const uint8_t* data = nullptr;  // serialized payload, encapsulation header included
   size_t size = 0;
+  // Set for samples read in place (shared memory, intra-process): a listener may keep them on
+  // loan (LoanedSample). Null for network samples, whose buffer is reused after the call.
+  const detail::LoanSource* loan_source = nullptr;
 };
 
 // Returns false to refuse the sample for now (back-pressure).

@@ -119,7 +119,11 @@ void StatefulWriter::commit_locked(CacheChange& c, const WriteRequest& r) {
   stats_.bytes_written += c.size;
   send_new_locked(c);
   if (segment_) publish_locked();
-  if (intra_readers_) deliver_intra_locked();
+  if (intra_readers_) {
+    deliver_intra_locked();
+    // Loans released by the listeners themselves, during the delivery.
+    if (loans_released_.exchange(false, std::memory_order_relaxed)) release_acked_locked();
+  }
   if (config_.qos.durability == DurabilityKind::kVolatile) {
     if (reliable_readers_ + local_reliable_ == 0) {
       remove_through_locked(history_.last_sn());  // nobody will ask for it again
@@ -219,23 +223,45 @@ Result<void> StatefulWriter::make_room_locked(std::unique_lock<std::mutex>& lk, 
 bool StatefulWriter::drop_oldest_locked(size_t size) {
   while (!history_.can_append(size) && !history_.empty()) {
     const SequenceNumber first = history_.first_sn();
-    if (segment_) {
-      history_.invalidate_through(first);
-      if (segment_->min_hold() <= first) return false;  // a reader is reading it right now
-    }
+    if (segment_) history_.invalidate_through(first);
+    if (min_hold_locked() <= first) return false;  // a reader is reading it or holds it
     history_.remove_oldest();
   }
   return true;
 }
 
 void StatefulWriter::remove_through_locked(SequenceNumber sn) {
-  if (segment_ && !history_.empty() && history_.first_sn() <= sn) {
+  if (!history_.empty() && history_.first_sn() <= sn) {
     // Readers of the segment may be reading these: clear them first, then free only what no
     // reader holds (segment.hpp).
-    history_.invalidate_through(sn);
-    sn = std::min(sn, segment_->min_hold() - 1);
+    if (segment_) history_.invalidate_through(sn);
+    sn = std::min(sn, min_hold_locked() - 1);
   }
   history_.remove_through(sn);
+}
+
+SequenceNumber StatefulWriter::min_hold_locked() {
+  SequenceNumber h = segment_ ? segment_->min_hold() : shm::kNoHold;
+  for (const auto& p : readers_) {
+    if (p.loans.registry && !p.gone) h = std::min(h, p.loans.registry->lowest());
+  }
+  return h;
+}
+
+namespace {
+// The writer whose deliver_intra_locked() runs on this thread (its lock is held): a listener
+// releasing a loan there must not take that lock again.
+thread_local const StatefulWriter* t_delivering = nullptr;
+}  // namespace
+
+void StatefulWriter::on_loans_released() {
+  if (t_delivering == this) {
+    loans_released_.store(true, std::memory_order_relaxed);  // picked up after the delivery
+    return;
+  }
+  std::lock_guard lk(mu_);
+  release_acked_locked();
+  notify_locked();
 }
 
 void StatefulWriter::publish_locked() {
@@ -316,6 +342,11 @@ void StatefulWriter::reap_dead_readers_locked(SteadyTime now) {
 }
 
 bool StatefulWriter::deliver_intra_locked() {
+  struct Delivering {
+    const StatefulWriter* previous;
+    explicit Delivering(const StatefulWriter* w) : previous(std::exchange(t_delivering, w)) {}
+    ~Delivering() { t_delivering = previous; }
+  } delivering(this);
   bool behind = false;
   for (auto& p : readers_) {
     if (p.info.delivery != Delivery::kIntraProcess || p.gone) continue;
@@ -327,9 +358,14 @@ bool StatefulWriter::deliver_intra_locked() {
         p.info.local->count_lost(1);
         continue;
       }
+      if (p.loans.registry && p.loans.registry->full()) {  // too many loans: wait for releases
+        behind = true;
+        break;
+      }
       ReceivedSample s;
       s.writer = config_.guid;
       s.sn = sn;
+      s.loan_source = p.loans.registry ? &p.loans : nullptr;
       s.has_timestamp = true;
       s.source_timestamp = c->timestamp;
       s.reception_timestamp = c->timestamp;
@@ -728,7 +764,7 @@ void StatefulWriter::on_nack_frag(const GuidPrefix& source, const wire::NackFrag
 SequenceNumber StatefulWriter::min_acked_locked() const {
   SequenceNumber m = history_.last_sn();
   for (const auto& r : readers_) {
-    if (r.holds_history()) m = std::min(m, r.acked);
+    if (r.holds_history()) m = std::min(m, r.effective_acked());
   }
   return m;
 }
@@ -819,6 +855,12 @@ void StatefulWriter::add_reader(const RemoteReaderInfo& info, SteadyTime now) {
     r.acked = r.join_sn;
     // In-process readers are there at once; shared-memory ones once they claim a slot.
     r.synced = info.delivery == Delivery::kIntraProcess;
+    if (info.delivery == Delivery::kIntraProcess && info.local->config().loans) {
+      r.loans.registry = std::make_shared<detail::LoanRegistry>([w = weak_from_this()] {
+        if (auto self = w.lock()) self->on_loans_released();
+      });
+      r.loans.anchor = weak_from_this();  // a loan points into this writer's history
+    }
     readers_.push_back(std::move(r));
     p = &readers_.back();
   }
@@ -872,7 +914,7 @@ bool StatefulWriter::wait_for_acknowledgments(SteadyTime deadline) {
   auto done = [&] {
     refresh_local_acks_locked();
     for (const auto& r : readers_) {
-      if (r.holds_history() && r.acked < history_.last_sn()) return false;
+      if (r.holds_history() && r.effective_acked() < history_.last_sn()) return false;
     }
     return true;
   };

@@ -36,6 +36,7 @@
 // may also drop what arrives behind the hole.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -88,7 +89,7 @@ struct WriteRequest {
   Time timestamp;
 };
 
-class StatefulWriter {
+class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
  public:
   // With a segment, the history lives in it and same-host readers can read it.
   StatefulWriter(const WriterConfig& config, Transport& transport, const GuidPrefix& local,
@@ -143,8 +144,15 @@ class StatefulWriter {
     SteadyTime repaired_at{};
     int slot = -1;      // kSharedMemory: its slot in the segment once it has attached
     bool gone = false;  // a local reader that detached or died: holds nothing back
+    // kIntraProcess with a loaning listener: samples it keeps hold back acknowledgement and
+    // the reuse of their history space.
+    detail::LoanSource loans;
     bool network() const { return info.delivery == Delivery::kNetwork; }
     bool holds_history() const { return info.reliable && !gone; }
+    // What it has acknowledged, less what its listener still holds on loan.
+    SequenceNumber effective_acked() const {
+      return loans.registry ? std::min(acked, loans.registry->lowest() - 1) : acked;
+    }
   };
 
   // Datagram assembly into send_buf_ (copying), for control traffic and retransmissions.
@@ -170,6 +178,10 @@ class StatefulWriter {
   void reap_dead_readers_locked(SteadyTime now);
   // Offers intra-process readers what they have not taken; true if one is still behind.
   bool deliver_intra_locked();
+  // The lowest sample a reader is reading or holds on loan (shm::kNoHold if none): history
+  // space from there on is not reused.
+  SequenceNumber min_hold_locked();
+  void on_loans_released();
   void send_new_locked(const CacheChange& c);
   void append_to_batch_locked(const CacheChange& c, const wire::OutgoingInlineQos& qos,
                               size_t need);
@@ -215,6 +227,7 @@ class StatefulWriter {
   size_t intra_readers_ = 0;
   std::vector<shm::DoorbellHeader*> bells_;  // distinct doorbells of shared-memory readers
   SteadyTime next_reap_{};
+  std::atomic<bool> loans_released_{false};  // by a listener during deliver_intra_locked()
   bool loan_active_ = false;
   size_t loan_offset_ = 0;
   size_t loan_size_ = 0;

@@ -20,13 +20,13 @@ Result<std::unique_ptr<ShmReceiver>> ShmReceiver::create(const std::string& door
 }
 
 ShmReceiver::ShmReceiver(Doorbell bell, Duration spin, LogFn log)
-    : bell_(std::move(bell)), spin_(spin), log_(std::move(log)) {
+    : bell_(std::make_shared<Doorbell>(std::move(bell))), spin_(spin), log_(std::move(log)) {
   thread_ = std::thread([this] { run(); });
 }
 
 ShmReceiver::~ShmReceiver() {
   stop_ = true;
-  ring(bell_.header());
+  ring(bell_->header());
   thread_.join();
 }
 
@@ -40,6 +40,14 @@ Result<void> ShmReceiver::attach(const Guid& writer, const std::string& segment,
   a->writer = writer;
   a->reader = std::move(reader);
   a->reliable = reliable;
+  if (a->reader->config().loans) {
+    // A released loan lets the thread move the slot's hold and acknowledgement on.
+    a->loans.registry =
+        std::make_shared<detail::LoanRegistry>([bell = std::weak_ptr<Doorbell>(bell_)] {
+          if (auto b = bell.lock()) ring(b->header());
+        });
+    a->loans.anchor = a;  // a loaned sample keeps the mapping (and its slot) alive
+  }
   const auto& h = a->view.header();
   a->next = durable ? h.first_sn.load(std::memory_order_acquire)
                     : h.last_sn.load(std::memory_order_acquire) + 1;
@@ -73,7 +81,7 @@ bool ShmReceiver::attached(const Guid& writer, const Guid& reader) const {
 }
 
 void ShmReceiver::kick() {
-  ring(bell_.header());
+  ring(bell_->header());
 }
 
 bool ShmReceiver::poll(Attachment& a, Time now) {
@@ -92,6 +100,10 @@ bool ShmReceiver::poll(Attachment& a, Time now) {
   a.refused = false;
   rtps::CacheChange c;
   while (a.next <= last) {
+    if (a.loans.registry && a.loans.registry->full()) {  // too many loans out: wait
+      a.refused = true;
+      break;
+    }
     const uint8_t* data = a.view.acquire(a.next, c);
     if (!data) {  // reclaimed before we got to it (a KEEP_LAST writer moved on)
       a.reader->count_lost(1);
@@ -110,6 +122,7 @@ bool ShmReceiver::poll(Attachment& a, Time now) {
     s.key_only = c.status_info != 0 && c.size > 0;
     s.data = data;
     s.size = c.size;
+    s.loan_source = a.loans.registry ? &a.loans : nullptr;
     const auto r = a.reader->deliver_local(s, rtps::Delivery::kSharedMemory);
     if (r == rtps::LocalDelivery::kRefused && a.reliable) {
       a.refused = true;
@@ -119,11 +132,20 @@ bool ShmReceiver::poll(Attachment& a, Time now) {
     delivered = delivered || r == rtps::LocalDelivery::kAccepted;
     a.next++;
   }
-  ReaderSlot* slot = a.view.slot();
-  slot->hold.store(kNoHold, std::memory_order_seq_cst);
-  slot->acked.store(a.next - 1, std::memory_order_release);
-  signal_progress(h);
+  publish_progress(a);
   return delivered;
+}
+
+// Nothing below the lowest loan is acknowledged or reused; everything else up to next - 1 is.
+void ShmReceiver::publish_progress(Attachment& a) {
+  const SequenceNumber lowest =
+      a.loans.registry ? a.loans.registry->lowest() : detail::LoanRegistry::kNone;
+  a.published_lowest = lowest;
+  ReaderSlot* slot = a.view.slot();
+  slot->hold.store(lowest == detail::LoanRegistry::kNone ? kNoHold : lowest,
+                   std::memory_order_seq_cst);
+  slot->acked.store(std::min(a.next, lowest) - 1, std::memory_order_release);
+  signal_progress(a.view.header());
 }
 
 void ShmReceiver::check_writers(std::vector<std::shared_ptr<Attachment>>& list) {
@@ -140,7 +162,7 @@ void ShmReceiver::check_writers(std::vector<std::shared_ptr<Attachment>>& list) 
 }
 
 void ShmReceiver::run() {
-  auto& bell = bell_.header();
+  auto& bell = bell_->header();
   std::vector<std::shared_ptr<Attachment>> list;
   uint64_t seen_generation = ~uint64_t{0};
   auto next_check = Clock::now() + kWriterCheckPeriod;
@@ -154,7 +176,12 @@ void ShmReceiver::run() {
     const Time now = Time::now();
     bool delivered = false, refused = false;
     for (auto& a : list) {
-      delivered = poll(*a, now) || delivered;
+      const bool got = poll(*a, now);
+      // Loans released with nothing new to read: acknowledge what they held back.
+      if (!got && a->loans.registry && a->loans.registry->lowest() != a->published_lowest) {
+        publish_progress(*a);
+      }
+      delivered = got || delivered;
       refused = refused || a->refused;
     }
     if (Clock::now() >= next_check) {

@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "rtps/loans.hpp"
 #include "rtps/reader.hpp"
 #include "shm/segment.hpp"
 
@@ -36,7 +37,7 @@ class ShmReceiver {
                                                      Duration spin, LogFn log);
   ~ShmReceiver();
 
-  const std::string& doorbell_name() const { return bell_.name(); }
+  const std::string& doorbell_name() const { return bell_->name(); }
 
   // Reads `writer`'s segment for `reader` from now on (durable: from the oldest sample kept).
   Result<void> attach(const Guid& writer, const std::string& segment,
@@ -48,6 +49,7 @@ class ShmReceiver {
 
  private:
   struct Attachment {
+    detail::LoanSource loans;  // samples its reader's listener keeps on loan
     SegmentView view;
     Guid writer;
     std::shared_ptr<rtps::StatefulReader> reader;
@@ -55,15 +57,17 @@ class ShmReceiver {
     bool reliable = true;
     bool refused = false;
     bool writer_dead = false;
+    SequenceNumber published_lowest = detail::LoanRegistry::kNone;  // loans as last published
   };
 
   ShmReceiver(Doorbell bell, Duration spin, LogFn log);
   void run();
   // Reads what is new; true if it delivered anything.
   bool poll(Attachment& a, Time now);
+  void publish_progress(Attachment& a);
   void check_writers(std::vector<std::shared_ptr<Attachment>>& list);
 
-  Doorbell bell_;
+  std::shared_ptr<Doorbell> bell_;  // shared with the loan registries, which ring it
   Duration spin_;
   LogFn log_;
   mutable std::mutex mu_;

@@ -288,3 +288,132 @@ TEST_CASE("Intra-process delivery is off for participants that ask so: they use 
   REQUIRE(rs.samples_intra + rs.samples_shm == 0);
   REQUIRE(net->stats().delivered > 10);
 }
+
+namespace {
+
+// A loaning reader's listener that keeps every sample until told to let go.
+struct Kept {
+  std::mutex mu;
+  std::vector<LoanedSample> samples;
+  void on(LoanedSample s) {
+    std::lock_guard lk(mu);
+    samples.push_back(std::move(s));
+  }
+  size_t count() {
+    std::lock_guard lk(mu);
+    return samples.size();
+  }
+};
+
+uint32_t seq_of(const LoanedSample& s) {
+  uint32_t v = 0;
+  std::memcpy(&v, s.body().data(), 4);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("Reader loans: held samples are intact and hold the writer back until released") {
+  const Path path = GENERATE(Path::kIntra, Path::kShm);
+  INFO((path == Path::kIntra ? "intra-process" : "shared memory"));
+  auto net = FakeNetwork::create();
+  auto pub = make(local_options(net, path));
+  auto sub = make(local_options(net, path));
+  Kept kept;
+  auto reader = sub->create_loaning_reader({"Held", "test::Blob"}, ReaderQos{},
+                                           [&](LoanedSample s) { kept.on(std::move(s)); });
+  REQUIRE(reader);
+  auto writer = pub->create_writer({"Held", "test::Blob"}, small_keep_all());
+  REQUIRE(writer);
+  auto& w = *writer.value();
+  REQUIRE(w.wait_for_readers(1, 10s));
+  for (uint32_t i = 1; i <= 8; ++i) REQUIRE(w.write(test::as_bytes(test::pattern(i, 256))).ok());
+  REQUIRE(test::eventually([&] { return kept.count() == 8; }));
+  // All delivered, none released: the history is full of samples on loan.
+  REQUIRE(w.write(test::as_bytes(test::pattern(9, 256))).error().code == ErrorCode::kTimeout);
+  {
+    std::lock_guard lk(kept.mu);
+    for (uint32_t i = 0; i < 8; ++i) {
+      auto& s = kept.samples[i];
+      REQUIRE(s.valid());
+      REQUIRE(s.zero_copy());
+      const auto expect = test::pattern(i + 1, 256);
+      REQUIRE(std::memcmp(s.body().data(), expect.data(), 256) == 0);
+    }
+    REQUIRE(kept.samples[0].release().ok());
+    REQUIRE(kept.samples[0].release().error().code == ErrorCode::kInvalidArgument);
+    REQUIRE_FALSE(kept.samples[0].valid());
+  }
+  // One released (the oldest): room for one more.
+  REQUIRE(test::eventually([&] { return w.write(test::as_bytes(test::pattern(9, 256))).ok(); }));
+  REQUIRE(w.write(test::as_bytes(test::pattern(10, 256))).error().code == ErrorCode::kTimeout);
+  {
+    std::lock_guard lk(kept.mu);
+    REQUIRE(kept.samples.size() == 9);
+    REQUIRE(seq_of(kept.samples[8]) == 9);
+    kept.samples.clear();  // the destructors release the rest
+  }
+  REQUIRE(test::eventually([&] { return w.write(test::as_bytes(test::pattern(10, 256))).ok(); }));
+  REQUIRE(test::eventually([&] { return kept.count() == 1; }));
+  std::lock_guard lk(kept.mu);
+  REQUIRE(seq_of(kept.samples[0]) == 10);
+  REQUIRE(w.wait_for_acknowledgments(1s) == false);  // 10 is still held
+  kept.samples.clear();
+}
+
+TEST_CASE("Reader loans: a KEEP_LAST writer never overwrites a sample a reader holds") {
+  const Path path = GENERATE(Path::kIntra, Path::kShm);
+  INFO((path == Path::kIntra ? "intra-process" : "shared memory"));
+  auto net = FakeNetwork::create();
+  auto pub = make(local_options(net, path));
+  auto sub = make(local_options(net, path));
+  Kept kept;
+  auto reader = sub->create_loaning_reader({"HeldLast", "test::Blob"}, ReaderQos{},
+                                           [&](LoanedSample s) { kept.on(std::move(s)); });
+  REQUIRE(reader);
+  WriterQos q;
+  q.history = {HistoryKind::kKeepLast, 2};
+  q.max_blocking_time = 50ms;
+  auto writer = pub->create_writer({"HeldLast", "test::Blob"}, q);
+  REQUIRE(writer);
+  auto& w = *writer.value();
+  REQUIRE(w.wait_for_readers(1, 10s));
+  REQUIRE(w.write(test::as_bytes(test::pattern(1, 128))).ok());
+  REQUIRE(w.write(test::as_bytes(test::pattern(2, 128))).ok());
+  REQUIRE(test::eventually([&] { return kept.count() == 2; }));
+  // A third sample would drop the first, which is on loan: the write waits, then gives up.
+  REQUIRE(w.write(test::as_bytes(test::pattern(3, 128))).error().code == ErrorCode::kTimeout);
+  {
+    std::lock_guard lk(kept.mu);
+    const auto first = test::pattern(1, 128);
+    REQUIRE(std::memcmp(kept.samples[0].body().data(), first.data(), 128) == 0);
+    REQUIRE(kept.samples[0].release().ok());
+  }
+  REQUIRE(test::eventually([&] { return w.write(test::as_bytes(test::pattern(3, 128))).ok(); }));
+}
+
+TEST_CASE("Reader loans from the network own a copy that outlives the datagram") {
+  auto net = FakeNetwork::create();
+  auto pub = make(test::fake_options(net));
+  auto sub = make(test::fake_options(net));
+  Kept kept;
+  auto reader = sub->create_loaning_reader({"HeldNet", "test::Blob"}, ReaderQos{},
+                                           [&](LoanedSample s) { kept.on(std::move(s)); });
+  REQUIRE(reader);
+  auto writer = pub->create_writer({"HeldNet", "test::Blob"});
+  REQUIRE(writer);
+  REQUIRE(writer.value()->wait_for_readers(1, 10s));
+  for (uint32_t i = 1; i <= 50; ++i) {
+    REQUIRE(writer.value()->write(test::as_bytes(test::pattern(i, 300))).ok());
+  }
+  REQUIRE(test::eventually([&] { return kept.count() == 50; }));
+  std::lock_guard lk(kept.mu);
+  for (uint32_t i = 0; i < 50; ++i) {
+    REQUIRE_FALSE(kept.samples[i].zero_copy());
+    const auto expect = test::pattern(i + 1, 300);
+    REQUIRE(std::memcmp(kept.samples[i].body().data(), expect.data(), 300) == 0);
+    REQUIRE(kept.samples[i].info().sequence_number == i + 1);
+  }
+  REQUIRE(sub->create_loaning_reader({"X", "Y"}, ReaderQos{}, nullptr).error().code ==
+          ErrorCode::kInvalidArgument);
+}
