@@ -63,16 +63,6 @@ LocalEndpoints& local_endpoints() {
   return *e;
 }
 
-std::string hex(const uint8_t* p, size_t n) {
-  static const char* digits = "0123456789abcdef";
-  std::string s;
-  for (size_t i = 0; i < n; ++i) {
-    s += digits[p[i] >> 4];
-    s += digits[p[i] & 15];
-  }
-  return s;
-}
-
 // Parameters carry a 16-bit length: blobs must leave room in one parameter.
 constexpr size_t kMaxBlobBytes = 32768;
 
@@ -183,7 +173,7 @@ void ParticipantImpl::start_shared_memory() {
     log("removed " + std::to_string(n) + " shared-memory segment(s) of dead processes");
   }
   auto r =
-      shm::ShmReceiver::create(shm::segment_name(hex(prefix_.data(), 12) + ".bell"),
+      shm::ShmReceiver::create(shm::segment_name(shm::hex(prefix_.data(), 12) + ".bell"),
                                options_.shm_receive_spin, [this](const std::string& m) { log(m); });
   if (!r) {
     log("shared memory unavailable (" + r.error().message + "); same-host peers use UDP");

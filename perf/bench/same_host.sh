@@ -38,48 +38,42 @@ rec_tmp=
 trap 'netns_cleanup; rm -rf "$tmp"; [ -n "$rec_tmp" ] && rm -rf "$rec_tmp"' EXIT
 run() { netns_run 0 $((exec_s + 60)) "$@"; }
 
-# perftest-style CSV row of a throughput run -> samples/s. TOOL: ours|fastdds; MODE: INTRA,
-# INTRA+zc, SHMEM, SHMEM+zc, SHMEM+ds (Fast DDS data sharing), UDPv4.
-tput() {
-  local tool=$1 mode=$2 size=$3 exe=pubsub-perftest dom=11 flags=()
-  [ "$tool" = fastdds ] && exe=fastdds_perftest dom=57
+# perftest_cmd TOOL MODE SIZE [-latencyTest]: sets EXE and ARGS for one side of a run. TOOL:
+# ours|fastdds; MODE: INTRA, INTRA+zc, SHMEM, SHMEM+zc, SHMEM+ds (Fast DDS data sharing), UDPv4.
+perftest_cmd() {
+  local tool=$1 mode=$2 size=$3 dom=11
+  shift 3
+  EXE=$BIN/pubsub-perftest
+  [ "$tool" = fastdds ] && EXE=$BIN/fastdds_perftest dom=57
+  TRANSPORT=${mode%%+*}
+  ARGS=("$@" -transport "$TRANSPORT" -datalen "$size" -domain $dom -noPrint -noOutputHeaders)
   case $mode in
-    *+zc) flags=(-zeroCopy) ;;
-    *+ds) flags=(-dataSharing) ;;
+    *+zc) ARGS+=(-zeroCopy) ;;
+    *+ds) ARGS+=(-dataSharing) ;;
   esac
-  local tr=${mode%%+*}
   # Fast DDS takes -nic for its UDPv4 transport only; ours uses it for discovery everywhere.
-  [ "$tool" = ours ] || [ "$tr" = UDPv4 ] && flags+=(-nic veth0)
-  local common=(-transport "$tr" -datalen "$size" -domain $dom -noPrint -noOutputHeaders "${flags[@]}")
-  if [ "$tr" = INTRA ]; then
-    run "$BIN/$exe" "${common[@]}" -exec "$exec_s" 2>"$tmp/err" | tail -n 1 | cut -d, -f3
+  if [ "$tool" = ours ] || [ "$TRANSPORT" = UDPv4 ]; then ARGS+=(-nic veth0); fi
+}
+# One run; prints CSV column COL of the row: the subscriber's (throughput, col 3 = samples/s) or
+# the publisher's (latency, col 6 = median us).
+run_pair() {
+  local col=$1
+  shift
+  perftest_cmd "$@"
+  local sub_out=/dev/null pub_out=$tmp/pub.csv
+  [ "$col" = 3 ] && sub_out=$tmp/sub.csv pub_out=/dev/null
+  if [ "$TRANSPORT" = INTRA ]; then
+    run "$EXE" "${ARGS[@]}" -exec "$exec_s" 2>>"$tmp/err" | tail -n 1 | cut -d, -f"$col"
     return
   fi
-  run "$BIN/$exe" -sub "${common[@]}" -exec $((exec_s + 40)) >"$tmp/sub.csv" 2>"$tmp/err" &
+  run "$EXE" -sub "${ARGS[@]}" -exec $((exec_s + 40)) >"$sub_out" 2>>"$tmp/err" &
   local s=$!
-  run "$BIN/$exe" -pub "${common[@]}" -exec "$exec_s" >/dev/null 2>>"$tmp/err"
+  run "$EXE" -pub "${ARGS[@]}" -exec "$exec_s" >"$pub_out" 2>>"$tmp/err"
   wait $s
-  cut -d, -f3 "$tmp/sub.csv"
+  if [ "$col" = 3 ]; then cut -d, -f3 "$tmp/sub.csv"; else tail -n 1 "$tmp/pub.csv" | cut -d, -f6; fi
 }
-lat() {  # median one-way latency (us)
-  local tool=$1 mode=$2 size=$3 exe=pubsub-perftest dom=11 flags=()
-  [ "$tool" = fastdds ] && exe=fastdds_perftest dom=57
-  case $mode in
-    *+zc) flags=(-zeroCopy) ;;
-    *+ds) flags=(-dataSharing) ;;
-  esac
-  local tr=${mode%%+*}
-  [ "$tool" = ours ] || [ "$tr" = UDPv4 ] && flags+=(-nic veth0)
-  local common=(-latencyTest -transport "$tr" -datalen "$size" -domain $dom -noPrint -noOutputHeaders "${flags[@]}")
-  if [ "$tr" = INTRA ]; then
-    run "$BIN/$exe" "${common[@]}" -exec "$exec_s" 2>/dev/null | tail -n 1 | cut -d, -f6
-    return
-  fi
-  run "$BIN/$exe" -sub "${common[@]}" -exec $((exec_s + 40)) >/dev/null 2>&1 &
-  local s=$!
-  run "$BIN/$exe" -pub "${common[@]}" -exec "$exec_s" 2>/dev/null | tail -n 1 | cut -d, -f6
-  wait $s
-}
+tput() { run_pair 3 "$@"; }
+lat() { run_pair 6 "$@" -latencyTest; }
 fmt() {  # samples/s size -> "N (G Gbit/s)"
   awk -v r="${1:-0}" -v s="$2" 'BEGIN { if (r == "") r = 0;
     if (s >= 16384) printf "%.0f (%.1f Gbit/s)", r, r * s * 8 / 1e9; else printf "%.0f", r }'

@@ -18,13 +18,6 @@ size_t align64(size_t n) {
   return (n + 63) & ~size_t{63};
 }
 
-std::string guid_tag(const Guid& g) {
-  const auto b = g.bytes();
-  char s[33];
-  for (size_t i = 0; i < 16; ++i) std::snprintf(s + 2 * i, 3, "%02x", b[i]);
-  return std::string(s, 32);
-}
-
 }  // namespace
 
 Layout layout_for(size_t max_samples, size_t ring_bytes) {
@@ -72,7 +65,7 @@ std::string validate_doorbell(const uint8_t* data, size_t size) {
 Result<std::unique_ptr<WriterSegment>> WriterSegment::create(const Guid& writer, size_t max_samples,
                                                              size_t ring_bytes) {
   const Layout l = layout_for(max_samples, ring_bytes);
-  auto m = Mapping::create(segment_name(guid_tag(writer)), l.total_size);
+  auto m = Mapping::create(segment_name(hex(writer.bytes().data(), 16)), l.total_size);
   if (!m) return m.error();
   auto s = std::unique_ptr<WriterSegment>(new WriterSegment());
   s->map_ = std::move(m).value();

@@ -61,7 +61,7 @@ TEST_CASE("A batch goes out when it holds max_samples, after max_flush_delay, or
   REQUIRE(test::eventually([&] { return got == 5; }, 150ms));
 }
 
-TEST_CASE("batching.max_bytes bounds the samples' bytes in a batch; a bigger sample goes alone") {
+TEST_CASE("batching.max_bytes bounds the samples' bytes in a batch, a bigger sample goes alone") {
   Pair pair;
   std::atomic<int> got{0};
   auto reader = pair.sub->create_reader({"BatchBytes", "test::Blob"}, ReaderQos{},

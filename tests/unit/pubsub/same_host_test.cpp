@@ -75,6 +75,15 @@ std::unique_ptr<RawReader> raw_reader(Participant& p, Received& got) {
   return std::move(r).value();
 }
 
+// A publishing and a subscribing participant on one host (one process), on a FakeNetwork for
+// discovery, both allowing `path` only.
+struct Local {
+  std::shared_ptr<FakeNetwork> net = FakeNetwork::create();
+  std::unique_ptr<Participant> pub, sub;
+  explicit Local(Path path)
+      : pub(make(local_options(net, path))), sub(make(local_options(net, path))) {}
+};
+
 WriterQos small_keep_all() {
   WriterQos q;
   q.resource_limits.max_samples = 8;
@@ -84,13 +93,12 @@ WriterQos small_keep_all() {
 
 }  // namespace
 
-TEST_CASE(
-    "Same host: a refusing reader blocks a KEEP_ALL writer; everything arrives after resume") {
+TEST_CASE("Same host: a refusing reader blocks a KEEP_ALL writer until it resumes") {
   const Path path = GENERATE(Path::kIntra, Path::kShm);
   INFO((path == Path::kIntra ? "intra-process" : "shared memory"));
-  auto net = FakeNetwork::create();
-  auto pub = make(local_options(net, path));
-  auto sub = make(local_options(net, path));
+  Local env(path);
+  auto& pub = env.pub;
+  auto& sub = env.sub;
   Received got;
   got.refuse = true;
   auto reader = raw_reader(*sub, got);
@@ -122,9 +130,9 @@ TEST_CASE(
 TEST_CASE("Same host: a KEEP_LAST writer drops the oldest samples a reader has not taken") {
   const Path path = GENERATE(Path::kIntra, Path::kShm);
   INFO((path == Path::kIntra ? "intra-process" : "shared memory"));
-  auto net = FakeNetwork::create();
-  auto pub = make(local_options(net, path));
-  auto sub = make(local_options(net, path));
+  Local env(path);
+  auto& pub = env.pub;
+  auto& sub = env.sub;
   Received got;
   got.refuse = true;
   auto reader = raw_reader(*sub, got);
@@ -181,9 +189,9 @@ TEST_CASE("Same host: a network reader of the same writer still gets every sampl
 TEST_CASE("Same host: a reader that goes away no longer holds the writer back") {
   const Path path = GENERATE(Path::kIntra, Path::kShm);
   INFO((path == Path::kIntra ? "intra-process" : "shared memory"));
-  auto net = FakeNetwork::create();
-  auto pub = make(local_options(net, path));
-  auto sub = make(local_options(net, path));
+  Local env(path);
+  auto& pub = env.pub;
+  auto& sub = env.sub;
   Received got;
   got.refuse = true;
   auto reader = raw_reader(*sub, got);
@@ -202,12 +210,12 @@ TEST_CASE("Same host: a reader that goes away no longer holds the writer back") 
       [&] { return writer.value()->write(test::as_bytes(test::pattern(9, 64))).ok(); }, 5s));
 }
 
-TEST_CASE("Loans: written in place, received intact; double release and reuse are rejected") {
+TEST_CASE("Loans: written in place and received intact, double release and reuse rejected") {
   const Path path = GENERATE(Path::kIntra, Path::kShm);
   INFO((path == Path::kIntra ? "intra-process" : "shared memory"));
-  auto net = FakeNetwork::create();
-  auto pub = make(local_options(net, path));
-  auto sub = make(local_options(net, path));
+  Local env(path);
+  auto& pub = env.pub;
+  auto& sub = env.sub;
   std::mutex mu;
   std::vector<std::vector<uint8_t>> bodies;
   auto reader =
@@ -316,9 +324,9 @@ uint32_t seq_of(const LoanedSample& s) {
 TEST_CASE("Reader loans: held samples are intact and hold the writer back until released") {
   const Path path = GENERATE(Path::kIntra, Path::kShm);
   INFO((path == Path::kIntra ? "intra-process" : "shared memory"));
-  auto net = FakeNetwork::create();
-  auto pub = make(local_options(net, path));
-  auto sub = make(local_options(net, path));
+  Local env(path);
+  auto& pub = env.pub;
+  auto& sub = env.sub;
   Kept kept;
   auto reader = sub->create_loaning_reader({"Held", "test::Blob"}, ReaderQos{},
                                            [&](LoanedSample s) { kept.on(std::move(s)); });
@@ -364,9 +372,9 @@ TEST_CASE("Reader loans: held samples are intact and hold the writer back until 
 TEST_CASE("Reader loans: a KEEP_LAST writer never overwrites a sample a reader holds") {
   const Path path = GENERATE(Path::kIntra, Path::kShm);
   INFO((path == Path::kIntra ? "intra-process" : "shared memory"));
-  auto net = FakeNetwork::create();
-  auto pub = make(local_options(net, path));
-  auto sub = make(local_options(net, path));
+  Local env(path);
+  auto& pub = env.pub;
+  auto& sub = env.sub;
   Kept kept;
   auto reader = sub->create_loaning_reader({"HeldLast", "test::Blob"}, ReaderQos{},
                                            [&](LoanedSample s) { kept.on(std::move(s)); });

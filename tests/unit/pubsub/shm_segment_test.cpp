@@ -128,7 +128,7 @@ TEST_CASE("shm: all slots taken means a clear error, not a silent share") {
   REQUIRE(r.error().message == "all 32 reader slots of the segment are taken");
 }
 
-TEST_CASE("PID_PUBSUB_SHM round-trips; a value that is not ours is ignored, not an error") {
+TEST_CASE("PID_PUBSUB_SHM round-trips and a value that is not ours is ignored, not an error") {
   wire::EndpointData e;
   e.guid = guid(6);
   e.topic_name = "T";
