@@ -271,8 +271,12 @@ TEST_CASE("Loans: written in place and received intact, double release and reuse
     return bodies.size() == sizes.size() + 1;
   }));
   std::this_thread::sleep_for(50ms);
-  std::lock_guard lk(mu);
-  REQUIRE(bodies.size() == sizes.size() + 1);
+  size_t received;
+  {
+    std::lock_guard lk(mu);  // no call into the library with it held: the listener takes it
+    received = bodies.size();
+  }
+  REQUIRE(received == sizes.size() + 1);
   REQUIRE(w.stats().samples_written == sizes.size() + 1);
 }
 
@@ -311,6 +315,12 @@ struct Kept {
     std::lock_guard lk(mu);
     return samples.size();
   }
+  // The samples kept so far, to look at and release without the lock (releasing calls into
+  // the writer, which may be delivering to on() with its own lock held).
+  std::vector<LoanedSample> take() {
+    std::lock_guard lk(mu);
+    return std::move(samples);
+  }
 };
 
 uint32_t seq_of(const LoanedSample& s) {
@@ -339,34 +349,32 @@ TEST_CASE("Reader loans: held samples are intact and hold the writer back until 
   REQUIRE(test::eventually([&] { return kept.count() == 8; }));
   // All delivered, none released: the history is full of samples on loan.
   REQUIRE(w.write(test::as_bytes(test::pattern(9, 256))).error().code == ErrorCode::kTimeout);
-  {
-    std::lock_guard lk(kept.mu);
-    for (uint32_t i = 0; i < 8; ++i) {
-      auto& s = kept.samples[i];
-      REQUIRE(s.valid());
-      REQUIRE(s.zero_copy());
-      const auto expect = test::pattern(i + 1, 256);
-      REQUIRE(std::memcmp(s.body().data(), expect.data(), 256) == 0);
-    }
-    REQUIRE(kept.samples[0].release().ok());
-    REQUIRE(kept.samples[0].release().error().code == ErrorCode::kInvalidArgument);
-    REQUIRE_FALSE(kept.samples[0].valid());
+  auto held = kept.take();
+  REQUIRE(held.size() == 8);
+  for (uint32_t i = 0; i < 8; ++i) {
+    REQUIRE(held[i].valid());
+    REQUIRE(held[i].zero_copy());
+    const auto expect = test::pattern(i + 1, 256);
+    REQUIRE(std::memcmp(held[i].body().data(), expect.data(), 256) == 0);
   }
+  REQUIRE(held[0].release().ok());
+  REQUIRE(held[0].release().error().code == ErrorCode::kInvalidArgument);
+  REQUIRE_FALSE(held[0].valid());
   // One released (the oldest): room for one more.
   REQUIRE(test::eventually([&] { return w.write(test::as_bytes(test::pattern(9, 256))).ok(); }));
   REQUIRE(w.write(test::as_bytes(test::pattern(10, 256))).error().code == ErrorCode::kTimeout);
-  {
-    std::lock_guard lk(kept.mu);
-    REQUIRE(kept.samples.size() == 9);
-    REQUIRE(seq_of(kept.samples[8]) == 9);
-    kept.samples.clear();  // the destructors release the rest
-  }
+  auto more = kept.take();
+  REQUIRE(more.size() == 1);
+  REQUIRE(seq_of(more[0]) == 9);
+  held.clear();  // the destructors release the rest
+  more.clear();
   REQUIRE(test::eventually([&] { return w.write(test::as_bytes(test::pattern(10, 256))).ok(); }));
   REQUIRE(test::eventually([&] { return kept.count() == 1; }));
-  std::lock_guard lk(kept.mu);
-  REQUIRE(seq_of(kept.samples[0]) == 10);
+  auto last = kept.take();
+  REQUIRE(seq_of(last[0]) == 10);
   REQUIRE(w.wait_for_acknowledgments(1s) == false);  // 10 is still held
-  kept.samples.clear();
+  last.clear();
+  REQUIRE(w.wait_for_acknowledgments(5s));
 }
 
 TEST_CASE("Reader loans: a KEEP_LAST writer never overwrites a sample a reader holds") {
@@ -391,12 +399,11 @@ TEST_CASE("Reader loans: a KEEP_LAST writer never overwrites a sample a reader h
   REQUIRE(test::eventually([&] { return kept.count() == 2; }));
   // A third sample would drop the first, which is on loan: the write waits, then gives up.
   REQUIRE(w.write(test::as_bytes(test::pattern(3, 128))).error().code == ErrorCode::kTimeout);
-  {
-    std::lock_guard lk(kept.mu);
-    const auto first = test::pattern(1, 128);
-    REQUIRE(std::memcmp(kept.samples[0].body().data(), first.data(), 128) == 0);
-    REQUIRE(kept.samples[0].release().ok());
-  }
+  auto held = kept.take();
+  REQUIRE(held.size() == 2);
+  const auto first = test::pattern(1, 128);
+  REQUIRE(std::memcmp(held[0].body().data(), first.data(), 128) == 0);
+  REQUIRE(held[0].release().ok());
   REQUIRE(test::eventually([&] { return w.write(test::as_bytes(test::pattern(3, 128))).ok(); }));
 }
 
@@ -415,12 +422,12 @@ TEST_CASE("Reader loans from the network own a copy that outlives the datagram")
     REQUIRE(writer.value()->write(test::as_bytes(test::pattern(i, 300))).ok());
   }
   REQUIRE(test::eventually([&] { return kept.count() == 50; }));
-  std::lock_guard lk(kept.mu);
+  const auto held = kept.take();
   for (uint32_t i = 0; i < 50; ++i) {
-    REQUIRE_FALSE(kept.samples[i].zero_copy());
+    REQUIRE_FALSE(held[i].zero_copy());
     const auto expect = test::pattern(i + 1, 300);
-    REQUIRE(std::memcmp(kept.samples[i].body().data(), expect.data(), 300) == 0);
-    REQUIRE(kept.samples[i].info().sequence_number == i + 1);
+    REQUIRE(std::memcmp(held[i].body().data(), expect.data(), 300) == 0);
+    REQUIRE(held[i].info().sequence_number == i + 1);
   }
   REQUIRE(sub->create_loaning_reader({"X", "Y"}, ReaderQos{}, nullptr).error().code ==
           ErrorCode::kInvalidArgument);
