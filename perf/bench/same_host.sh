@@ -6,20 +6,22 @@
 # recorder on the publisher's host: recorded MB/s over shared memory and over UDP, zero and random
 # payloads, against dd conv=fdatasync on the same disk, with the recorder's CPU per GB.
 # Usage (root): perf/bench/same_host.sh [--exec S] [--sizes "..."] [--latency-sizes "..."]
-#               [--record-dir DIR] [--no-recorder] [--no-fastdds]
+#               [--record-dir DIR] [--fsync none|chunk|segment|interval] [--no-recorder]
+#               [--no-fastdds]
 # Prints markdown tables; every figure is one run of --exec seconds (default 3).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$ROOT/tests/integration/lib/netns.sh"
 BIN=${BIN:-$ROOT/build-release/bin}
 exec_s=3 sizes="32 1024 63000 65536 1048576 4194304" lat_sizes="32 1024 65536 1048576"
-record_parent=/var/tmp recorder=1 fastdds=1
+record_parent=/var/tmp recorder=1 fastdds=1 fsync=chunk
 while [ $# -gt 0 ]; do
   case $1 in
     --exec) exec_s=$2; shift 2 ;;
     --sizes) sizes=$2; shift 2 ;;
     --latency-sizes) lat_sizes=$2; shift 2 ;;
     --record-dir) record_parent=$2; shift 2 ;;
+    --fsync) fsync=$2; shift 2 ;;
     --no-recorder) recorder=0; shift ;;
     --no-fastdds) fastdds=0; shift ;;
     *) echo "unknown option $1"; exit 2 ;;
@@ -134,7 +136,7 @@ done
 # ---- the recorder on the publisher's host ----------------------------------------------------
 rec_tmp=$(mktemp -d -p "$record_parent")
 echo
-echo "Recorder on the publisher's host, 1 MiB samples, ${exec_s}s, recording in $(df --output=source "$rec_tmp" | tail -n 1) ($(df --output=fstype "$rec_tmp" | tail -n 1)); fsync per chunk"
+echo "Recorder on the publisher's host, 1 MiB samples, ${exec_s}s, recording in $(df --output=source "$rec_tmp" | tail -n 1) ($(df --output=fstype "$rec_tmp" | tail -n 1)); storage.fsync \"$fsync\""
 echo
 dd_out=$(dd if=/dev/zero of="$rec_tmp/dd.bin" bs=1M count=1024 conv=fdatasync 2>&1 | tail -n 1)
 rm -f "$rec_tmp/dd.bin"
@@ -148,7 +150,7 @@ for path in shm udp; do
     dir="$rec_tmp/rec-$path-$payload"
     cat >"$tmp/rec.json" <<JSON
 {"domain": 12, "interface": "veth0", "transports": ["$path"], "stats_interval_s": 60,
- "storage": {"path": "$dir"}}
+ "storage": {"path": "$dir", "fsync": "$fsync"}}
 JSON
     # The recorder stops by itself (--duration), so GNU time can report its CPU.
     netns_spawn 0 $((exec_s + 120)) /usr/bin/time -f "%U %S" -o "$tmp/cpu" "$BIN/pubsub-recorder" \

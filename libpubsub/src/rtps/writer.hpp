@@ -24,6 +24,11 @@
 // - intra-process: write() calls the reader's deliver_local() itself, on the writing thread,
 //   with the writer's lock held, handing it the sample in the history (no copy). A refused
 //   sample stays in the history and is offered again by on_timer().
+// Loans: loan() lends the history space of the next sample to the application, write_loan()
+// commits it in place. Readers may hold samples too (LoanedSample): a shared-memory reader
+// keeps its slot's hold and acknowledgement below them, an intra-process one reports them
+// through its proxy's LoanRegistry; either way history space is reused only below the lowest
+// sample any reader holds (min_hold_locked()).
 //
 // Flow control: write() waits (up to max_blocking_time) while the history is full or more bytes
 // are unacknowledged than the congestion window allows. The window (AIMD, as TCP's) starts at
