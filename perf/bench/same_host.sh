@@ -121,13 +121,13 @@ fi
 echo "Latency, one-way median (us) = round trip / 2, one ping at a time."
 echo
 header="| Size (B)"
-for m in INTRA SHMEM UDPv4; do header+=" | ours $m"; done
+for m in INTRA SHMEM SHMEM+zc UDPv4; do header+=" | ours $m"; done
 for m in $fast_modes; do header+=" | Fast DDS $m"; done
 echo "$header |"
-echo "|---:$(for m in INTRA SHMEM UDPv4 $fast_modes; do printf '|---:'; done)|"
+echo "|---:$(for m in INTRA SHMEM SHMEM+zc UDPv4 $fast_modes; do printf '|---:'; done)|"
 for size in $lat_sizes; do
   line="| $size"
-  for m in INTRA SHMEM UDPv4; do line+=" | $(lat ours "$m" "$size")"; done
+  for m in INTRA SHMEM SHMEM+zc UDPv4; do line+=" | $(lat ours "$m" "$size")"; done
   for m in $fast_modes; do line+=" | $(lat fastdds "$m" "$size")"; done
   echo "$line |"
 done
