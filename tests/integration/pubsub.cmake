@@ -41,6 +41,11 @@ foreach(size 32 1024 65536 1048576 4194304)
   pubsub_netns_test("same host: perftest SHMEM ${size} B" ${IT}/pubsub/same_host.sh pair SHMEM ${size})
   pubsub_netns_test("same host: perftest INTRA ${size} B" ${IT}/pubsub/same_host.sh pair INTRA ${size})
 endforeach()
+# Loans on both sides (Writer::loan, LoanedSample).
+foreach(size 1024 1048576)
+  pubsub_netns_test("same host: perftest SHMEM -zeroCopy ${size} B" ${IT}/pubsub/same_host.sh pair SHMEM ${size} -zeroCopy)
+  pubsub_netns_test("same host: perftest INTRA -zeroCopy ${size} B" ${IT}/pubsub/same_host.sh pair INTRA ${size} -zeroCopy)
+endforeach()
 foreach(size 63000 1048576)
   pubsub_netns_test("same host: shared-memory and UDP subscribers at once, ${size} B"
                     ${IT}/pubsub/same_host.sh mixed ${size})

@@ -2,9 +2,10 @@
 # Same-host delivery with real processes (network namespaces stand for hosts: processes in one
 # namespace are on one host, and share memory; another namespace is another host).
 #
-#   same_host.sh pair SHMEM|INTRA SIZE   publisher and subscriber on one host (two processes over
+#   same_host.sh pair SHMEM|INTRA SIZE [PERFTEST ARGS]
+#                                        publisher and subscriber on one host (two processes over
 #                                        shared memory, or one process): complete, in order, every
-#                                        sample through that path
+#                                        sample through that path (-zeroCopy: loans on both sides)
 #   same_host.sh mixed SIZE              a shared-memory subscriber on the publisher's host and a
 #                                        UDP subscriber on another, at the same time: both complete
 #   same_host.sh kill-writer             SIGKILL of the publisher mid-transfer: both subscribers
@@ -65,16 +66,17 @@ case $mode in
   pair)
     transport=${2:?SHMEM or INTRA}
     size=${3:?size}
+    extra=("${@:4}")
     if [ "$transport" = INTRA ]; then
-      run_bg 0 intra -noPrint -transport INTRA -nic veth0 -datalen "$size" -exec 2 -summaryJson "$out/s"
+      run_bg 0 intra -noPrint -transport INTRA -nic veth0 -datalen "$size" -exec 2 -summaryJson "$out/s" "${extra[@]}"
       expect_rc $! 0 intra
       cat "$out/intra.out"
       python3 "$HERE/../lib/check_json.py" "$out/s.pub" "$out/s.sub" --reliable --min "$(min_for "$size")" || exit 1
       n=$(via "$out/intra.err" intra)
     else
-      run_bg 0 sub -noPrint -sub -transport SHMEM -nic veth0 -datalen "$size" -exec 60 -summaryJson "$out/sub.json"
+      run_bg 0 sub -noPrint -sub -transport SHMEM -nic veth0 -datalen "$size" -exec 60 -summaryJson "$out/sub.json" "${extra[@]}"
       sub=$!
-      run_bg 0 pub -noPrint -pub -transport SHMEM -nic veth0 -datalen "$size" -exec 2 -summaryJson "$out/pub.json"
+      run_bg 0 pub -noPrint -pub -transport SHMEM -nic veth0 -datalen "$size" -exec 2 -summaryJson "$out/pub.json" "${extra[@]}"
       expect_rc $! 0 pub
       expect_rc $sub 0 sub
       cat "$out/sub.out"
