@@ -576,6 +576,15 @@ std::shared_ptr<shm::Doorbell> ParticipantImpl::doorbell_locked(const std::strin
 }
 
 // The writer's side of the same choice as connect_writer_locked.
+void ParticipantImpl::connect_reader_locked(WriterImpl& w, const discovery::RemoteEndpoint& e) {
+  const auto info = reader_path_locked(w, e);
+  w.rtps->add_reader(info, Clock::now());
+  // A durable in-process reader gets the history from the writer's timer: run it now.
+  if (info.delivery == rtps::Delivery::kIntraProcess) {
+    boost::asio::post(io_, [this] { on_timer(); });
+  }
+}
+
 rtps::RemoteReaderInfo ParticipantImpl::reader_path_locked(const WriterImpl& w,
                                                            const discovery::RemoteEndpoint& e) {
   rtps::RemoteReaderInfo info = reader_info(e);
@@ -601,17 +610,9 @@ rtps::RemoteReaderInfo ParticipantImpl::reader_path_locked(const WriterImpl& w,
 }
 
 void ParticipantImpl::match_remote_reader_locked(const discovery::RemoteEndpoint& e) {
-  const auto now = Clock::now();
-  bool intra = false;
   for (auto& w : writers_) {
-    if (discovery::match_failure(w->endpoint, e.data).empty()) {
-      auto info = reader_path_locked(*w, e);
-      intra = intra || info.delivery == rtps::Delivery::kIntraProcess;
-      w->rtps->add_reader(info, now);
-    }
+    if (discovery::match_failure(w->endpoint, e.data).empty()) connect_reader_locked(*w, e);
   }
-  // A durable in-process reader gets the history from the writer's timer: run it now.
-  if (intra) boost::asio::post(io_, [this] { on_timer(); });
 }
 
 void ParticipantImpl::on_endpoint_discovered(const discovery::RemoteEndpoint& e) {
@@ -725,15 +726,11 @@ Result<std::shared_ptr<WriterImpl>> ParticipantImpl::create_writer(const TopicDe
       std::lock_guard rl(reg.mu);
       reg.writers[e.guid] = true;
     }
-    bool intra = false;
     for (const auto& [g, re] : remote_) {
       if (!re.data.is_writer() && discovery::match_failure(e, re.data).empty()) {
-        auto info = reader_path_locked(*w, re);
-        intra = intra || info.delivery == rtps::Delivery::kIntraProcess;
-        w->rtps->add_reader(info, Clock::now());
+        connect_reader_locked(*w, re);
       }
     }
-    if (intra) boost::asio::post(io_, [this] { on_timer(); });
     publish_routes_locked();
   }
   discovery_->announce(w->endpoint);

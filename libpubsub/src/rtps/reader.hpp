@@ -39,6 +39,7 @@
 #include "pubsub/stats.hpp"
 #include "pubsub/transport.hpp"
 #include "pubsub/types.hpp"
+#include "rtps/history.hpp"
 #include "rtps/loans.hpp"
 #include "wire/message.hpp"
 
@@ -75,6 +76,25 @@ struct ReceivedSample {
   // loan (LoanedSample). Null for network samples, whose buffer is reused after the call.
   const detail::LoanSource* loan_source = nullptr;
 };
+
+// A sample read in place from a writer's history (shared memory or in-process).
+inline ReceivedSample local_sample(const Guid& writer, const CacheChange& c, const uint8_t* data,
+                                   Time reception, const detail::LoanSource* loans) {
+  ReceivedSample s;
+  s.writer = writer;
+  s.sn = c.sn;
+  s.has_timestamp = true;
+  s.source_timestamp = c.timestamp;
+  s.reception_timestamp = reception;
+  s.has_key_hash = c.has_key_hash;
+  s.key_hash = c.key_hash;
+  s.status_info = c.status_info;
+  s.key_only = c.status_info != 0 && c.size > 0;
+  s.data = data;
+  s.size = c.size;
+  s.loan_source = loans;
+  return s;
+}
 
 // Returns false to refuse the sample for now (back-pressure).
 using DeliverFn = std::function<bool(const ReceivedSample&)>;

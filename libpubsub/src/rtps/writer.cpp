@@ -362,19 +362,8 @@ bool StatefulWriter::deliver_intra_locked() {
         behind = true;
         break;
       }
-      ReceivedSample s;
-      s.writer = config_.guid;
-      s.sn = sn;
-      s.loan_source = p.loans.registry ? &p.loans : nullptr;
-      s.has_timestamp = true;
-      s.source_timestamp = c->timestamp;
-      s.reception_timestamp = c->timestamp;
-      s.has_key_hash = c->has_key_hash;
-      s.key_hash = c->key_hash;
-      s.status_info = c->status_info;
-      s.key_only = c->status_info != 0 && c->size > 0;
-      s.data = history_.data(*c);
-      s.size = c->size;
+      const auto s = local_sample(config_.guid, *c, history_.data(*c), c->timestamp,
+                                  p.loans.registry ? &p.loans : nullptr);
       const auto r = p.info.local->deliver_local(s, Delivery::kIntraProcess);
       if (r == LocalDelivery::kGone) {
         p.gone = true;

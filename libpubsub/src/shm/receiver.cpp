@@ -110,19 +110,8 @@ bool ShmReceiver::poll(Attachment& a, Time now) {
       a.next++;
       continue;
     }
-    rtps::ReceivedSample s;
-    s.writer = a.writer;
-    s.sn = a.next;
-    s.has_timestamp = true;
-    s.source_timestamp = c.timestamp;
-    s.reception_timestamp = now;
-    s.has_key_hash = c.has_key_hash;
-    s.key_hash = c.key_hash;
-    s.status_info = c.status_info;
-    s.key_only = c.status_info != 0 && c.size > 0;
-    s.data = data;
-    s.size = c.size;
-    s.loan_source = a.loans.registry ? &a.loans : nullptr;
+    const auto s =
+        rtps::local_sample(a.writer, c, data, now, a.loans.registry ? &a.loans : nullptr);
     const auto r = a.reader->deliver_local(s, rtps::Delivery::kSharedMemory);
     if (r == rtps::LocalDelivery::kRefused && a.reliable) {
       a.refused = true;

@@ -7,7 +7,7 @@
 // code: kExitOk, kExitProblems (verify found damage, or a run failed) or kExitUsage (bad
 // arguments, a missing or unusable recording). Nothing here throws on bad input.
 //
-// How replay publishes (see shared/reference/rtps-interop.md and recording_schema.hpp):
+// How replay publishes (see recording_schema.hpp):
 // - One participant; one writer per recorded writer (storage::WriterDef) that has samples in the
 //   selection, created with replay_topic()/replay_writer_qos() from the recorded topic: same topic
 //   and type names, keyedness, partitions, data representation and reliability. Each replay

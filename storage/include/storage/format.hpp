@@ -1,4 +1,4 @@
-// On-disk format of a recording (see shared/DESIGN.md, "Storage format"), as pure functions over
+// On-disk format of a recording (this file is its reference), as pure functions over
 // byte spans. Nothing here touches files or threads; the writer, the reader, recovery, reindex and
 // the fuzz target all go through these functions. Decoding never trusts a length: every count,
 // size and varint is checked against the input and against DecodeLimits before use.

@@ -1,5 +1,5 @@
 // SegmentWriter: appends records and definitions to a recording directory
-// (index.sqlite3 + segments/NNNNNNNN.seg, see shared/DESIGN.md "Storage format").
+// (index.sqlite3 + segments/NNNNNNNN.seg, see storage/format.hpp).
 //
 // Usage (the recorder):
 //   auto w = SegmentWriter::create(dir, opts);            // new recording, starts the writer
