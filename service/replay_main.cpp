@@ -8,7 +8,9 @@
 #include <atomic>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <ctime>
 #include <exception>
 #include <iostream>
 #include <new>
@@ -23,9 +25,24 @@ namespace {
 namespace replay = service::replay;
 
 std::atomic<bool> g_stop{false};
+std::atomic<std::int64_t> g_first_signal_ns{0};
 
+std::int64_t monotonic_ns() {  // async-signal-safe
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+// The first SIGINT/SIGTERM stops the replay cleanly; a second one at least a second later (a
+// user's impatient second ^C) leaves at once with 130. A repeat within that second is the same
+// interrupt delivered twice - GNU timeout, for one, signals the child and then its process group.
 extern "C" void on_signal(int) {
-  if (g_stop.exchange(true)) _exit(130);  // a second ^C: leave at once
+  const std::int64_t now = monotonic_ns();
+  if (!g_stop.exchange(true)) {
+    g_first_signal_ns.store(now);
+    return;
+  }
+  if (now - g_first_signal_ns.load() >= 1'000'000'000) _exit(130);
 }
 
 void install_signal_handlers() {
