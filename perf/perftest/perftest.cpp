@@ -413,10 +413,8 @@ class SubscriberState {
     // The clock is read for the first sample and every 64th (and at the end of the run, see
     // count_ours): at millions of samples per second reading it for each costs more than
     // delivering them. With -ddsperfCompat (no end marker) every sample is timed.
-    const auto now =
-        o_.ddsperf_compat || (total_seen_.fetch_add(1, std::memory_order_relaxed) & 63) == 0
-            ? Clock::now()
-            : Clock::time_point{};
+    const auto now = o_.ddsperf_compat || (bump(total_seen_) & 63) == 0 ? Clock::now()
+                                                                         : Clock::time_point{};
     if (o_.ddsperf_compat) {
       std::lock_guard lk(mu_);
       count_compat(writer(info.writer), body, now);
@@ -466,8 +464,10 @@ class SubscriberState {
       duplicates_++;
       return;
     }
-    w.lost += seq - w.next_seq;
-    lost_total_.fetch_add(seq - w.next_seq, std::memory_order_relaxed);
+    if (seq != w.next_seq) {
+      w.lost += seq - w.next_seq;
+      lost_total_.fetch_add(seq - w.next_seq, std::memory_order_relaxed);
+    }
     w.next_seq = seq + 1;
     w.last_seq = seq;
     if (!w.first_seq) w.first_seq = seq;
@@ -502,7 +502,7 @@ class SubscriberState {
   void note_sample(WriterCount& w, pubsub::Bytes body, Clock::time_point now) {
     if (total_ == 0) first_ = now == Clock::time_point{} ? Clock::now() : now;
     if (now != Clock::time_point{}) last_ = now;
-    total_.fetch_add(1, std::memory_order_relaxed);
+    bump(total_);
     w.samples++;
     w.bytes += body.size();
     if (!o_.summary_json.empty()) {
@@ -568,6 +568,14 @@ class SubscriberState {
       first = false;
     }
     f << "]}\n";
+  }
+
+  // Counters only the receive thread changes (one data reader, whose callbacks never overlap):
+  // a plain load and store rather than a locked read-modify-write. Returns the old value.
+  static uint64_t bump(std::atomic<uint64_t>& c) {
+    const uint64_t v = c.load(std::memory_order_relaxed);
+    c.store(v + 1, std::memory_order_relaxed);
+    return v;
   }
 
   // The printer thread's view, while samples arrive.
@@ -763,7 +771,8 @@ class SampleMaker {
   // The same into a loaned buffer of datalen bytes. A zero payload is left as it is there
   // (an application producing its data in place pays for the data itself, not for a copy).
   uint32_t make_into(uint8_t* body, uint32_t seq, uint32_t kind, uint64_t timestamp) {
-    const uint32_t key = o_.ddsperf_compat ? seq % o_.instances : (seq - 1) % o_.instances;
+    const uint32_t n = o_.instances;  // one instance: no division per sample
+    const uint32_t key = n == 1 ? 0 : o_.ddsperf_compat ? seq % n : (seq - 1) % n;
     const size_t header = o_.ddsperf_compat ? kCompatHeaderBytes : kHeaderBytes;
     if (!pool_.empty()) {
       const size_t span = pool_.size() - o_.datalen;
@@ -1043,7 +1052,8 @@ int run_publisher(const Options& o) {
                      ws.fragments_retransmitted, ws.gaps_sent, ws.history_samples);
         return 1;
       }
-      written.fetch_add(1, std::memory_order_relaxed);
+      written.store(written.load(std::memory_order_relaxed) + 1,  // this thread only
+                    std::memory_order_relaxed);
       ++seq;
     }
     writer.flush();

@@ -52,7 +52,7 @@ CacheChange* WriterHistory::append_at(size_t at, size_t size) {
   const size_t need = round(size);
   head_ = at + need;
   used_ += need;
-  CacheChange& c = ring_[(tail_idx_ + count_) % ring_size_];
+  CacheChange& c = ring_[slot(count_)];
   ++count_;
   // Field by field, sn atomically: a shared-memory reader may be looking at this descriptor
   // (and find that it no longer holds the sample it wanted).
@@ -68,13 +68,13 @@ CacheChange* WriterHistory::append_at(size_t at, size_t size) {
 
 const CacheChange* WriterHistory::find(SequenceNumber sn) const {
   if (count_ == 0 || sn < first_sn() || sn > last_sn_) return nullptr;
-  const CacheChange& c = ring_[(tail_idx_ + static_cast<size_t>(sn - first_sn())) % ring_size_];
+  const CacheChange& c = ring_[slot(static_cast<size_t>(sn - first_sn()))];
   return c.sn == sn ? &c : nullptr;  // 0 once invalidated
 }
 
 void WriterHistory::invalidate_through(SequenceNumber sn) {
   for (SequenceNumber s = first_sn(); count_ > 0 && s <= sn && s <= last_sn_; ++s) {
-    CacheChange& c = ring_[(tail_idx_ + static_cast<size_t>(s - first_sn())) % ring_size_];
+    CacheChange& c = ring_[slot(static_cast<size_t>(s - first_sn()))];
     std::atomic_ref<SequenceNumber>(c.sn).store(0, std::memory_order_seq_cst);
   }
 }
@@ -82,7 +82,7 @@ void WriterHistory::invalidate_through(SequenceNumber sn) {
 void WriterHistory::remove_oldest() {
   if (count_ == 0) return;
   used_ -= round(oldest().size);
-  tail_idx_ = (tail_idx_ + 1) % ring_size_;
+  tail_idx_ = slot(1);
   if (--count_ == 0) {
     head_ = 0;
     used_ = 0;

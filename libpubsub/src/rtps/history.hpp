@@ -69,6 +69,11 @@ class WriterHistory {
  private:
   static size_t round(size_t n) { return n == 0 ? 8 : (n + 7) & ~size_t{7}; }
   const CacheChange& oldest() const { return ring_[tail_idx_]; }
+  // The ring index `k` places after the oldest, k <= ring_size_ (no division on the write path).
+  size_t slot(size_t k) const {
+    const size_t i = tail_idx_ + k;
+    return i >= ring_size_ ? i - ring_size_ : i;
+  }
 
   std::unique_ptr<CacheChange[]> own_ring_;
   CacheChange* ring_;

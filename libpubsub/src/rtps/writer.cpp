@@ -16,6 +16,9 @@ constexpr size_t kMinWindow = 16u << 10;
 // yet (a reader answering every HEARTBEAT, as Cyclone's does, asks several times per round
 // trip): those are not sent again until the holdoff has passed.
 constexpr auto kRepairHoldoff = std::chrono::milliseconds(2);
+// With intra-process readers only, what they took is freed once this many samples are held
+// (one pass over the readers per group rather than per sample).
+constexpr size_t kIntraReleaseEvery = 32;
 
 }  // namespace
 
@@ -96,9 +99,13 @@ Result<void> StatefulWriter::write(const WriteRequest& r, bool may_block) {
                                                      " bytes exceeds the history's max_bytes (" +
                                                      std::to_string(history_.max_bytes()) + ")");
   }
-  if (auto ok = wait_no_loan_locked(lk, may_block); !ok) return ok;
-  if (auto room = make_room_locked(lk, size, may_block); !room) return room;
-  if (loan_active_) return wait_no_loan_locked(lk, false);  // taken while we waited for room
+  if (loan_active_) {
+    if (auto ok = wait_no_loan_locked(lk, may_block); !ok) return ok;
+  }
+  if (!room_now_locked(size, cwnd_)) {  // the fast path: room without waiting
+    if (auto room = make_room_locked(lk, size, may_block); !room) return room;
+    if (loan_active_) return wait_no_loan_locked(lk, false);  // taken while we waited for room
+  }
   CacheChange* c = history_.try_append(size);
   uint8_t* dst = history_.data(*c);
   if (r.encapsulation_size) std::memcpy(dst, r.encapsulation, r.encapsulation_size);
@@ -127,8 +134,11 @@ void StatefulWriter::commit_locked(CacheChange& c, const WriteRequest& r) {
   if (config_.qos.durability == DurabilityKind::kVolatile) {
     if (reliable_readers_ + local_reliable_ == 0) {
       remove_through_locked(history_.last_sn());  // nobody will ask for it again
-    } else if (reliable_readers_ == 0 && shm_readers_ == 0) {
-      release_acked_locked();  // intra-process readers only: what they took is acknowledged
+    } else if (reliable_readers_ == 0 && shm_readers_ == 0 &&
+               history_.size() >= kIntraReleaseEvery) {
+      // Intra-process readers only: what they took is acknowledged. Released in groups, and
+      // by make_room_locked() before a writer would wait.
+      release_acked_locked();
     }
   }
 }
@@ -191,7 +201,7 @@ bool StatefulWriter::room_now_locked(size_t size, size_t window) {
 Result<void> StatefulWriter::make_room_locked(std::unique_lock<std::mutex>& lk, size_t size,
                                               bool may_block) {
   if (room_now_locked(size, cwnd_)) return {};
-  if (shm_readers_) {
+  if (shm_readers_ || intra_readers_) {
     refresh_local_acks_locked();
     release_acked_locked();
     if (room_now_locked(size, cwnd_)) return {};
