@@ -5,16 +5,19 @@
 # network namespace (one host). memcpy of the same sizes is the limit beside them. Then the
 # recorder on the publisher's host: recorded MB/s over shared memory and over UDP, zero and random
 # payloads, against dd conv=fdatasync on the same disk, with the recorder's CPU per GB.
+# Cyclone DDS (ddsperf) over iceoryx is the third peer where it applies: its shared memory carries
+# only fixed-size types, so at 32 B (ddsperf's K32 topic), KEEP_LAST 16, with -L; next to it the
+# same ddsperf over UDP. It needs iox-roudi and no other RouDi running (else the column is skipped).
 # Usage (root): perf/bench/same_host.sh [--exec S] [--sizes "..."] [--latency-sizes "..."]
 #               [--record-dir DIR] [--fsync none|chunk|segment|interval] [--no-recorder]
-#               [--no-fastdds]
+#               [--no-fastdds] [--no-cyclone]
 # Prints markdown tables; every figure is one run of --exec seconds (default 3).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$ROOT/tests/integration/lib/netns.sh"
 BIN=${BIN:-$ROOT/build-release/bin}
 exec_s=3 sizes="32 1024 63000 65536 1048576 4194304" lat_sizes="32 1024 65536 1048576"
-record_parent=/var/tmp recorder=1 fastdds=1 fsync=chunk
+record_parent=/var/tmp recorder=1 fastdds=1 fsync=chunk cyclone=1
 while [ $# -gt 0 ]; do
   case $1 in
     --exec) exec_s=$2; shift 2 ;;
@@ -24,6 +27,7 @@ while [ $# -gt 0 ]; do
     --fsync) fsync=$2; shift 2 ;;
     --no-recorder) recorder=0; shift ;;
     --no-fastdds) fastdds=0; shift ;;
+    --no-cyclone) cyclone=0; shift ;;
     *) echo "unknown option $1"; exit 2 ;;
   esac
 done
@@ -37,7 +41,8 @@ fi
 netns_setup 1
 tmp=$(mktemp -d)
 rec_tmp=
-trap 'netns_cleanup; rm -rf "$tmp"; [ -n "$rec_tmp" ] && rm -rf "$rec_tmp"' EXIT
+roudi_pid= roudi_shm=
+trap 'cyclone_stop; netns_cleanup; rm -rf "$tmp"; [ -n "$rec_tmp" ] && rm -rf "$rec_tmp"' EXIT
 run() { netns_run 0 $((exec_s + 60)) "$@"; }
 
 # perftest_cmd TOOL MODE SIZE [-latencyTest]: sets EXE and ARGS for one side of a run. TOOL:
@@ -82,9 +87,101 @@ fmt() {  # samples/s size -> "N (G Gbit/s)"
 }
 ratio() { awk -v a="${1:-0}" -v b="${2:-0}" 'BEGIN { printf "%.2f", (b > 0) ? a / b : 0 }'; }
 
+# ---- Cyclone DDS over iceoryx ----------------------------------------------------------------
+# Each iceoryx run gets a RouDi of our own, started fresh (one left behind by ddsperf's SIGTERM exit
+# does not serve the next run). Left out, with the reason, when a RouDi is running already or its
+# shared memory is there: not ours to touch.
+cyclone_check() {
+  local f
+  [ $cyclone = 1 ] || return 0
+  if ! command -v ddsperf >/dev/null || ! command -v iox-roudi >/dev/null; then
+    echo "(Cyclone columns left out: no ddsperf or iox-roudi; scripts/setup.sh installs them)"
+    cyclone=0 && return 0
+  fi
+  if pgrep -x -r R,S,D,T,t iox-roudi >/dev/null; then  # zombies aside
+    echo "(Cyclone columns left out: an iox-roudi this script did not start is running)"
+    cyclone=0 && return 0
+  fi
+  for f in iceoryx_mgmt "$(id -un)"; do
+    if [ -e "/dev/shm/$f" ]; then
+      echo "(Cyclone columns left out: /dev/shm/$f exists and is not this script's)"
+      cyclone=0 && return 0
+    fi
+  done
+  roudi_shm="/dev/shm/iceoryx_mgmt /dev/shm/$(id -un)"
+  for f in shm udp; do
+    {
+      echo '<CycloneDDS><Domain id="any">'
+      [ $f = shm ] && echo '<SharedMemory><Enable>true</Enable><LogLevel>warn</LogLevel></SharedMemory>'
+      echo '<General><Interfaces><NetworkInterface name="veth0"/></Interfaces></General>'
+      echo '</Domain></CycloneDDS>'
+    } >"$tmp/cyclone-$f.xml"
+  done
+}
+roudi_start() {
+  local i
+  iox-roudi -l warning >"$tmp/roudi.log" 2>&1 &
+  roudi_pid=$!
+  for ((i = 0; i < 100; i++)); do
+    grep -q "RouDi is ready" "$tmp/roudi.log" && break
+    sleep 0.1
+  done
+}
+# RouDi is ours: stopped by PID (killed if it hangs), and the shared memory it created removed if
+# it did not remove it itself (it aborts at times on shutdown).
+cyclone_stop() {
+  local i
+  [ -n "$roudi_pid" ] || return 0
+  kill -TERM "$roudi_pid" 2>/dev/null
+  for ((i = 0; i < 50; i++)); do kill -0 "$roudi_pid" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$roudi_pid" 2>/dev/null
+  wait "$roudi_pid" 2>/dev/null
+  rm -f $roudi_shm
+  roudi_pid=
+}
+# cyclone_run shm|udp ROLE_A ROLE_B: ddsperf ROLE_B (sub|pong) started first, then ROLE_A
+# (pub|ping) once it is matched; K32, KEEP_LAST 16, -L as over iceoryx it needs. ddsperf ends
+# itself with SIGTERM at the end of -D over iceoryx, so its exit status is not used; ROLE_B is
+# stopped by PID (timeout's, which forwards the signal and kills it 5 s later if it hangs).
+cyclone_run() {
+  local path=$1 a=$2 b=$3
+  local cmd=(env "CYCLONEDDS_URI=file://$tmp/cyclone-$path.xml" ddsperf -L -i 61 -T K32 -k 16)
+  [ "$path" = shm ] && roudi_start
+  netns_spawn 0 $((exec_s + 30)) "${cmd[@]}" "$b" >"$tmp/cyc-$b.log" 2>&1
+  local pid_b=$SPAWNED
+  run "${cmd[@]}" -Qminmatch:1 -Qinitwait:10 -D "$exec_s" "$a" >"$tmp/cyc-$a.log" 2>&1
+  kill -TERM "$pid_b" 2>/dev/null
+  wait "$pid_b" 2>/dev/null
+  [ "$path" = shm ] && cyclone_stop
+}
+# Throughput: "N (lost L)" = samples ddsperf sub received / exec seconds, and its lost count.
+cyclone_tput() {
+  cyclone_run "$1" pub sub
+  grep -o 'size 32 total [0-9]* lost [0-9]*' "$tmp/cyc-sub.log" | tail -n 1 |
+    awk -v s="$exec_s" '{printf "%.0f (lost %d)", $4 / s, $6}'
+}
+# Latency: one-way median (us) = ddsperf ping's 50% round trip to the pong process / 2.
+cyclone_lat() {
+  cyclone_run "$1" ping pong
+  local pong_pid
+  pong_pid=$(grep -o '^\[[0-9]*\]' "$tmp/cyc-pong.log" | head -n 1 | tr -d '[]')
+  grep "vm:$pong_pid size 32 " "$tmp/cyc-ping.log" | tail -n 1 |
+    awk '{for (i = 1; i < NF; i++) if ($i == "50%") {sub("us", "", $(i+1)); printf "%.1f", $(i+1) / 2}}'
+}
+
 ours_modes="INTRA INTRA+zc SHMEM SHMEM+zc UDPv4"
 fast_modes="INTRA SHMEM SHMEM+ds SHMEM+zc UDPv4"
 [ $fastdds = 1 ] || fast_modes=""
+cyclone_check
+cyc_modes="iceoryx UDPv4"
+[ $cyclone = 1 ] || cyc_modes=""
+# cyc_cell tput|lat MODE SIZE: Cyclone's figure at 32 B, "-" elsewhere (no fixed-size type).
+cyc_cell() {
+  [ "$3" = 32 ] || { echo "-"; return; }
+  local path=shm
+  [ "$2" = UDPv4 ] && path=udp
+  "cyclone_$1" $path
+}
 echo "# Same host: pubsub vs Fast DDS 2.9, reliable, $(nproc) cores, $(uname -r), exec ${exec_s}s, commit $(git -C "$ROOT" rev-parse --short HEAD)"
 echo
 echo "Throughput, samples/s (Gbit/s of payload from 16 KiB). zc = loans (-zeroCopy: the publisher"
@@ -95,14 +192,16 @@ echo
 header="| Size (B) | memcpy copies/s (GB/s)"
 for m in $ours_modes; do header+=" | ours $m"; done
 for m in $fast_modes; do header+=" | Fast DDS $m"; done
+for m in $cyc_modes; do header+=" | Cyclone $m (K32)"; done
 echo "$header |"
-echo "|---:|---:$(for m in $ours_modes $fast_modes; do printf '|---:'; done)|"
+echo "|---:|---:$(for m in $ours_modes $fast_modes $cyc_modes; do printf '|---:'; done)|"
 declare -A R
 for size in $sizes; do
   mc=$("$BIN/memcpy_bench" "$size" 1)
   line="| $size | $(echo "$mc" | awk -F, '{printf "%.0f (%.1f)", $2, $3}')"
   for m in $ours_modes; do R[ours,$m,$size]=$(tput ours "$m" "$size"); line+=" | $(fmt "${R[ours,$m,$size]}" "$size")"; done
   for m in $fast_modes; do R[fast,$m,$size]=$(tput fastdds "$m" "$size"); line+=" | $(fmt "${R[fast,$m,$size]}" "$size")"; done
+  for m in $cyc_modes; do line+=" | $(cyc_cell tput "$m" "$size")"; done
   echo "$line |"
 done
 echo
@@ -123,12 +222,14 @@ echo
 header="| Size (B)"
 for m in INTRA SHMEM SHMEM+zc UDPv4; do header+=" | ours $m"; done
 for m in $fast_modes; do header+=" | Fast DDS $m"; done
+for m in $cyc_modes; do header+=" | Cyclone $m (K32)"; done
 echo "$header |"
-echo "|---:$(for m in INTRA SHMEM SHMEM+zc UDPv4 $fast_modes; do printf '|---:'; done)|"
+echo "|---:$(for m in INTRA SHMEM SHMEM+zc UDPv4 $fast_modes $cyc_modes; do printf '|---:'; done)|"
 for size in $lat_sizes; do
   line="| $size"
   for m in INTRA SHMEM SHMEM+zc UDPv4; do line+=" | $(lat ours "$m" "$size")"; done
   for m in $fast_modes; do line+=" | $(lat fastdds "$m" "$size")"; done
+  for m in $cyc_modes; do line+=" | $(cyc_cell lat "$m" "$size")"; done
   echo "$line |"
 done
 
