@@ -1049,7 +1049,7 @@ Result<void> WriterImpl::write_loan(size_t body_size, const WriteOptions& o) {
   r.status_info = o.status_info;
   r.timestamp = o.timestamp ? *o.timestamp : Time::now();
   const size_t pad = (4 - body_size % 4) % 4;
-  return rtps->write_loan(r, pad);
+  return rtps->write_loan(r, pad, !participant->transport().on_receive_thread());
 }
 
 }  // namespace detail

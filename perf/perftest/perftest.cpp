@@ -413,8 +413,8 @@ class SubscriberState {
     // The clock is read for the first sample and every 64th (and at the end of the run, see
     // count_ours): at millions of samples per second reading it for each costs more than
     // delivering them. With -ddsperfCompat (no end marker) every sample is timed.
-    const auto now = o_.ddsperf_compat || (bump(total_seen_) & 63) == 0 ? Clock::now()
-                                                                         : Clock::time_point{};
+    const auto now =
+        o_.ddsperf_compat || (bump(total_seen_) & 63) == 0 ? Clock::now() : Clock::time_point{};
     if (o_.ddsperf_compat) {
       std::lock_guard lk(mu_);
       count_compat(writer(info.writer), body, now);

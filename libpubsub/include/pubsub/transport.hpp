@@ -110,10 +110,16 @@ struct FaultOptions {
   Duration max_reorder_delay = std::chrono::milliseconds(2);
   Duration latency = std::chrono::microseconds(0);  // added to every datagram
   uint64_t seed = 1;
+  // A slow receiver with a bounded socket buffer (as a Cyclone DDS reader's 1 MB): each
+  // participant takes in receive_rate bytes/s; what arrives while receive_buffer_bytes are
+  // already waiting is dropped. 0: unlimited.
+  double receive_rate = 0;
+  size_t receive_buffer_bytes = 0;
 };
 
 struct FakeNetworkStats {
   uint64_t delivered = 0, dropped = 0, duplicated = 0, reordered = 0;
+  uint64_t overflowed = 0;  // dropped because the receiver's buffer was full (receive_rate)
 };
 
 // An in-process network: transports created from it reach each other by locator (multicast

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <thread>
 
 namespace pubsub::rtps {
 namespace {
@@ -19,6 +20,10 @@ constexpr auto kRepairHoldoff = std::chrono::milliseconds(2);
 // With intra-process readers only, what they took is freed once this many samples are held
 // (one pass over the readers per group rather than per sample).
 constexpr size_t kIntraReleaseEvery = 32;
+// Fragment repairs sent at once to a reader whose losses turned the pacer on: Cyclone's readers
+// ask for missing fragments about every 100 ms, so each request is answered in full up to this
+// (what their 1-MB socket buffer takes in one go).
+constexpr size_t kRepairBurst = 768u << 10;
 
 }  // namespace
 
@@ -94,6 +99,7 @@ bool StatefulWriter::have_room_locked(size_t size, size_t window) const {
 Result<void> StatefulWriter::write(const WriteRequest& r, bool may_block) {
   const size_t size = r.encapsulation_size + r.body_size + r.padding;
   std::unique_lock lk(mu_);
+  if (partial_.sn) wait_no_partial_locked(lk);
   if (!history_.fits(size)) {
     return make_error(ErrorCode::kResourceLimit, "sample of " + std::to_string(size) +
                                                      " bytes exceeds the history's max_bytes (" +
@@ -111,11 +117,12 @@ Result<void> StatefulWriter::write(const WriteRequest& r, bool may_block) {
   if (r.encapsulation_size) std::memcpy(dst, r.encapsulation, r.encapsulation_size);
   if (r.body_size) std::memcpy(dst + r.encapsulation_size, r.body, r.body_size);
   if (r.padding) std::memset(dst + r.encapsulation_size + r.body_size, 0, r.padding);
-  commit_locked(*c, r);
+  commit_locked(*c, r, may_block);
+  if (partial_.sn) finish_partial_locked(lk);
   return {};
 }
 
-void StatefulWriter::commit_locked(CacheChange& c, const WriteRequest& r) {
+void StatefulWriter::commit_locked(CacheChange& c, const WriteRequest& r, bool may_pace) {
   c.timestamp = r.timestamp;
   c.status_info = r.status_info;
   if (r.key_hash) {
@@ -124,7 +131,7 @@ void StatefulWriter::commit_locked(CacheChange& c, const WriteRequest& r) {
   }
   stats_.samples_written++;
   stats_.bytes_written += c.size;
-  send_new_locked(c);
+  send_new_locked(c, may_pace);
   if (segment_) publish_locked();
   if (intra_readers_) {
     deliver_intra_locked();
@@ -173,17 +180,19 @@ Result<uint8_t*> StatefulWriter::loan(size_t size, bool may_block) {
   return history_.bytes_at(loan_offset_);
 }
 
-Result<void> StatefulWriter::write_loan(const WriteRequest& meta, size_t padding) {
-  std::lock_guard lk(mu_);
+Result<void> StatefulWriter::write_loan(const WriteRequest& meta, size_t padding, bool may_block) {
+  std::unique_lock lk(mu_);
   if (!loan_active_) return make_error(ErrorCode::kInvalidArgument, "no loan outstanding");
+  if (partial_.sn) wait_no_partial_locked(lk);
   loan_active_ = false;
   // The header and padding around the body the application filled.
   uint8_t* p = history_.bytes_at(loan_offset_);
   const uint8_t header[4] = {0x00, 0x01, 0x00, static_cast<uint8_t>(padding)};  // CDR_LE
   std::memcpy(p, header, 4);
   if (padding) std::memset(p + loan_size_ - padding, 0, padding);
-  commit_locked(*history_.append_at(loan_offset_, loan_size_), meta);
+  commit_locked(*history_.append_at(loan_offset_, loan_size_), meta, may_block);
   notify_locked();
+  if (partial_.sn) finish_partial_locked(lk);
   return {};
 }
 
@@ -221,7 +230,10 @@ Result<void> StatefulWriter::make_room_locked(std::unique_lock<std::mutex>& lk, 
   // Hysteresis: once the window is full, wait until half of it is acknowledged, so a
   // steady stream costs one wake-up per half window rather than one per acknowledgement.
   while (!room_now_locked(size, cwnd_ / 2)) {
-    if (!wait_locked(lk, deadline) && !room_now_locked(size, cwnd_)) {
+    if (!wait_locked(lk, deadline)) {
+      // Past the deadline wait_locked() no longer waits: room within the whole window will do,
+      // else it is a timeout (looping here would spin with the lock held).
+      if (room_now_locked(size, cwnd_)) return {};
       stats_.write_timeouts++;
       return make_error(ErrorCode::kTimeout,
                         "write blocked for max_blocking_time: readers did not acknowledge");
@@ -394,7 +406,7 @@ void StatefulWriter::flush() {
   flush_batch_locked(true);
 }
 
-void StatefulWriter::send_new_locked(const CacheChange& c) {
+void StatefulWriter::send_new_locked(const CacheChange& c, bool may_pace) {
   if (destinations_.empty()) return;
   const auto& batching = config_.qos.batching;
   const auto qos = inline_qos(c);
@@ -409,6 +421,8 @@ void StatefulWriter::send_new_locked(const CacheChange& c) {
   flush_batch_locked(false);
   if (c.size <= max_data_payload()) {
     send_whole_locked(c, destinations_, nullptr, heartbeat_due_locked());
+  } else if (may_pace && pacer_.active() && reliable_readers_ > 0 && beyond_window(c.size)) {
+    partial_ = {c.sn, 1};  // the writing thread sends it run by run (finish_partial_locked)
   } else {
     send_fragments_locked(c, destinations_, nullptr, 1, fragment_count(c.size),
                           heartbeat_due_locked());
@@ -462,7 +476,46 @@ void StatefulWriter::flush_batch_locked(bool with_heartbeat) {
 }
 
 SequenceNumber StatefulWriter::sent_last_locked() const {
-  return history_.last_sn() - static_cast<SequenceNumber>(batch_samples_);
+  // A sample still being sent run by run is not announced until its last fragment is out.
+  return history_.last_sn() - static_cast<SequenceNumber>(batch_samples_) - (partial_.sn ? 1 : 0);
+}
+
+// One rate decrease per loss episode: a loss of data sent before the previous decrease (the same
+// sample asked for again, say) is the same episode.
+void StatefulWriter::pace_after_loss_locked(SequenceNumber lost, SteadyTime now) {
+  if (lost <= pacer_recovery_sn_) return;
+  pacer_.on_loss(now);
+  pacer_recovery_sn_ = history_.last_sn();
+}
+
+void StatefulWriter::wait_no_partial_locked(std::unique_lock<std::mutex>& lk) {
+  space_cv_.wait(lk, [&] { return partial_.sn == 0; });
+}
+
+void StatefulWriter::finish_partial_locked(std::unique_lock<std::mutex>& lk) {
+  while (partial_.sn) {
+    const CacheChange* c = history_.find(partial_.sn);
+    if (!c || destinations_.empty()) break;  // no longer wanted (readers gone)
+    const uint32_t total = fragment_count(c->size);
+    const uint32_t last = std::min<uint32_t>(total, partial_.next + kFragmentBatch - 1);
+    const size_t end = std::min<size_t>(c->size, size_t{last} * fragment_size_);
+    const size_t bytes = end - size_t{partial_.next - 1} * fragment_size_;
+    const auto wait = pacer_.reserve(bytes, std::chrono::steady_clock::now());
+    if (wait > Duration::zero()) {
+      lk.unlock();
+      std::this_thread::sleep_for(wait);
+      lk.lock();
+      c = history_.find(partial_.sn);
+      if (!c || destinations_.empty()) break;
+    }
+    const bool final_run = last == total;
+    const bool heartbeat = final_run && heartbeat_due_locked();
+    send_fragments_locked(*c, destinations_, nullptr, partial_.next, last, heartbeat);
+    partial_.next = last + 1;
+    if (final_run) break;
+  }
+  partial_ = {};
+  space_cv_.notify_all();  // writes waiting for this sample to be out
 }
 
 bool StatefulWriter::heartbeat_due_locked() const {
@@ -515,6 +568,8 @@ void StatefulWriter::send_fragments_locked(const CacheChange& c, std::span<const
   ConstBuffer parts[kFragmentBatch][3];
   std::span<const ConstBuffer> datagrams[kFragmentBatch];
   size_t n = 0;
+  size_t sent_bytes = 0;
+  const auto began = std::chrono::steady_clock::now();
   auto send = [&] {
     if (n == 0) return;
     transport_.send_many(to, {datagrams, n});
@@ -537,7 +592,7 @@ void StatefulWriter::send_fragments_locked(const CacheChange& c, std::span<const
     const size_t pad = wire::MessageBuilder::padding(len);
     std::memset(tail, 0, pad);
     size_t tail_size = pad;
-    if (f == last && reliable_readers_ > 0) {
+    if (f == last && reliable_readers_ > 0 && (directed || last == fragment_count(c.size))) {
       // HEARTBEAT_FRAG after every fragmented sample (a reader missing fragments asks for them
       // at once; a complete one stays silent); a HEARTBEAT only when one is due.
       wire::MessageBuilder hb(tail + pad, kFragmentScratch - head - pad);
@@ -554,6 +609,7 @@ void StatefulWriter::send_fragments_locked(const CacheChange& c, std::span<const
       }
       tail_size += hb.size();
     }
+    sent_bytes += len;
     parts[n][0] = {area, head};
     parts[n][1] = {history_.data(c) + begin, len};
     parts[n][2] = {tail, tail_size};
@@ -561,7 +617,8 @@ void StatefulWriter::send_fragments_locked(const CacheChange& c, std::span<const
     if (++n == kFragmentBatch) send();
   }
   send();
-  if (!directed && !heartbeat) {
+  pacer_.note_sent(sent_bytes, began, std::chrono::steady_clock::now());
+  if (!directed && !heartbeat && last == fragment_count(c.size)) {
     bytes_since_heartbeat_ += c.size;
     samples_since_heartbeat_++;
   }
@@ -701,6 +758,13 @@ void StatefulWriter::on_acknack(const GuidPrefix& source, const wire::AckNackSub
       recovery_sn_ = sent_last;
       had_loss_ = true;
     }
+    for (size_t i = 0; i < n; ++i) {  // a whole sample larger than the window lost: pace
+      const CacheChange* c = history_.find(nacks[i]);
+      if (c && beyond_window(c->size) && nacks[i] > p->join_sn) {
+        pace_after_loss_locked(nacks[i], now);
+        break;
+      }
+    }
     if (const SequenceNumber hi = retransmit_locked(*p, {nacks, n})) {
       p->repaired_hi = hi;
       p->repaired_at = now;
@@ -717,12 +781,13 @@ void StatefulWriter::on_acknack(const GuidPrefix& source, const wire::AckNackSub
         had_loss_ ? std::max<size_t>(1, released * send_buf_.size() / std::max<size_t>(cwnd_, 1))
                   : released;
     cwnd_ = std::min(config_.max_unacked_bytes, cwnd_ + grow);
+    pacer_.on_acked(released);
   }
   notify_locked();
 }
 
 void StatefulWriter::on_nack_frag(const GuidPrefix& source, const wire::NackFragSubmessage& m,
-                                  SteadyTime) {
+                                  SteadyTime now) {
   std::lock_guard lk(mu_);
   ReaderProxy* p = find_locked(Guid{source, m.reader_id});
   if (!p || !p->info.reliable) return;
@@ -737,8 +802,15 @@ void StatefulWriter::on_nack_frag(const GuidPrefix& source, const wire::NackFrag
   }
   const auto to = reader_locators(*p);
   const uint32_t total = fragment_count(c->size);
-  // As for whole samples, one congestion window of fragments per request.
+  // Fragments of a sample larger than the window went missing: pace those (pacer.hpp).
+  if (beyond_window(c->size)) pace_after_loss_locked(m.sn, now);
+  // As for whole samples, one congestion window of fragments per request, and no more than the
+  // pacer lets go now (but at least one burst: the reader may not ask again for a while).
   size_t budget = std::max<size_t>(1, cwnd_ / fragment_size_);
+  if (pacer_.active()) {  // the reader may not ask again for a while: up to kRepairBurst now
+    budget = std::max<size_t>(1, std::max(pacer_.available(now), kRepairBurst) / fragment_size_);
+  }
+  (void)pacer_.reserve(budget * fragment_size_, now);  // repairs delay new data, not themselves
   uint32_t run_first = 0, run_last = 0;
   for (uint32_t i = 0; i <= m.fragments.num_bits; ++i) {
     const bool set = i < m.fragments.num_bits && m.fragments.test(i) && budget > 0;

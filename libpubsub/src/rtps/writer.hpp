@@ -39,6 +39,11 @@
 // buffer: Cyclone's readers keep about 1 MB) settles just under what it can hold instead of
 // overflowing it every few windows - each overflow costs a burst of repairs, since such a reader
 // may also drop what arrives behind the hole.
+// A sample the window holds fewer than three of cannot be flow-controlled by it (each leaves as
+// one burst of DATA_FRAGs). Once a reader has lost such a sample's fragments the Pacer spreads an
+// sample's fragments at an adapting rate (the writing thread waits its turn with the lock
+// released; a repair request is answered in full up to kRepairBurst), so a reader with a small
+// socket buffer is not overrun again by the next one. Smaller samples are left to the window.
 #pragma once
 
 #include <atomic>
@@ -54,6 +59,7 @@
 #include "pubsub/transport.hpp"
 #include "pubsub/types.hpp"
 #include "rtps/history.hpp"
+#include "rtps/pacer.hpp"
 #include "rtps/reader.hpp"
 #include "shm/segment.hpp"
 #include "wire/message.hpp"
@@ -112,7 +118,7 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
   // encapsulation included), which the caller fills and then commits with write_loan() or
   // gives back with release_loan(). One loan at a time: other writes wait until it ends.
   Result<uint8_t*> loan(size_t size, bool may_block);
-  Result<void> write_loan(const WriteRequest& meta, size_t padding);
+  Result<void> write_loan(const WriteRequest& meta, size_t padding, bool may_block = true);
   void release_loan();
   void flush();
 
@@ -168,7 +174,7 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
   // Waits (up to max_blocking_time) until no loan is outstanding.
   Result<void> wait_no_loan_locked(std::unique_lock<std::mutex>& lk, bool may_block);
   // After a sample entered the history: sends, publishes and hands it to local readers.
-  void commit_locked(CacheChange& c, const WriteRequest& meta);
+  void commit_locked(CacheChange& c, const WriteRequest& meta, bool may_pace);
   Result<void> make_room_locked(std::unique_lock<std::mutex>& lk, size_t size, bool may_block);
   bool room_now_locked(size_t size, size_t window);
   // KEEP_LAST: drops the oldest samples until `size` fits; false when a reader holds one.
@@ -187,7 +193,12 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
   // space from there on is not reused.
   SequenceNumber min_hold_locked();
   void on_loans_released();
-  void send_new_locked(const CacheChange& c);
+  void send_new_locked(const CacheChange& c, bool may_pace);
+  // Sends the rest of a fragmented sample whose sending the pacer spread out (partial_),
+  // waiting for its turn with the lock released.
+  void finish_partial_locked(std::unique_lock<std::mutex>& lk);
+  void wait_no_partial_locked(std::unique_lock<std::mutex>& lk);
+  void pace_after_loss_locked(SequenceNumber lost, SteadyTime now);
   void append_to_batch_locked(const CacheChange& c, const wire::OutgoingInlineQos& qos,
                               size_t need);
   void flush_batch_locked(bool with_heartbeat);
@@ -210,6 +221,9 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
   ReaderProxy* find_locked(const Guid& g);
   std::span<const Locator> reader_locators(const ReaderProxy& p) const;
   size_t max_data_payload() const;
+  // Samples the window holds fewer than three of: it cannot pace them (each leaves as one burst),
+  // so the Pacer does once a reader has lost some.
+  bool beyond_window(size_t size) const { return size * 3 > config_.max_unacked_bytes; }
   uint32_t fragment_count(uint32_t size) const {
     return (size + fragment_size_ - 1) / fragment_size_;
   }
@@ -250,6 +264,15 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
   static constexpr size_t kFragmentBatch = 32;
   static constexpr size_t kFragmentScratch = 256;
   std::vector<uint8_t> frag_scratch_;
+
+  // Fragmented data spread over time once a reader lost some (pacer.hpp). While a write() is
+  // sending a sample run by run, partial_ names it and the next fragment; other writes wait.
+  Pacer pacer_;
+  SequenceNumber pacer_recovery_sn_ = 0;  // losses at or below: the current episode
+  struct Partial {
+    SequenceNumber sn = 0;  // 0: none
+    uint32_t next = 0;
+  } partial_;
 
   size_t cwnd_;                     // congestion window, bytes
   SequenceNumber recovery_sn_ = 0;  // no further halving for losses at or below this

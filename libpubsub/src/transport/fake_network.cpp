@@ -16,6 +16,8 @@
 #include <queue>
 #include <random>
 #include <thread>
+#include <unordered_map>
+#include <vector>
 
 #include "pubsub/transport.hpp"
 #include "wire/constants.hpp"
@@ -88,6 +90,8 @@ class FakeNetworkImpl final : public FakeNetwork,
   FakeTransport* delivering_to_ = nullptr;
   bool stopping_ = false;
   FakeNetworkStats stats_;
+  // receive_rate: when each receiver will have taken in what was queued for it so far.
+  std::unordered_map<FakeTransport*, Clock::time_point> drained_at_;
   std::atomic<uint32_t> next_host_{1};
   std::thread thread_;
 };
@@ -185,10 +189,25 @@ void FakeNetworkImpl::enqueue_locked(FakeTransport* dest, const std::vector<uint
     stats_.dropped++;
     return;
   }
+  Clock::time_point drained = now;
+  if (faults_.receive_rate > 0) {  // a socket buffer drained at receive_rate
+    auto& until = drained_at_[dest];
+    until = std::max(until, now);
+    const double waiting =
+        std::chrono::duration<double>(until - now).count() * faults_.receive_rate;
+    if (faults_.receive_buffer_bytes && waiting + static_cast<double>(data.size()) >
+                                            static_cast<double>(faults_.receive_buffer_bytes)) {
+      stats_.overflowed++;
+      return;
+    }
+    until += std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double>(static_cast<double>(data.size()) / faults_.receive_rate));
+    drained = until;
+  }
   const int copies = u(rng_) < faults_.duplicate ? 2 : 1;
   if (copies == 2) stats_.duplicated++;
   for (int c = 0; c < copies; ++c) {
-    auto at = now + faults_.latency;
+    auto at = std::max(now + faults_.latency, drained);
     if (u(rng_) < faults_.reorder) {
       stats_.reordered++;
       at += std::chrono::nanoseconds(

@@ -267,3 +267,54 @@ TEST_CASE("KEEP_ALL writer blocks, then times out, when a reader stops acknowled
   REQUIRE(ws.history_bytes <= (1u << 20));
   REQUIRE(rs.buffered_bytes <= 64 * 1024 + 1100);  // the reader's own bound (+ one sample)
 }
+
+TEST_CASE("Large samples into a slow reader with a small buffer: paced, no repair storm") {
+  // The reader's participant takes in 200 MB/s through a 1-MiB socket buffer (a Cyclone DDS
+  // reader, issue 15); each 2-MB sample is ~230 fragments. Sent as one burst, every sample
+  // would overflow the buffer by about half and be repaired again and again; the writer must
+  // notice and spread the fragments instead (rtps/pacer.hpp), so that overflows and repairs stay
+  // a small part of what was sent. Every sample arrives intact.
+  auto net = FakeNetwork::create();
+  ParticipantOptions po = test::fake_options(net);
+  auto pub = Participant::create(po);
+  auto sub = Participant::create(po);
+  REQUIRE(pub);
+  REQUIRE(sub);
+  TopicDescription topic{"SlowReader", "test::Blob"};
+  constexpr uint32_t kCount = 40;
+  constexpr size_t kSize = 2'000'000;
+  std::mutex mu;
+  uint32_t received = 0, intact = 0;
+  auto reader = sub.value()->create_reader(topic, ReaderQos{}, [&](const SampleInfo&, Bytes body) {
+    uint32_t seq;
+    std::memcpy(&seq, body.data(), 4);
+    const auto want = test::pattern(seq, kSize);
+    std::lock_guard lk(mu);
+    received++;
+    if (body.size() == kSize && std::memcmp(body.data(), want.data(), kSize) == 0) intact++;
+  });
+  REQUIRE(reader);
+  auto writer = pub.value()->create_writer(topic, WriterQos{});
+  REQUIRE(writer);
+  REQUIRE(writer.value()->wait_for_readers(1, 10s));
+  REQUIRE(test::eventually([&] { return reader.value()->matched_writers() == 1; }));
+  FaultOptions slow;
+  slow.receive_rate = 200e6;
+  slow.receive_buffer_bytes = 1u << 20;
+  net->set_faults(slow);
+  for (uint32_t i = 1; i <= kCount; ++i) {
+    REQUIRE(writer.value()->write(test::as_bytes(test::pattern(i, kSize))).ok());
+  }
+  REQUIRE(writer.value()->wait_for_acknowledgments(30s));
+  const auto ns = net->stats();
+  const auto ws = writer.value()->stats();
+  std::lock_guard lk(mu);
+  const uint64_t fragments = uint64_t{kCount} * ((kSize + 8800) / 8800);  // ~ sent once
+  INFO("overflowed " << ns.overflowed << " fragments retransmitted " << ws.fragments_retransmitted
+                     << " of ~" << fragments);
+  CHECK(received == kCount);
+  CHECK(intact == kCount);
+  CHECK(ns.overflowed > 0);              // the first burst did overflow
+  CHECK(ns.overflowed * 5 < fragments);  // then, under a fifth
+  CHECK(ws.fragments_retransmitted * 5 < fragments);
+}

@@ -1,0 +1,63 @@
+#include "rtps/pacer.hpp"
+
+#include <algorithm>
+#include <cstdint>
+
+namespace pubsub::rtps {
+
+namespace {
+
+Pacer::Clock::duration seconds_for(double bytes, double rate) {
+  return std::chrono::duration_cast<Pacer::Clock::duration>(
+      std::chrono::duration<double>(bytes / rate));
+}
+
+}  // namespace
+
+// next_ is the virtual time up to which the booked bytes have (notionally) left; idle time earns
+// at most one burst of credit, so next_ never lags `now` by more than the burst's duration.
+Pacer::Clock::duration Pacer::reserve(size_t bytes, Clock::time_point now) {
+  if (!active()) return Clock::duration::zero();
+  next_ = std::max(next_, now - seconds_for(static_cast<double>(kBurst), rate_));
+  next_ += seconds_for(static_cast<double>(bytes), rate_);
+  return next_ > now ? next_ - now : Clock::duration::zero();
+}
+
+size_t Pacer::available(Clock::time_point now) const {
+  if (!active()) return SIZE_MAX;
+  const Clock::time_point from =
+      std::max(next_, now - seconds_for(static_cast<double>(kBurst), rate_));
+  const double credit = std::chrono::duration<double>(now - from).count() * rate_;
+  return credit <= 0 ? 0 : static_cast<size_t>(credit);
+}
+
+// The rate is measured over busy periods only: a send that begins more than 1 ms after the
+// previous one ended starts a new window, so it is the rate bursts went out at, not an average
+// that includes idle time.
+void Pacer::note_sent(size_t bytes, Clock::time_point begin, Clock::time_point end) {
+  if (window_start_ == Clock::time_point{} || begin - last_sent_ > std::chrono::milliseconds(1)) {
+    window_start_ = begin;
+    window_bytes_ = 0;
+  }
+  last_sent_ = end;
+  window_bytes_ += bytes;
+  const auto elapsed = std::max<Clock::duration>(end - window_start_, std::chrono::microseconds(1));
+  recent_rate_ =
+      static_cast<double>(window_bytes_) / std::chrono::duration<double>(elapsed).count();
+}
+
+void Pacer::on_loss(Clock::time_point now) {
+  if (last_loss_ != Clock::time_point{} && now - last_loss_ < kLossSpacing) return;
+  last_loss_ = now;
+  const double from = active() ? rate_ : std::max(recent_rate_, kMinRate * 2);
+  rate_ = std::max(kMinRate, from / 2);
+  if (next_ < now) next_ = now;
+}
+
+void Pacer::on_acked(size_t bytes) {
+  if (!active()) return;
+  rate_ += kGrowthPerByte * static_cast<double>(bytes);
+  if (rate_ > kMaxRate) rate_ = 0;  // keeps up: off again
+}
+
+}  // namespace pubsub::rtps
