@@ -28,6 +28,15 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
+// A counter that one thread increments and others only read (the receive thread's counts, the
+// publisher's written count): a plain load and store rather than a locked read-modify-write.
+// Returns the old value.
+uint64_t bump(std::atomic<uint64_t>& c) {
+  const uint64_t v = c.load(std::memory_order_relaxed);
+  c.store(v + 1, std::memory_order_relaxed);
+  return v;
+}
+
 constexpr uint32_t kKindData = 0;
 constexpr uint32_t kKindEnd = 1;
 constexpr uint32_t kKindPing = 2;
@@ -570,14 +579,6 @@ class SubscriberState {
     f << "]}\n";
   }
 
-  // Counters only the receive thread changes (one data reader, whose callbacks never overlap):
-  // a plain load and store rather than a locked read-modify-write. Returns the old value.
-  static uint64_t bump(std::atomic<uint64_t>& c) {
-    const uint64_t v = c.load(std::memory_order_relaxed);
-    c.store(v + 1, std::memory_order_relaxed);
-    return v;
-  }
-
   // The printer thread's view, while samples arrive.
   uint64_t total_samples() const { return total_.load(std::memory_order_relaxed); }
   uint64_t total_lost() const { return lost_total_.load(std::memory_order_relaxed); }
@@ -1052,8 +1053,7 @@ int run_publisher(const Options& o) {
                      ws.fragments_retransmitted, ws.gaps_sent, ws.history_samples);
         return 1;
       }
-      written.store(written.load(std::memory_order_relaxed) + 1,  // this thread only
-                    std::memory_order_relaxed);
+      bump(written);
       ++seq;
     }
     writer.flush();

@@ -802,12 +802,12 @@ void StatefulWriter::on_nack_frag(const GuidPrefix& source, const wire::NackFrag
   }
   const auto to = reader_locators(*p);
   const uint32_t total = fragment_count(c->size);
-  // Fragments of a sample larger than the window went missing: pace those (pacer.hpp).
+  // Fragments of a sample the window cannot pace went missing: the pacer takes over (pacer.hpp).
   if (beyond_window(c->size)) pace_after_loss_locked(m.sn, now);
-  // As for whole samples, one congestion window of fragments per request, and no more than the
-  // pacer lets go now (but at least one burst: the reader may not ask again for a while).
+  // As for whole samples, one congestion window of fragments per request; once pacing, what
+  // the pacer lets go now but at least kRepairBurst (such a reader may not ask again for 100 ms).
   size_t budget = std::max<size_t>(1, cwnd_ / fragment_size_);
-  if (pacer_.active()) {  // the reader may not ask again for a while: up to kRepairBurst now
+  if (pacer_.active()) {
     budget = std::max<size_t>(1, std::max(pacer_.available(now), kRepairBurst) / fragment_size_);
   }
   (void)pacer_.reserve(budget * fragment_size_, now);  // repairs delay new data, not themselves
