@@ -810,7 +810,7 @@ void StatefulWriter::on_nack_frag(const GuidPrefix& source, const wire::NackFrag
   if (pacer_.active()) {
     budget = std::max<size_t>(1, std::max(pacer_.available(now), kRepairBurst) / fragment_size_);
   }
-  (void)pacer_.reserve(budget * fragment_size_, now);  // repairs delay new data, not themselves
+  const size_t granted = budget;
   uint32_t run_first = 0, run_last = 0;
   for (uint32_t i = 0; i <= m.fragments.num_bits; ++i) {
     const bool set = i < m.fragments.num_bits && m.fragments.test(i) && budget > 0;
@@ -830,6 +830,8 @@ void StatefulWriter::on_nack_frag(const GuidPrefix& source, const wire::NackFrag
       run_first = 0;
     }
   }
+  // What was repaired delays new data (repairs do not wait themselves).
+  (void)pacer_.reserve((granted - budget) * size_t{fragment_size_}, now);
 }
 
 SequenceNumber StatefulWriter::min_acked_locked() const {
