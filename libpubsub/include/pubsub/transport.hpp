@@ -120,6 +120,7 @@ struct FaultOptions {
 struct FakeNetworkStats {
   uint64_t delivered = 0, dropped = 0, duplicated = 0, reordered = 0;
   uint64_t overflowed = 0;  // dropped because the receiver's buffer was full (receive_rate)
+  uint64_t duplicated_user_data = 0;  // duplicated datagrams with a user writer's DATA(_FRAG)
 };
 
 // An in-process network: transports created from it reach each other by locator (multicast

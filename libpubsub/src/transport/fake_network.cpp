@@ -21,6 +21,7 @@
 
 #include "pubsub/transport.hpp"
 #include "wire/constants.hpp"
+#include "wire/message.hpp"
 
 namespace pubsub {
 namespace {
@@ -182,6 +183,22 @@ void FakeNetworkImpl::send(FakeTransport* /*from*/, std::span<const Locator> to,
   cv_.notify_one();
 }
 
+// Whether a datagram carries a user writer's DATA or DATA_FRAG (kind bit 0xc0 clear: not a
+// builtin discovery endpoint): a duplicate of it must show as a duplicate at the reader.
+bool carries_user_data(const std::vector<uint8_t>& datagram) {
+  struct Finder : wire::Visitor {
+    bool found = false;
+    void on_data(const wire::ReceiveContext&, const wire::DataSubmessage& m) override {
+      found |= (m.writer_id.kind() & 0xc0) == 0;
+    }
+    void on_data_frag(const wire::ReceiveContext&, const wire::DataFragSubmessage& m) override {
+      found |= (m.writer_id.kind() & 0xc0) == 0;
+    }
+  } finder;
+  (void)wire::decode_message(datagram.data(), datagram.size(), wire::DecodeLimits{}, finder);
+  return finder.found;
+}
+
 void FakeNetworkImpl::enqueue_locked(FakeTransport* dest, const std::vector<uint8_t>& data,
                                      Clock::time_point now) {
   std::uniform_real_distribution<double> u(0.0, 1.0);
@@ -205,7 +222,10 @@ void FakeNetworkImpl::enqueue_locked(FakeTransport* dest, const std::vector<uint
     drained = until;
   }
   const int copies = u(rng_) < faults_.duplicate ? 2 : 1;
-  if (copies == 2) stats_.duplicated++;
+  if (copies == 2) {
+    stats_.duplicated++;
+    if (carries_user_data(data)) stats_.duplicated_user_data++;
+  }
   for (int c = 0; c < copies; ++c) {
     auto at = std::max(now + faults_.latency, drained);
     if (u(rng_) < faults_.reorder) {
