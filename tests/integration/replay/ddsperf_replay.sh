@@ -2,14 +2,15 @@
 # Records `ddsperf pub` with pubsub-recorder, then replays the recording with
 # `pubsub-replay play --wait-readers 1` into `ddsperf -Qsamples:N sub`, N = the recorded sample
 # count. ddsperf sub exits 1 on any loss (a sequence jump per publication and key) and fails when it
-# received fewer than N: it must exit 0 and count exactly N.
-# Usage: ddsperf_replay.sh [SIZE [RATE_HZ [KEYS]]]
+# received fewer than N: it must exit 0 and count exactly N. With MAX_RATIO, the replay (rate 1)
+# must also end within MAX_RATIO times the recorded duration, plus a second to start up.
+# Usage: ddsperf_replay.sh [SIZE [RATE_HZ [KEYS [MAX_RATIO]]]]
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib/netns.sh"
 . "$HERE/../lib/ddsperf.sh"
 BIN=${BIN:?set BIN to the bin directory of the build}
-size=${1:-64} rate=${2:-5000} keys=${3:-1}
+size=${1:-64} rate=${2:-5000} keys=${3:-1} max_ratio=${4:-}
 ddsperf_require
 for b in pubsub-recorder pubsub-replay; do
   [ -x "$BIN/$b" ] || { echo "FAIL: $b not built ($BIN/$b); build it first"; exit 1; }
@@ -59,3 +60,14 @@ echo "recorded $n samples; ddsperf sub received ${total:-none}, exit $sub_rc"
 [ $replay_rc -eq 0 ] || { echo "FAIL: pubsub-replay play exit $replay_rc"; cat "$out/replay.err"; exit 1; }
 [ $sub_rc -eq 0 ] || { echo "FAIL: ddsperf sub exit $sub_rc"; tail -n 25 "$out/sub.out"; exit 1; }
 [ "${total:-0}" = "$n" ] || { echo "FAIL: ddsperf sub received ${total:-0} of $n"; exit 1; }
+if [ -n "$max_ratio" ]; then
+  # "played N samples (...) ... in X s (recorded Y s, rate 1)"
+  read -r played recorded < <(sed -n 's/.* in \([0-9.]*\) s (recorded \([0-9.]*\) s.*/\1 \2/p' \
+    "$out/replay.err" | tail -n 1)
+  [ -n "${played:-}" ] || { echo "FAIL: no summary line from pubsub-replay"; exit 1; }
+  awk -v p="$played" -v r="$recorded" -v m="$max_ratio" 'BEGIN { exit !(p <= r * m + 1) }' || {
+    echo "FAIL: replay took $played s for a $recorded-s recording (bound ${max_ratio}x + 1 s)"
+    exit 1
+  }
+  echo "replay took $played s for a $recorded-s recording (bound ${max_ratio}x + 1 s)"
+fi

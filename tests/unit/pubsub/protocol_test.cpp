@@ -322,3 +322,82 @@ TEST_CASE("Large samples into a slow reader with a small buffer: paced, no repai
   CHECK(ns.overflowed * 5 < fragments);  // then, under a fifth
   CHECK(ws.fragments_retransmitted * 5 < fragments);
 }
+
+namespace {
+// The window's cap follows the slowest reader's acknowledgement delay: max_unacked_bytes per
+// millisecond, between 1 and 8 times max_unacked_bytes (to the microsecond the statistic is
+// rounded to).
+void check_window_cap(const WriterStats& ws, size_t base) {
+  const double b = static_cast<double>(base);
+  const double expected = std::clamp(b * static_cast<double>(ws.ack_delay_us) / 1000.0, b, 8 * b);
+  CHECK(std::abs(static_cast<double>(ws.window_cap_bytes) - expected) <= b / 1000.0);
+  CHECK(ws.window_bytes <= ws.window_cap_bytes);
+}
+}  // namespace
+
+TEST_CASE("A reader whose acknowledgements come late gets a window covering the delay") {
+  // 1 ms each way: a HEARTBEAT is answered 2 ms after it left (a Fast DDS reader answers 5 ms
+  // late, its heartbeat_response_delay). max_unacked_bytes covers 1 ms; the writer measures
+  // the delay and lets the window grow to cover it (writer.hpp, Flow control), up to 8 times.
+  FaultOptions far;
+  far.latency = 1ms;
+  auto net = FakeNetwork::create(far);
+  ParticipantOptions po = test::fake_options(net);
+  auto pub = Participant::create(po);
+  auto sub = Participant::create(po);
+  REQUIRE(pub);
+  REQUIRE(sub);
+  TopicDescription topic{"LateAnswer", "test::Blob"};
+  constexpr uint32_t kCount = 600;
+  constexpr size_t kSize = 64u << 10;  // 38 MiB in all: several rounds of the largest window
+  std::atomic<uint32_t> received{0};
+  auto reader =
+      sub.value()->create_reader(topic, ReaderQos{}, [&](const SampleInfo&, Bytes) { received++; });
+  REQUIRE(reader);
+  auto writer = pub.value()->create_writer(topic, WriterQos{});
+  REQUIRE(writer);
+  REQUIRE(writer.value()->wait_for_readers(1, 10s));
+  const auto body = test::pattern(1, kSize);
+  for (uint32_t i = 1; i <= kCount; ++i) {
+    REQUIRE(writer.value()->write(test::as_bytes(body)).ok());
+  }
+  REQUIRE(writer.value()->wait_for_acknowledgments(30s));
+  REQUIRE(test::eventually([&] { return received.load() == kCount; }));
+  const auto ws = writer.value()->stats();
+  const size_t base = po.max_unacked_bytes;
+  INFO("acknowledgement delay " << ws.ack_delay_us << " us, window " << ws.window_bytes << " cap "
+                                << ws.window_cap_bytes);
+  CHECK(ws.ack_delay_us >= 2000);  // both latencies: never less
+  check_window_cap(ws, base);
+  CHECK(ws.window_cap_bytes >= 2 * base);
+  CHECK(ws.window_bytes > base);  // and the window did grow past max_unacked_bytes
+}
+
+TEST_CASE("A reader that answers at once keeps the window at max_unacked_bytes") {
+  auto net = FakeNetwork::create();
+  ParticipantOptions po = test::fake_options(net);
+  auto pub = Participant::create(po);
+  auto sub = Participant::create(po);
+  REQUIRE(pub);
+  REQUIRE(sub);
+  TopicDescription topic{"PromptAnswer", "test::Blob"};
+  std::atomic<uint32_t> received{0};
+  auto reader =
+      sub.value()->create_reader(topic, ReaderQos{}, [&](const SampleInfo&, Bytes) { received++; });
+  REQUIRE(reader);
+  auto writer = pub.value()->create_writer(topic, WriterQos{});
+  REQUIRE(writer);
+  REQUIRE(writer.value()->wait_for_readers(1, 10s));
+  const auto body = test::pattern(1, 64u << 10);
+  for (uint32_t i = 1; i <= 300; ++i) REQUIRE(writer.value()->write(test::as_bytes(body)).ok());
+  REQUIRE(writer.value()->wait_for_acknowledgments(30s));
+  const auto ws = writer.value()->stats();
+  INFO("acknowledgement delay " << ws.ack_delay_us << " us");
+  check_window_cap(ws, po.max_unacked_bytes);
+  // In-process a HEARTBEAT is answered within a millisecond unless the machine stalls the
+  // reader's thread: then the window stays at max_unacked_bytes.
+  if (ws.ack_delay_us <= 1000) {
+    CHECK(ws.window_cap_bytes == po.max_unacked_bytes);
+    CHECK(ws.window_bytes <= po.max_unacked_bytes);
+  }
+}
