@@ -21,7 +21,8 @@ replay_netns_test("replay: record then play --fast into perftest, 1024 B"
 replay_netns_test("replay: ddsperf recording replayed into ddsperf sub" ${RIT}/ddsperf_replay.sh 64 5000 1)
 replay_netns_test("replay: ddsperf recording, 8 keys, replayed into ddsperf sub"
                   ${RIT}/ddsperf_replay.sh 256 2000 8)
-# 4. Large samples (issue 15): a camera-like 2-MB topic at 100 Hz recorded from ddsperf and replayed
-#    into ddsperf sub - every sample, and at most twice the recorded duration (+1 s to start).
-replay_netns_test("replay: ddsperf 2 MB at 100 Hz replayed into ddsperf sub within 2x"
-                  ${RIT}/ddsperf_replay.sh 2000000 100 1 2)
+# 4. Large samples (issue 15): a camera-like 2-MB topic recorded from ddsperf and replayed into
+#    ddsperf sub - every sample, within twice the recorded duration (+1 s to start). 20 Hz: what
+#    ddsperf sub takes in with room to spare here (at 100 Hz it takes ~45/s, from ddsperf too).
+replay_netns_test("replay: ddsperf 2 MB at 20 Hz replayed into ddsperf sub within 2x"
+                  ${RIT}/ddsperf_replay.sh 2000000 20 1 2)
