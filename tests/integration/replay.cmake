@@ -26,3 +26,14 @@ replay_netns_test("replay: ddsperf recording, 8 keys, replayed into ddsperf sub"
 #    ddsperf sub takes in with room to spare here (at 100 Hz it takes ~45/s, from ddsperf too).
 replay_netns_test("replay: ddsperf 2 MB at 20 Hz replayed into ddsperf sub within 2x"
                   ${RIT}/ddsperf_replay.sh 2000000 20 1 2)
+# 5. The same into a Fast DDS 2.9 reader (perf/peers/fastdds_perftest): pubsub-perftest's samples
+#    recorded at a camera's 2 MB x 100 Hz and a 60 KB x 2 kHz stream (200 and 120 MB/s), replayed
+#    at rate 1 - every sample, same checksum, within twice the recorded duration.
+if(TARGET fastdds_perftest)
+  replay_netns_test("replay: 2 MB at 100 Hz replayed into a Fast DDS reader within 2x"
+                    ${RIT}/record_play_perftest.sh --fastdds-sub --max-ratio 2
+                    -- -datalen 2000000 -pubRate 100 -payload random)
+  replay_netns_test("replay: 60 KB at 2 kHz replayed into a Fast DDS reader within 2x"
+                    ${RIT}/record_play_perftest.sh --fastdds-sub --max-ratio 2
+                    -- -datalen 60000 -pubRate 2000 -payload random)
+endif()

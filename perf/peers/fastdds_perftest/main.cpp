@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cinttypes>
 #include <cmath>
@@ -32,6 +33,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "body_hash.hpp"
 
 #include <fastdds/rtps/common/SerializedPayload.h>
 #include <fastdds/rtps/transport/UDPv4TransportDescriptor.h>
@@ -136,6 +139,7 @@ struct Options {
   double wait_seconds = 30;  // how long the publisher waits for subscribers
   int history_depth = 0;     // 0: KEEP_ALL; N: KEEP_LAST N (publisher)
   std::string topic;         // data topic name (default PubsubPerftest_Data)
+  std::string summary_json;  // subscriber: counts, loss and payload checksum as JSON
   Transport transport = Transport::kUdpv4;
   bool data_sharing = false;
   bool zero_copy = false;  // implies data_sharing
@@ -159,6 +163,8 @@ std::string usage() {
          "  -waitSubscribers S    how long the publisher waits for subscribers (default 30)\n"
          "  -historyDepth N       publisher history KEEP_LAST N instead of KEEP_ALL\n"
          "  -topic NAME           data topic name (default PubsubPerftest_Data)\n"
+         "  -summaryJson FILE     subscriber: counts, loss and a payload checksum as JSON, as\n"
+         "                        pubsub-perftest writes it\n"
          "  -transport UDPv4|SHMEM|INTRA\n"
          "                        UDPv4 (default): only Fast DDS's UDPv4 transport; SHMEM: only\n"
          "                        its shared-memory transport; INTRA: publisher and subscriber\n"
@@ -240,6 +246,10 @@ bool parse_options(int argc, char** argv, Options& o, std::string& error) {
     } else if (f == "historydepth") {
       if (!number("a depth (1..100000)", 1, 100000, d)) return false;
       o.history_depth = static_cast<int>(d);
+    } else if (f == "summaryjson") {
+      const char* v = value("a file name");
+      if (!v) return false;
+      o.summary_json = v;
     } else if (f == "topic") {
       const char* v = value("a topic name");
       if (!v) return false;
@@ -697,12 +707,24 @@ class Printer {
 
 // ---- subscriber -------------------------------------------------------------------------------
 
+std::string handle_hex(const frtps::InstanceHandle_t& h) {
+  std::string s;
+  char b[3];
+  for (size_t i = 0; i < 16; ++i) {
+    std::snprintf(b, sizeof b, "%02x", static_cast<unsigned>(h.value[i]));
+    s += b;
+  }
+  return s;
+}
+
 struct WriterCount {
   uint64_t samples = 0;
   uint64_t bytes = 0;
   uint64_t lost = 0;
   uint32_t next_seq = 1;
   uint32_t first_seq = 0;
+  uint32_t end_seq = 0;   // the end-of-run marker's: the last sequence number written
+  uint64_t checksum = 0;  // sum of body_hash() over the samples (-summaryJson)
   bool ended = false;
 };
 
@@ -720,6 +742,7 @@ class SubscriberState {
       if (!w.ended) {
         w.ended = true;
         if (seq >= w.next_seq) w.lost += seq - w.next_seq + 1;  // the tail never arrived
+        w.end_seq = seq;
         ended_writers_++;
         cv_.notify_all();
       }
@@ -731,6 +754,7 @@ class SubscriberState {
     total_++;
     w.samples++;
     w.bytes += o_.datalen;
+    if (!o_.summary_json.empty()) w.checksum += perftest::body_hash(body, o_.datalen);
     if (seq < w.next_seq) {
       duplicates_++;
       return;
@@ -766,6 +790,37 @@ class SubscriberState {
   uint64_t total_samples() {
     std::lock_guard lk(mu_);
     return total_;
+  }
+
+  // pubsub-perftest's -summaryJson (tests/integration/lib/check_json.py reads both).
+  bool write_json(const std::string& path, bool completed) {
+    std::lock_guard lk(mu_);
+    FILE* f = std::fopen(path.c_str(), "w");
+    if (!f) return false;
+    uint64_t samples = 0, bytes = 0, lost = 0, checksum = 0;
+    for (auto& [g, w] : writers_) {
+      samples += w.samples;
+      bytes += w.bytes;
+      lost += w.lost;
+      checksum += w.checksum;
+    }
+    std::fprintf(f,
+                 "{\"completed\": %s, \"samples\": %" PRIu64 ", \"bytes\": %" PRIu64
+                 ", \"lost\": %" PRIu64 ", \"duplicates\": %" PRIu64 ", \"checksum\": \"%016" PRIx64
+                 "\", \"writers\": [",
+                 completed ? "true" : "false", samples, bytes, lost, duplicates_, checksum);
+    bool first = true;
+    for (auto& [g, w] : writers_) {
+      std::fprintf(f,
+                   "%s{\"guid\": \"%s\", \"samples\": %" PRIu64 ", \"lost\": %" PRIu64
+                   ", \"first_seq\": %u, \"last_seq\": %u, \"end_seq\": %u, \"checksum\": "
+                   "\"%016" PRIx64 "\"}",
+                   first ? "" : ", ", handle_hex(g).c_str(), w.samples, w.lost, w.first_seq,
+                   w.next_seq - 1, w.end_seq, w.checksum);
+      first = false;
+    }
+    std::fprintf(f, "]}\n");
+    return std::fclose(f) == 0;
   }
   uint64_t total_lost() {
     std::lock_guard lk(mu_);
@@ -831,6 +886,10 @@ class SubscriberSide : public dds::DataReaderListener {
       completed = state_.wait();
     }
     if (o_.latency_test) return completed ? 0 : 1;
+    if (!o_.summary_json.empty() && !state_.write_json(o_.summary_json, completed)) {
+      err("cannot write %s: %s", o_.summary_json.c_str(), std::strerror(errno));
+      return 1;
+    }
     const auto t = state_.totals();
     const double rate = t.seconds > 0 ? static_cast<double>(t.samples) / t.seconds : 0;
     if (!o_.no_output_headers) {

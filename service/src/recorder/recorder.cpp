@@ -34,6 +34,10 @@ struct WriterState {
   storage::WriterId id = 0;
   TopicState* topic = nullptr;
   pubsub::SequenceNumber last = 0;
+  // The latest reception time stored: a sample that waited behind a repaired one is stored as
+  // received no earlier than it (replay orders by reception time and must keep each writer's
+  // order).
+  int64_t last_reception_ns = 0;
 };
 
 storage::SegmentWriterOptions writer_options(const config::RecorderConfig& c,
@@ -173,7 +177,7 @@ struct Recorder::Impl {
     m.writer = w->id;
     m.sequence = s.sequence_number;
     m.source_ns = s.has_source_timestamp ? s.source_timestamp.ns : 0;
-    m.reception_ns = s.reception_timestamp.ns;
+    m.reception_ns = std::max<int64_t>(s.reception_timestamp.ns, w->last_reception_ns);
     m.flags = record_flags(s);
     if (s.key_hash) {
       m.has_key_hash = true;
@@ -193,6 +197,7 @@ struct Recorder::Impl {
                      std::memory_order_relaxed);
     }
     w->last = std::max(w->last, s.sequence_number);
+    w->last_reception_ns = m.reception_ns;
     t->samples.fetch_add(1, std::memory_order_relaxed);
     t->bytes.fetch_add(s.serialized.size(), std::memory_order_relaxed);
     samples.fetch_add(1, std::memory_order_relaxed);

@@ -8,6 +8,7 @@
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib/netns.sh"
+. "$HERE/../lib/replay_timing.sh"
 . "$HERE/../lib/ddsperf.sh"
 BIN=${BIN:?set BIN to the bin directory of the build}
 size=${1:-64} rate=${2:-5000} keys=${3:-1} max_ratio=${4:-}
@@ -61,13 +62,5 @@ echo "recorded $n samples; ddsperf sub received ${total:-none}, exit $sub_rc"
 [ $sub_rc -eq 0 ] || { echo "FAIL: ddsperf sub exit $sub_rc"; tail -n 25 "$out/sub.out"; exit 1; }
 [ "${total:-0}" = "$n" ] || { echo "FAIL: ddsperf sub received ${total:-0} of $n"; exit 1; }
 if [ -n "$max_ratio" ]; then
-  # "played N samples (...) ... in X s (recorded Y s, rate 1)"
-  read -r played recorded < <(sed -n 's/.* in \([0-9.]*\) s (recorded \([0-9.]*\) s.*/\1 \2/p' \
-    "$out/replay.err" | tail -n 1)
-  [ -n "${played:-}" ] || { echo "FAIL: no summary line from pubsub-replay"; exit 1; }
-  awk -v p="$played" -v r="$recorded" -v m="$max_ratio" 'BEGIN { exit !(p <= r * m + 1) }' || {
-    echo "FAIL: replay took $played s for a $recorded-s recording (bound ${max_ratio}x + 1 s)"
-    exit 1
-  }
-  echo "replay took $played s for a $recorded-s recording (bound ${max_ratio}x + 1 s)"
+  check_replay_duration "$out/replay.err" "$max_ratio" || exit 1
 fi

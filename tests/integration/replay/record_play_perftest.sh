@@ -3,23 +3,36 @@
 # pubsub-replay into a fresh pubsub-perftest -sub (three namespaces: publisher, subscriber,
 # recorder/replay). The subscriber must get exactly what the publisher wrote: the same count, every
 # writer's sequence complete and in order, no duplicates, the same payload checksum, and the end
-# of the run (check_json.py --reliable).
-# Usage: record_play_perftest.sh [--exec S] [--replay "ARGS"] -- PERFTEST ARGS
+# of the run (check_json.py --reliable). With --fastdds-sub, the replay's subscriber is
+# fastdds_perftest (Fast DDS 2.9, the same topic, type and summary) given only -datalen, and the
+# replay must also end within --max-ratio times the recorded duration (+1 s to start).
+# Usage: record_play_perftest.sh [--exec S] [--replay "ARGS"] [--fastdds-sub] [--max-ratio R]
+#                                -- PERFTEST ARGS
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib/netns.sh"
+. "$HERE/../lib/replay_timing.sh"
 BIN=${BIN:?set BIN to the bin directory of the build}
-exec_s=2 replay_args=""
+exec_s=2 replay_args="" fastdds_sub=0 max_ratio=""
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do
   case $1 in
     --exec) exec_s=$2; shift 2 ;;
     --replay) replay_args=$2; shift 2 ;;
+    --fastdds-sub) fastdds_sub=1; shift ;;
+    --max-ratio) max_ratio=$2; shift 2 ;;
     *) echo "unknown option $1"; exit 2 ;;
   esac
 done
 shift
 args=("$@")
-for b in pubsub-recorder pubsub-replay pubsub-perftest; do
+sub_exe=pubsub-perftest sub_args=("${args[@]}")
+if [ $fastdds_sub = 1 ]; then
+  sub_exe=fastdds_perftest sub_args=()
+  for ((i = 0; i < ${#args[@]}; i++)); do
+    [ "${args[i]}" = -datalen ] && sub_args=(-datalen "${args[i + 1]}")
+  done
+fi
+for b in pubsub-recorder pubsub-replay pubsub-perftest $sub_exe; do
   [ -x "$BIN/$b" ] || { echo "FAIL: $b not built ($BIN/$b); build it first"; exit 1; }
 done
 netns_setup 3
@@ -45,8 +58,8 @@ tail -n 1 "$out/pub.err"
 "$BIN/pubsub-replay" info "$out/rec" || { echo "FAIL: pubsub-replay info"; exit 1; }
 
 # 2. Replay into a new subscriber (namespace 1); the replay waits for it.
-netns_run 1 150 "$BIN/pubsub-perftest" -sub -nic veth1 -noPrint -exec 120 \
-  -summaryJson "$out/sub.json" "${args[@]}" >"$out/sub.out" 2>"$out/sub.err" &
+netns_run 1 150 "$BIN/$sub_exe" -sub -nic veth1 -noPrint -exec 120 \
+  -summaryJson "$out/sub.json" "${sub_args[@]}" >"$out/sub.out" 2>"$out/sub.err" &
 sub=$!
 # shellcheck disable=SC2086
 netns_run 2 150 "$BIN/pubsub-replay" play "$out/rec" --domain 1 --nic veth2 --wait-readers 1 \
@@ -58,4 +71,7 @@ tail -n 3 "$out/replay.err"
 cat "$out/sub.out"
 [ $replay_rc -eq 0 ] || { echo "FAIL: pubsub-replay play exit $replay_rc"; cat "$out/replay.err"; exit 1; }
 [ $sub_rc -eq 0 ] || { echo "FAIL: subscriber exit $sub_rc"; tail "$out/sub.err"; exit 1; }
-python3 "$HERE/../lib/check_json.py" "$out/pub.json" "$out/sub.json" --reliable
+python3 "$HERE/../lib/check_json.py" "$out/pub.json" "$out/sub.json" --reliable || exit 1
+if [ -n "$max_ratio" ]; then
+  check_replay_duration "$out/replay.err" "$max_ratio" || exit 1
+fi
