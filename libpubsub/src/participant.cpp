@@ -231,6 +231,12 @@ void ParticipantImpl::schedule_timer(rtps::SteadyTime at) {
   });
 }
 
+void ParticipantImpl::wake_at(rtps::SteadyTime at) {
+  boost::asio::post(io_, [this, at] {
+    if (at < timer_.expiry()) schedule_timer(at);
+  });
+}
+
 void ParticipantImpl::on_timer() {
   const auto now = Clock::now();
   auto routes = routes_.load();
@@ -335,7 +341,11 @@ void ParticipantImpl::ReceiveWorker::on_heartbeat(const wire::ReceiveContext& ct
   route(
       ctx, m, [&] { p->discovery_->on_heartbeat(ctx, m); },
       [&](rtps::StatefulReader& r) {
-        if (r.on_heartbeat(ctx, m)) mark_dirty(&r);
+        if (r.on_heartbeat(ctx, m)) {
+          mark_dirty(&r);
+        } else if (const auto at = r.take_wake_request(); at != rtps::SteadyTime{}) {
+          p->wake_at(at);  // a held-back answer (heartbeat_response_delay)
+        }
       });
 }
 

@@ -155,6 +155,8 @@ class ParticipantImpl final : public TransportReceiver,
                                                        std::vector<wire::EndpointData>& announce);
   void publish_routes_locked();
   void schedule_timer(rtps::SteadyTime at);
+  // From any thread: makes the timer run on_timer() no later than `at`.
+  void wake_at(rtps::SteadyTime at);
   void on_timer();
   bool for_us(const wire::ReceiveContext& ctx) const;
 

@@ -52,6 +52,10 @@ struct ReaderQos {
   DurabilityKind durability = DurabilityKind::kVolatile;
   HistoryQos history;
   ResourceLimits resource_limits;  // bounds the out-of-order and fragment buffers
+  // Answer a HEARTBEAT this much later (RTPS heartbeatResponseDelay; Fast DDS waits 5 ms):
+  // HEARTBEATs arriving meanwhile share the one answer, which reports what has arrived by then.
+  // 0: at once (after the datagrams received together).
+  Duration heartbeat_response_delay = Duration::zero();
 };
 
 }  // namespace pubsub

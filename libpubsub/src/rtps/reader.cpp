@@ -1,5 +1,7 @@
 #include "rtps/reader.hpp"
 
+#include <utility>
+
 #include <algorithm>
 #include <cstring>
 
@@ -365,10 +367,26 @@ bool StatefulReader::on_heartbeat(const wire::ReceiveContext& ctx,
   }
   p->hb_last = std::max(p->hb_last, m.last);
   if (!m.final || p->next <= m.last) {
-    mark_ack_locked(*p);
-    return true;
+    const auto delay = config_.qos.heartbeat_response_delay;
+    if (delay <= Duration::zero()) {
+      mark_ack_locked(*p);
+      return true;
+    }
+    if (p->answer_at == SteadyTime{}) {  // one answer for every HEARTBEAT until it is sent
+      p->answer_at = std::chrono::steady_clock::now() +
+                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(delay);
+      if (wake_request_ == SteadyTime{} || p->answer_at < wake_request_) {
+        wake_request_ = p->answer_at;
+      }
+    }
   }
   return false;
+}
+
+SteadyTime StatefulReader::take_wake_request() {
+  if (config_.qos.heartbeat_response_delay <= Duration::zero()) return {};
+  std::lock_guard lk(mu_);
+  return std::exchange(wake_request_, SteadyTime{});
 }
 
 bool StatefulReader::on_gap(const wire::ReceiveContext& ctx, const wire::GapSubmessage& m) {
@@ -546,6 +564,14 @@ SteadyTime StatefulReader::on_timer(SteadyTime now) {
       if (p.info.reliable && !p.synced && now - p.last_preemptive >= kPreemptivePeriod) {
         p.last_preemptive = now;
         send_acknack_locked(p, true, now);
+      }
+      if (p.answer_at != SteadyTime{}) {
+        if (now >= p.answer_at) {
+          p.answer_at = {};
+          send_acknack_locked(p, false, now);
+        } else {
+          next = std::min(next, p.answer_at);
+        }
       }
       if (p.nack_deferred) {
         if (now >= p.nack_holdoff_until) {

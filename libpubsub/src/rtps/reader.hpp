@@ -143,6 +143,9 @@ class StatefulReader {
   bool on_data_frag(const wire::ReceiveContext& ctx, const wire::DataFragSubmessage& m,
                     Time reception);
   bool on_heartbeat(const wire::ReceiveContext& ctx, const wire::HeartbeatSubmessage& m);
+  // With a heartbeat_response_delay: the time a held-back answer became due, once (the owner
+  // makes sure on_timer() runs by then); epoch otherwise.
+  SteadyTime take_wake_request();
   bool on_gap(const wire::ReceiveContext& ctx, const wire::GapSubmessage& m);
   bool on_heartbeat_frag(const wire::ReceiveContext& ctx, const wire::HeartbeatFragSubmessage& m);
 
@@ -186,6 +189,7 @@ class StatefulReader {
     bool synced = false;
     bool any_received = false;
     SequenceNumber hb_last = 0;
+    SteadyTime answer_at{};  // a HEARTBEAT answer held back until then (epoch: none)
     SequenceNumber hb_frag_sn = 0;
     bool has_hb_count = false;
     uint32_t last_hb_count = 0;
@@ -238,6 +242,7 @@ class StatefulReader {
   size_t buffered_bytes_ = 0;
   size_t buffered_samples_ = 0;
   uint8_t send_buf_[2048];
+  SteadyTime wake_request_{};  // see take_wake_request()
   ReaderStats stats_;
 };
 

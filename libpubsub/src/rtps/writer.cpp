@@ -13,6 +13,10 @@ constexpr EntityId kUnknownReader{wire::kEntityIdUnknown};
 constexpr size_t kDatagramOverhead = 20 + 16 + 12 + 36 + 32 + 4 + 32 + 28;
 constexpr size_t kInitialWindow = 256u << 10;
 constexpr size_t kMinWindow = 16u << 10;
+// max_unacked_bytes covers this much acknowledgement delay; a reader answering later raises the
+// window's cap in proportion, up to kMaxWindowFactor times (writer.hpp, Flow control).
+constexpr auto kAckDelayCovered = std::chrono::milliseconds(1);
+constexpr size_t kMaxWindowFactor = 8;
 // A reader that asks again for samples repaired less than this long ago has not seen the repair
 // yet (a reader answering every HEARTBEAT, as Cyclone's does, asks several times per round
 // trip): those are not sent again until the holdoff has passed.
@@ -57,7 +61,8 @@ StatefulWriter::StatefulWriter(const WriterConfig& config, Transport& transport,
       batch_buf_(transport.max_message_size()),
       send_buf_(transport.max_message_size()),
       frag_scratch_(kFragmentBatch * kFragmentScratch),
-      cwnd_(std::min(kInitialWindow, config.max_unacked_bytes)) {}
+      cwnd_(std::min(kInitialWindow, config.max_unacked_bytes)),
+      window_cap_(config.max_unacked_bytes) {}
 
 size_t StatefulWriter::max_data_payload() const {
   return max_message_ - kDatagramOverhead;
@@ -421,7 +426,7 @@ void StatefulWriter::send_new_locked(const CacheChange& c, bool may_pace) {
   flush_batch_locked(false);
   if (c.size <= max_data_payload()) {
     send_whole_locked(c, destinations_, nullptr, heartbeat_due_locked());
-  } else if (may_pace && pacer_.active() && reliable_readers_ > 0 && beyond_window(c.size)) {
+  } else if (may_pace && pacer_.active() && reliable_readers_ > 0 && paced_size(c.size)) {
     partial_ = {c.sn, 1};  // the writing thread sends it run by run (finish_partial_locked)
   } else {
     send_fragments_locked(c, destinations_, nullptr, 1, fragment_count(c.size),
@@ -462,9 +467,7 @@ void StatefulWriter::flush_batch_locked(bool with_heartbeat) {
     if (b.heartbeat(kUnknownReader, config_.guid.entity, first, history_.last_sn(),
                     ++heartbeat_count_, false)) {
       batch_size_ = b.size();
-      stats_.heartbeats_sent++;
-      bytes_since_heartbeat_ = 0;
-      samples_since_heartbeat_ = 0;
+      heartbeat_sent_locked(nullptr, true, history_.last_sn());
     }
   }
   const ConstBuffer part{batch_buf_.data(), batch_size_};
@@ -486,6 +489,7 @@ void StatefulWriter::pace_after_loss_locked(SequenceNumber lost, SteadyTime now)
   if (lost <= pacer_recovery_sn_) return;
   pacer_.on_loss(now);
   pacer_recovery_sn_ = history_.last_sn();
+  stats_.pacing_cuts++;
 }
 
 void StatefulWriter::wait_no_partial_locked(std::unique_lock<std::mutex>& lk) {
@@ -546,9 +550,7 @@ void StatefulWriter::send_whole_locked(const CacheChange& c, std::span<const Loc
     const SequenceNumber first = history_.empty() ? history_.last_sn() + 1 : history_.first_sn();
     hb.heartbeat(reader, config_.guid.entity, first, history_.last_sn(), ++heartbeat_count_, false);
     tail_size += hb.size();
-    stats_.heartbeats_sent++;
-    bytes_since_heartbeat_ = 0;
-    samples_since_heartbeat_ = 0;
+    heartbeat_sent_locked(directed, true, history_.last_sn());
   } else if (!directed) {
     bytes_since_heartbeat_ += c.size;
     samples_since_heartbeat_++;
@@ -576,6 +578,7 @@ void StatefulWriter::send_fragments_locked(const CacheChange& c, std::span<const
     stats_.datagrams_sent += n * to.size();
     n = 0;
   };
+  const uint32_t total = fragment_count(c.size);
   for (uint32_t f = first; f <= last; ++f) {
     const size_t begin = size_t{f - 1} * fragment_size_;
     const size_t len = std::min<size_t>(fragment_size_, c.size - begin);
@@ -592,7 +595,18 @@ void StatefulWriter::send_fragments_locked(const CacheChange& c, std::span<const
     const size_t pad = wire::MessageBuilder::padding(len);
     std::memset(tail, 0, pad);
     size_t tail_size = pad;
-    if (f == last && reliable_readers_ > 0 && (directed || last == fragment_count(c.size))) {
+    if (!directed) bytes_since_heartbeat_ += len;
+    if (!directed && f < total && reliable_readers_ > 0 && bytes_since_heartbeat_ >= cwnd_ / 2) {
+      // Half a window within one sample: a HEARTBEAT for the samples before it, so that a
+      // reader's answer can come (and show whether it waited on purpose) while this one is sent.
+      wire::MessageBuilder hb(tail + pad, kFragmentScratch - head - pad);
+      const SequenceNumber hb_first =
+          history_.empty() ? history_.last_sn() + 1 : history_.first_sn();
+      hb.heartbeat(reader, config_.guid.entity, std::min(hb_first, c.sn), c.sn - 1,
+                   ++heartbeat_count_, false);
+      heartbeat_sent_locked(nullptr, true, c.sn - 1);
+      tail_size += hb.size();
+    } else if (f == last && reliable_readers_ > 0 && (directed || last == total)) {
       // HEARTBEAT_FRAG after every fragmented sample (a reader missing fragments asks for them
       // at once; a complete one stays silent); a HEARTBEAT only when one is due.
       wire::MessageBuilder hb(tail + pad, kFragmentScratch - head - pad);
@@ -603,9 +617,7 @@ void StatefulWriter::send_fragments_locked(const CacheChange& c, std::span<const
             history_.empty() ? history_.last_sn() + 1 : history_.first_sn();
         hb.heartbeat(reader, config_.guid.entity, hb_first, history_.last_sn(), ++heartbeat_count_,
                      false);
-        stats_.heartbeats_sent++;
-        bytes_since_heartbeat_ = 0;
-        samples_since_heartbeat_ = 0;
+        heartbeat_sent_locked(directed, true, history_.last_sn());
       }
       tail_size += hb.size();
     }
@@ -618,10 +630,7 @@ void StatefulWriter::send_fragments_locked(const CacheChange& c, std::span<const
   }
   send();
   pacer_.note_sent(sent_bytes, began, std::chrono::steady_clock::now());
-  if (!directed && !heartbeat && last == fragment_count(c.size)) {
-    bytes_since_heartbeat_ += c.size;
-    samples_since_heartbeat_++;
-  }
+  if (!directed && !heartbeat && last == total) samples_since_heartbeat_++;
 }
 
 void StatefulWriter::send_heartbeat_locked(std::span<const Locator> to,
@@ -636,10 +645,49 @@ void StatefulWriter::send_heartbeat_locked(std::span<const Locator> to,
               std::min(first, last + 1), last, ++heartbeat_count_, false);
   const ConstBuffer part{scratch_, b.size()};
   transport_.send(to, {&part, 1});
-  stats_.heartbeats_sent++;
   stats_.datagrams_sent += to.size();
-  bytes_since_heartbeat_ = 0;
-  samples_since_heartbeat_ = 0;
+  heartbeat_sent_locked(directed, true, last);
+}
+
+void StatefulWriter::heartbeat_sent_locked(const ReaderProxy* directed, bool due_reset,
+                                           SequenceNumber announced) {
+  stats_.heartbeats_sent++;
+  if (due_reset) {
+    bytes_since_heartbeat_ = 0;
+    samples_since_heartbeat_ = 0;
+  }
+  SteadyTime now{};  // read once, and only when a clock starts
+  for (auto& r : readers_) {
+    if (!r.network() || !r.info.reliable || (directed && &r != directed)) continue;
+    if (r.hb_since == SteadyTime{}) {
+      if (now == SteadyTime{}) now = std::chrono::steady_clock::now();
+      r.hb_since = now;
+      r.hb_clean = r.acked >= r.hb_last;
+      r.hb_announced = announced;
+    }
+    r.hb_last = announced;
+  }
+}
+
+void StatefulWriter::ack_delay_locked(ReaderProxy& p, SequenceNumber acked_through,
+                                      SteadyTime now) {
+  if (p.hb_since == SteadyTime{}) return;
+  const auto d = std::chrono::duration_cast<std::chrono::nanoseconds>(now - p.hb_since);
+  p.hb_since = {};
+  // Only an answer held back by design: one that acknowledges data sent after the HEARTBEAT. A
+  // reader working through a queue in its socket buffer answers as it reaches the HEARTBEAT;
+  // that delay is its queue's, which a larger window would only lengthen.
+  if (!p.hb_clean || d.count() < 0 || acked_through <= p.hb_announced) return;
+  p.ack_delay = p.ack_delay.count() == 0 ? d : (3 * p.ack_delay + d) / 4;
+  std::chrono::nanoseconds longest{0};
+  for (const auto& r : readers_) {
+    if (r.network() && r.info.reliable) longest = std::max(longest, r.ack_delay);
+  }
+  slowest_ack_ = longest;
+  const size_t base = config_.max_unacked_bytes;
+  const double scale = std::chrono::duration<double>(longest) / kAckDelayCovered;
+  window_cap_ = std::clamp(static_cast<size_t>(static_cast<double>(base) * scale), base,
+                           base * kMaxWindowFactor);
 }
 
 // ---- repair ---------------------------------------------------------------------------------
@@ -715,7 +763,7 @@ SequenceNumber StatefulWriter::retransmit_locked(ReaderProxy& p,
   const SequenceNumber last = sent_last_locked();
   b.heartbeat(reader, config_.guid.entity, std::min(first, last + 1), last, ++heartbeat_count_,
               false);
-  stats_.heartbeats_sent++;
+  heartbeat_sent_locked(&p, false, last);
   send();
   return highest;
 }
@@ -738,6 +786,7 @@ void StatefulWriter::on_acknack(const GuidPrefix& source, const wire::AckNackSub
   if (p->has_count && static_cast<int32_t>(m.count - p->last_acknack_count) <= 0) return;
   p->has_count = true;
   p->last_acknack_count = m.count;
+  ack_delay_locked(*p, m.set.base - 1, now);
   const bool first_ack = !p->synced;
   p->synced = true;
   const SequenceNumber sent_last = sent_last_locked();
@@ -758,9 +807,9 @@ void StatefulWriter::on_acknack(const GuidPrefix& source, const wire::AckNackSub
       recovery_sn_ = sent_last;
       had_loss_ = true;
     }
-    for (size_t i = 0; i < n; ++i) {  // a whole sample larger than the window lost: pace
+    for (size_t i = 0; i < n; ++i) {  // a sample the pacer spreads was lost: pace
       const CacheChange* c = history_.find(nacks[i]);
-      if (c && beyond_window(c->size) && nacks[i] > p->join_sn) {
+      if (c && paced_size(c->size) && nacks[i] > p->join_sn) {
         pace_after_loss_locked(nacks[i], now);
         break;
       }
@@ -780,7 +829,7 @@ void StatefulWriter::on_acknack(const GuidPrefix& source, const wire::AckNackSub
     const size_t grow =
         had_loss_ ? std::max<size_t>(1, released * send_buf_.size() / std::max<size_t>(cwnd_, 1))
                   : released;
-    cwnd_ = std::min(config_.max_unacked_bytes, cwnd_ + grow);
+    cwnd_ = std::min(window_cap_, cwnd_ + grow);
     pacer_.on_acked(released);
   }
   notify_locked();
@@ -803,7 +852,7 @@ void StatefulWriter::on_nack_frag(const GuidPrefix& source, const wire::NackFrag
   const auto to = reader_locators(*p);
   const uint32_t total = fragment_count(c->size);
   // Fragments of a sample the window cannot pace went missing: the pacer takes over (pacer.hpp).
-  if (beyond_window(c->size)) pace_after_loss_locked(m.sn, now);
+  if (paced_size(c->size)) pace_after_loss_locked(m.sn, now);
   // As for whole samples, one congestion window of fragments per request; once pacing, what
   // the pacer lets go now but at least kRepairBurst (such a reader may not ask again for 100 ms).
   size_t budget = std::max<size_t>(1, cwnd_ / fragment_size_);
@@ -1044,6 +1093,11 @@ WriterStats StatefulWriter::stats() const {
   s.matched_readers = readers_.size();
   s.history_samples = history_.size();
   s.history_bytes = history_.bytes_used();
+  s.window_bytes = cwnd_;
+  s.window_cap_bytes = window_cap_;
+  s.pacing_rate = static_cast<uint64_t>(pacer_.rate());
+  s.ack_delay_us = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(slowest_ack_).count());
   return s;
 }
 

@@ -35,15 +35,27 @@
 // kInitialWindow, grows as acknowledgements release history (doubling per window until the
 // first loss, then by about one datagram per window, as TCP's congestion avoidance), halves at
 // most once per window of data when a reader NACKs (its socket buffer overflowed), and never
-// exceeds max_unacked_bytes. A fast reader soon gets the full window; a slow one (a small socket
+// exceeds its cap. A fast reader soon gets the full window; a slow one (a small socket
 // buffer: Cyclone's readers keep about 1 MB) settles just under what it can hold instead of
 // overflowing it every few windows - each overflow costs a burst of repairs, since such a reader
 // may also drop what arrives behind the hole.
-// A sample the window holds fewer than three of cannot be flow-controlled by it (each leaves as
-// one burst of DATA_FRAGs). Once a reader has lost such a sample's fragments the Pacer spreads an
-// sample's fragments at an adapting rate (the writing thread waits its turn with the lock
-// released; a repair request is answered in full up to kRepairBurst), so a reader with a small
-// socket buffer is not overrun again by the next one. Smaller samples are left to the window.
+// The cap is max_unacked_bytes, which covers kAckDelayCovered of acknowledgement delay at
+// the line rate. A reader that answers a HEARTBEAT later on purpose (Fast DDS waits its
+// heartbeat_response_delay, 5 ms, and then reports all it has) would leave the writer idle most
+// of each round: the writer measures each reader's delay from a HEARTBEAT sent while it had
+// nothing older unacknowledged to its next ACKNACK, counting only answers that acknowledge more
+// than that HEARTBEAT announced - a reader working through a queue, or far away, answers as it
+// reaches the HEARTBEAT, and a larger window would only lengthen its queue. The cap grows in
+// proportion to the longest such delay, up to kMaxWindowFactor times max_unacked_bytes
+// (window_cap_). So that an answer can show this while data is still going out, a HEARTBEAT
+// for the samples before it goes out in the middle of a sample once half a window has been
+// sent since the last one.
+// A sample max_unacked_bytes holds fewer than three of leaves as one burst of DATA_FRAGs, which
+// the window cannot spread (nor one grown for a late answerer, which holds more bursts). Once a
+// reader has lost such a sample's fragments the Pacer spreads them at an adapting rate (the
+// writing thread waits its turn with the lock released; a repair request is answered in full up
+// to kRepairBurst), so a reader with a small socket buffer is not overrun again by the next
+// one. Smaller samples are left to the window. A reader that loses nothing is never paced.
 #pragma once
 
 #include <atomic>
@@ -153,6 +165,14 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
     // within kRepairHoldoff are for copies still on their way, and are not answered again.
     SequenceNumber repaired_hi = 0;
     SteadyTime repaired_at{};
+    // Acknowledgement delay (see Flow control): the HEARTBEAT it has yet to answer was sent at
+    // hb_since (epoch: none) - clean when it had acknowledged all before the previous one,
+    // hb_last; ack_delay is the smoothed delay of its clean answers (0: none measured yet).
+    SteadyTime hb_since{};
+    bool hb_clean = false;
+    SequenceNumber hb_last = 0;
+    SequenceNumber hb_announced = 0;  // the last sequence number that HEARTBEAT announced
+    std::chrono::nanoseconds ack_delay{0};
     int slot = -1;      // kSharedMemory: its slot in the segment once it has attached
     bool gone = false;  // a local reader that detached or died: holds nothing back
     // kIntraProcess with a loaning listener: samples it keeps hold back acknowledgement and
@@ -171,6 +191,11 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
 
   static WriterHistory make_history(const WriterConfig& config, shm::WriterSegment* segment);
   bool have_room_locked(size_t size, size_t window) const;
+  // A HEARTBEAT went out (to every reader, or `directed` only): counts it, restarts the
+  // heartbeat-due counters when `due_reset`, starts the readers' acknowledgement-delay clocks.
+  void heartbeat_sent_locked(const ReaderProxy* directed, bool due_reset, SequenceNumber announced);
+  // An ACKNACK from p: its acknowledgement delay, and the window cap that follows.
+  void ack_delay_locked(ReaderProxy& p, SequenceNumber acked_through, SteadyTime now);
   // Waits (up to max_blocking_time) until no loan is outstanding.
   Result<void> wait_no_loan_locked(std::unique_lock<std::mutex>& lk, bool may_block);
   // After a sample entered the history: sends, publishes and hands it to local readers.
@@ -221,9 +246,9 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
   ReaderProxy* find_locked(const Guid& g);
   std::span<const Locator> reader_locators(const ReaderProxy& p) const;
   size_t max_data_payload() const;
-  // Samples the window holds fewer than three of: it cannot pace them (each leaves as one burst),
-  // so the Pacer does once a reader has lost some.
-  bool beyond_window(size_t size) const { return size * 3 > config_.max_unacked_bytes; }
+  // Samples max_unacked_bytes holds fewer than three of leave as one burst each: once a reader
+  // has lost some, the pacer spreads them (pacer.hpp).
+  bool paced_size(size_t size) const { return size * 3 > config_.max_unacked_bytes; }
   uint32_t fragment_count(uint32_t size) const {
     return (size + fragment_size_ - 1) / fragment_size_;
   }
@@ -274,9 +299,11 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
     uint32_t next = 0;
   } partial_;
 
-  size_t cwnd_;                     // congestion window, bytes
-  SequenceNumber recovery_sn_ = 0;  // no further halving for losses at or below this
-  bool had_loss_ = false;           // slow start until the first loss
+  size_t cwnd_;        // congestion window, bytes
+  size_t window_cap_;  // its ceiling: max_unacked_bytes, more for a late answerer
+  std::chrono::nanoseconds slowest_ack_{0};  // the longest of the readers' ack_delay
+  SequenceNumber recovery_sn_ = 0;           // no further halving for losses at or below this
+  bool had_loss_ = false;                    // slow start until the first loss
 
   uint32_t heartbeat_count_ = 0;
   uint32_t heartbeat_frag_count_ = 0;

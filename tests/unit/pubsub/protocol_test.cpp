@@ -322,3 +322,66 @@ TEST_CASE("Large samples into a slow reader with a small buffer: paced, no repai
   CHECK(ns.overflowed * 5 < fragments);  // then, under a fifth
   CHECK(ws.fragments_retransmitted * 5 < fragments);
 }
+
+namespace {
+// The window's cap follows the slowest reader's acknowledgement delay: max_unacked_bytes per
+// millisecond, between 1 and 8 times max_unacked_bytes (to the microsecond the statistic is
+// rounded to).
+void check_window_cap(const WriterStats& ws, size_t base) {
+  const double b = static_cast<double>(base);
+  const double expected = std::clamp(b * static_cast<double>(ws.ack_delay_us) / 1000.0, b, 8 * b);
+  CHECK(std::abs(static_cast<double>(ws.window_cap_bytes) - expected) <= b / 1000.0);
+  CHECK(ws.window_bytes <= ws.window_cap_bytes);
+}
+
+// Writes `count` 64-KiB samples to one reader with `rq` over `net`; returns the writer's stats.
+WriterStats run_window(std::shared_ptr<FakeNetwork> net, const ReaderQos& rq, uint32_t count) {
+  ParticipantOptions po = test::fake_options(net);
+  auto pub = Participant::create(po);
+  auto sub = Participant::create(po);
+  REQUIRE(pub);
+  REQUIRE(sub);
+  TopicDescription topic{"Window", "test::Blob"};
+  std::atomic<uint32_t> received{0};
+  auto reader =
+      sub.value()->create_reader(topic, rq, [&](const SampleInfo&, Bytes) { received++; });
+  REQUIRE(reader);
+  auto writer = pub.value()->create_writer(topic, WriterQos{});
+  REQUIRE(writer);
+  REQUIRE(writer.value()->wait_for_readers(1, 10s));
+  const auto body = test::pattern(1, 64u << 10);
+  for (uint32_t i = 1; i <= count; ++i) REQUIRE(writer.value()->write(test::as_bytes(body)).ok());
+  REQUIRE(writer.value()->wait_for_acknowledgments(30s));
+  REQUIRE(test::eventually([&] { return received.load() == count; }));
+  return writer.value()->stats();
+}
+}  // namespace
+
+TEST_CASE("A reader that answers HEARTBEATs late on purpose gets a window covering the delay") {
+  // heartbeat_response_delay 5 ms, as a Fast DDS reader's: with max_unacked_bytes (4 MiB, which
+  // covers 1 ms) the writer would idle most of each round. It measures the delay and lets the
+  // window grow to cover it (writer.hpp, Flow control), up to 8 times.
+  ReaderQos rq;
+  rq.heartbeat_response_delay = 5ms;
+  const auto ws = run_window(FakeNetwork::create(), rq, 600);  // 38 MiB: rounds of the window
+  const size_t base = ParticipantOptions{}.max_unacked_bytes;
+  INFO("acknowledgement delay " << ws.ack_delay_us << " us, window " << ws.window_bytes << " cap "
+                                << ws.window_cap_bytes);
+  CHECK(ws.ack_delay_us >= 5000);  // never less than the reader's delay
+  check_window_cap(ws, base);
+  CHECK(ws.window_cap_bytes >= 5 * base);
+  CHECK(ws.window_bytes > base);  // and the window did grow past max_unacked_bytes
+}
+
+TEST_CASE("A reader that answers at once keeps the window at max_unacked_bytes, even far away") {
+  // 1 ms each way: its answers come 2 ms after each HEARTBEAT, but they acknowledge nothing the
+  // HEARTBEAT did not announce - it did not hold them back, so the window stays.
+  FaultOptions far;
+  far.latency = 1ms;
+  const auto ws = run_window(FakeNetwork::create(far), ReaderQos{}, 300);
+  const size_t base = ParticipantOptions{}.max_unacked_bytes;
+  INFO("acknowledgement delay " << ws.ack_delay_us << " us, window " << ws.window_bytes);
+  check_window_cap(ws, base);
+  CHECK(ws.window_cap_bytes == base);
+  CHECK(ws.window_bytes <= base);
+}
