@@ -50,11 +50,26 @@ void Pacer::on_loss(Clock::time_point now) {
   if (last_loss_ != Clock::time_point{} && now - last_loss_ < kLossSpacing) return;
   last_loss_ = now;
   const double from = active() ? rate_ : std::max(recent_rate_, kMinRate * 2);
-  rate_ = std::max(kMinRate, from / 2);
+  // Half, but no less than 0.9 of what the readers were taking in (nor more than 0.9 of `from`).
+  const double floor = std::min(0.9 * delivery_rate_, 0.9 * from);
+  rate_ = std::max({kMinRate, from / 2, floor});
   if (next_ < now) next_ = now;
 }
 
-void Pacer::on_acked(size_t bytes) {
+void Pacer::on_acked(size_t bytes, Clock::time_point now) {
+  // The interval starts at an acknowledgement: what it acknowledged was delivered before.
+  if (acked_since_ == Clock::time_point{}) {
+    acked_since_ = now;
+  } else {
+    acked_bytes_ += bytes;
+    const auto elapsed = now - acked_since_;
+    if (elapsed >= kDeliveryInterval) {
+      delivery_rate_ =
+          static_cast<double>(acked_bytes_) / std::chrono::duration<double>(elapsed).count();
+      acked_since_ = now;
+      acked_bytes_ = 0;
+    }
+  }
   if (!active()) return;
   rate_ += kGrowthPerByte * static_cast<double>(bytes);
   if (rate_ > kMaxRate) rate_ = 0;  // keeps up: off again

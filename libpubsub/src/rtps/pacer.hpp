@@ -5,9 +5,11 @@
 // A virtual-clock token bucket: each reserve() books its bytes at the pacing rate after the
 // previous booking and tells the caller how long to wait until its turn; up to burst() bytes may
 // go at once. The rate is off (no waiting) until the first loss; a loss halves the rate the data
-// was going out at (at most once per kLossSpacing), and every acknowledged byte adds a fraction
-// of itself back (additive increase, as the congestion window does for whole samples). Above
-// kMaxRate pacing turns itself off again, so a reader that keeps up costs nothing.
+// was going out at (at most once per kLossSpacing) - though not below 0.9 of the rate the
+// readers were acknowledging data at, which they demonstrably take in - and every acknowledged
+// byte adds a fraction of itself back (additive increase, as the congestion window does for whole
+// samples). Above kMaxRate pacing turns itself off again, so a reader that keeps up costs
+// nothing.
 // Owned by a StatefulWriter and used under its lock; no thread of its own, no allocation.
 #pragma once
 
@@ -26,6 +28,8 @@ class Pacer {
   // Rate gained per acknowledged byte, per second: acknowledging what 0.25 s of sending at the
   // current rate carries adds 1/8 of the rate (about +50 % per second without loss).
   static constexpr double kGrowthPerByte = 0.5;
+  // The acknowledged (delivery) rate is measured over intervals of at least this long.
+  static constexpr auto kDeliveryInterval = std::chrono::milliseconds(50);
 
   bool active() const { return rate_ > 0; }
   double rate() const { return rate_; }  // bytes/s, 0 = not pacing
@@ -45,8 +49,9 @@ class Pacer {
   // once per loss episode, for data sent after the previous decrease).
   void on_loss(Clock::time_point now);
 
-  // Readers acknowledged `bytes`: additive increase.
-  void on_acked(size_t bytes);
+  // Readers acknowledged `bytes`: additive increase, and the delivery rate's measurement.
+  void on_acked(size_t bytes, Clock::time_point now);
+  double delivery_rate() const { return delivery_rate_; }  // bytes/s, 0 = not measured yet
 
  private:
   double rate_ = 0;           // bytes/s, 0 = off
@@ -57,6 +62,10 @@ class Pacer {
   Clock::time_point last_sent_{};
   size_t window_bytes_ = 0;
   double recent_rate_ = 0;
+  // Delivery-rate measurement: bytes acknowledged since acked_since_.
+  Clock::time_point acked_since_{};
+  size_t acked_bytes_ = 0;
+  double delivery_rate_ = 0;
 };
 
 }  // namespace pubsub::rtps

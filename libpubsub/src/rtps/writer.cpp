@@ -830,7 +830,7 @@ void StatefulWriter::on_acknack(const GuidPrefix& source, const wire::AckNackSub
         had_loss_ ? std::max<size_t>(1, released * send_buf_.size() / std::max<size_t>(cwnd_, 1))
                   : released;
     cwnd_ = std::min(window_cap_, cwnd_ + grow);
-    pacer_.on_acked(released);
+    pacer_.on_acked(released, now);
   }
   notify_locked();
 }

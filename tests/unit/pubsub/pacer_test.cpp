@@ -66,8 +66,23 @@ TEST_CASE("Pacer: acknowledged data raises the rate, and past the ceiling pacing
   Pacer p;
   p.note_sent(2'000'000, t0, t0 + 10ms);
   p.on_loss(t0 + 10ms);  // 100 MB/s
-  p.on_acked(20'000'000);
+  p.on_acked(20'000'000, t0 + 11ms);
   CHECK(p.rate() == Approx(100e6 + Pacer::kGrowthPerByte * 20e6));
-  while (p.active()) p.on_acked(1'000'000'000);
+  while (p.active()) p.on_acked(1'000'000'000, t0 + 12ms);
   CHECK(p.reserve(1 << 30, t0 + 1s) == Pacer::Clock::duration::zero());
+}
+
+TEST_CASE("Pacer: a loss does not pace below 0.9 of what the readers were acknowledging") {
+  Pacer p;
+  p.note_sent(20'000'000, t0, t0 + 10ms);  // bursts at 2 GB/s
+  // The readers acknowledge 1.2 GB/s: 60 MB over the 50 ms after the first acknowledgement.
+  p.on_acked(5'000'000, t0 + 10ms);  // starts the interval; not counted
+  p.on_acked(30'000'000, t0 + 35ms);
+  p.on_acked(30'000'000, t0 + 60ms);
+  REQUIRE(p.delivery_rate() == Approx(1.2e9));
+  p.on_loss(t0 + 60ms);
+  CHECK(p.rate() == Approx(1.08e9));  // not 1 GB/s (half of 2 GB/s)
+  // A second loss: half of 1.08 GB/s is below the floor; never more than 0.9 of the rate before.
+  p.on_loss(t0 + 100ms);
+  CHECK(p.rate() == Approx(0.9 * 1.08e9));
 }
