@@ -341,10 +341,11 @@ void ParticipantImpl::ReceiveWorker::on_heartbeat(const wire::ReceiveContext& ct
   route(
       ctx, m, [&] { p->discovery_->on_heartbeat(ctx, m); },
       [&](rtps::StatefulReader& r) {
-        if (r.on_heartbeat(ctx, m)) {
+        rtps::SteadyTime answer_at{};
+        if (r.on_heartbeat(ctx, m, &answer_at)) {
           mark_dirty(&r);
-        } else if (const auto at = r.take_wake_request(); at != rtps::SteadyTime{}) {
-          p->wake_at(at);  // a held-back answer (heartbeat_response_delay)
+        } else if (answer_at != rtps::SteadyTime{}) {
+          p->wake_at(answer_at);  // a held-back answer (heartbeat_response_delay)
         }
       });
 }

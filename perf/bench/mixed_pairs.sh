@@ -29,7 +29,7 @@ if [ $fastdds = 1 ] && [ ! -x "$BIN/fastdds_perftest" ]; then
   exit 2
 fi
 netns_setup_pair
-tmp=$(mktemp -d)
+tmp=$(mktemp -d) || exit 1  # removed on exit: only what this script made
 trap 'netns_cleanup; rm -rf "$tmp"' EXIT
 median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 

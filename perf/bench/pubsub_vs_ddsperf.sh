@@ -22,7 +22,7 @@ done
 [ -x "$BIN/pubsub-perftest" ] || { echo "build first: cmake --preset release && cmake --build --preset release"; exit 2; }
 ddsperf_require
 netns_setup_pair
-tmp=$(mktemp -d)
+tmp=$(mktemp -d) || exit 1  # removed on exit: only what this script made
 trap 'netns_cleanup; rm -rf "$tmp"' EXIT
 median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 

@@ -39,9 +39,9 @@ if [ $fastdds = 1 ] && [ ! -x "$BIN/fastdds_perftest" ]; then
   exit 2
 fi
 netns_setup 1
-tmp=$(mktemp -d)
+tmp=$(mktemp -d) || exit 1  # removed on exit: only what this script made
 rec_tmp=
-roudi_pid= roudi_shm=
+roudi_pid= roudi_shm=()
 trap 'cyclone_stop; netns_cleanup; rm -rf "$tmp"; [ -n "$rec_tmp" ] && rm -rf "$rec_tmp"' EXIT
 run() { netns_run 0 $((exec_s + 60)) "$@"; }
 
@@ -108,7 +108,7 @@ cyclone_check() {
       cyclone=0 && return 0
     fi
   done
-  roudi_shm="/dev/shm/iceoryx_mgmt /dev/shm/$(id -un)"
+  roudi_shm=(/dev/shm/iceoryx_mgmt "/dev/shm/$(id -un)")  # checked absent above
   for f in shm udp; do
     {
       echo '<CycloneDDS><Domain id="any">'
@@ -136,7 +136,7 @@ cyclone_stop() {
   for ((i = 0; i < 50; i++)); do kill -0 "$roudi_pid" 2>/dev/null || break; sleep 0.1; done
   kill -KILL "$roudi_pid" 2>/dev/null
   wait "$roudi_pid" 2>/dev/null
-  rm -f $roudi_shm
+  rm -f "${roudi_shm[@]}"
   roudi_pid=
 }
 # cyclone_run shm|udp ROLE_A ROLE_B: ddsperf ROLE_B (sub|pong) started first, then ROLE_A
@@ -235,7 +235,7 @@ done
 
 [ $recorder = 1 ] || exit 0
 # ---- the recorder on the publisher's host ----------------------------------------------------
-rec_tmp=$(mktemp -d -p "$record_parent")
+rec_tmp=$(mktemp -d -p "$record_parent") || exit 1
 echo
 echo "Recorder on the publisher's host, 1 MiB samples, ${exec_s}s, recording in $(df --output=source "$rec_tmp" | tail -n 1) ($(df --output=fstype "$rec_tmp" | tail -n 1)); storage.fsync \"$fsync\""
 echo

@@ -19,6 +19,7 @@
 
 #include "body_hash.hpp"
 #include "pubsub/participant.hpp"
+#include "summary_json.hpp"
 
 #include <unistd.h>
 
@@ -557,26 +558,12 @@ class SubscriberState {
 
   void write_json(const std::string& path, bool completed) {
     std::lock_guard lk(mu_);
-    std::ofstream f(path);
-    uint64_t samples = 0, lost = 0, checksum = 0, bytes = 0;
+    std::vector<WriterSummary> ws;
     for (auto& [g, w] : writers_) {
-      samples += w.samples;
-      lost += w.lost;
-      checksum += w.checksum;
-      bytes += w.bytes;
+      ws.push_back({g.to_string(), w.samples, w.bytes, w.lost, w.checksum, w.first_seq, w.last_seq,
+                    w.end_seq});
     }
-    f << "{\"completed\": " << (completed ? "true" : "false") << ", \"samples\": " << samples
-      << ", \"bytes\": " << bytes << ", \"lost\": " << lost << ", \"duplicates\": " << duplicates_
-      << ", \"checksum\": \"" << fmt_hex(checksum) << "\", \"writers\": [";
-    bool first = true;
-    for (auto& [g, w] : writers_) {
-      f << (first ? "" : ", ") << "{\"guid\": \"" << g.to_string()
-        << "\", \"samples\": " << w.samples << ", \"lost\": " << w.lost
-        << ", \"first_seq\": " << w.first_seq << ", \"last_seq\": " << w.last_seq
-        << ", \"end_seq\": " << w.end_seq << ", \"checksum\": \"" << fmt_hex(w.checksum) << "\"}";
-      first = false;
-    }
-    f << "]}\n";
+    (void)write_summary_json(path, completed, duplicates_, ws);
   }
 
   // The printer thread's view, while samples arrive.

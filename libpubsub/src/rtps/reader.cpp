@@ -1,7 +1,5 @@
 #include "rtps/reader.hpp"
 
-#include <utility>
-
 #include <algorithm>
 #include <cstring>
 
@@ -351,7 +349,7 @@ void StatefulReader::skip_to_locked(WriterProxy& p, SequenceNumber first) {
 }
 
 bool StatefulReader::on_heartbeat(const wire::ReceiveContext& ctx,
-                                  const wire::HeartbeatSubmessage& m) {
+                                  const wire::HeartbeatSubmessage& m, SteadyTime* answer_at) {
   std::lock_guard lk(mu_);
   WriterProxy* p = find_locked(Guid{ctx.source_prefix, m.writer_id});
   if (!p || !p->info.reliable || m.liveliness) return false;
@@ -375,18 +373,10 @@ bool StatefulReader::on_heartbeat(const wire::ReceiveContext& ctx,
     if (p->answer_at == SteadyTime{}) {  // one answer for every HEARTBEAT until it is sent
       p->answer_at = std::chrono::steady_clock::now() +
                      std::chrono::duration_cast<std::chrono::steady_clock::duration>(delay);
-      if (wake_request_ == SteadyTime{} || p->answer_at < wake_request_) {
-        wake_request_ = p->answer_at;
-      }
+      if (answer_at) *answer_at = p->answer_at;
     }
   }
   return false;
-}
-
-SteadyTime StatefulReader::take_wake_request() {
-  if (config_.qos.heartbeat_response_delay <= Duration::zero()) return {};
-  std::lock_guard lk(mu_);
-  return std::exchange(wake_request_, SteadyTime{});
 }
 
 bool StatefulReader::on_gap(const wire::ReceiveContext& ctx, const wire::GapSubmessage& m) {

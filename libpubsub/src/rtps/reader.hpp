@@ -142,10 +142,10 @@ class StatefulReader {
   bool on_data(const wire::ReceiveContext& ctx, const wire::DataSubmessage& m, Time reception);
   bool on_data_frag(const wire::ReceiveContext& ctx, const wire::DataFragSubmessage& m,
                     Time reception);
-  bool on_heartbeat(const wire::ReceiveContext& ctx, const wire::HeartbeatSubmessage& m);
-  // With a heartbeat_response_delay: the time a held-back answer became due, once (the owner
-  // makes sure on_timer() runs by then); epoch otherwise.
-  SteadyTime take_wake_request();
+  // With a heartbeat_response_delay the answer is held back: answer_at tells when it becomes
+  // due, the first time (the owner makes sure on_timer() runs by then); untouched otherwise.
+  bool on_heartbeat(const wire::ReceiveContext& ctx, const wire::HeartbeatSubmessage& m,
+                    SteadyTime* answer_at = nullptr);
   bool on_gap(const wire::ReceiveContext& ctx, const wire::GapSubmessage& m);
   bool on_heartbeat_frag(const wire::ReceiveContext& ctx, const wire::HeartbeatFragSubmessage& m);
 
@@ -242,7 +242,6 @@ class StatefulReader {
   size_t buffered_bytes_ = 0;
   size_t buffered_samples_ = 0;
   uint8_t send_buf_[2048];
-  SteadyTime wake_request_{};  // see take_wake_request()
   ReaderStats stats_;
 };
 

@@ -61,8 +61,7 @@ StatefulWriter::StatefulWriter(const WriterConfig& config, Transport& transport,
       batch_buf_(transport.max_message_size()),
       send_buf_(transport.max_message_size()),
       frag_scratch_(kFragmentBatch * kFragmentScratch),
-      cwnd_(std::min(kInitialWindow, config.max_unacked_bytes)),
-      window_cap_(config.max_unacked_bytes) {}
+      cwnd_(std::min(kInitialWindow, config.max_unacked_bytes)) {}
 
 size_t StatefulWriter::max_data_payload() const {
   return max_message_ - kDatagramOverhead;
@@ -292,8 +291,7 @@ void StatefulWriter::on_loans_released() {
 }
 
 void StatefulWriter::publish_locked() {
-  segment_->publish(history_.last_sn(),
-                    history_.empty() ? history_.last_sn() + 1 : history_.first_sn());
+  segment_->publish(history_.last_sn(), first_held_locked());
   for (auto* bell : bells_) shm::ring(*bell);
 }
 
@@ -463,12 +461,7 @@ void StatefulWriter::flush_batch_locked(bool with_heartbeat) {
   if (reliable_readers_ > 0 && (with_heartbeat || heartbeat_due_locked())) {
     wire::MessageBuilder b(batch_buf_.data(), batch_buf_.size());
     b.truncate(batch_size_);
-    const SequenceNumber first = history_.empty() ? history_.last_sn() + 1 : history_.first_sn();
-    if (b.heartbeat(kUnknownReader, config_.guid.entity, first, history_.last_sn(),
-                    ++heartbeat_count_, false)) {
-      batch_size_ = b.size();
-      heartbeat_sent_locked(nullptr, true, history_.last_sn());
-    }
+    if (put_heartbeat_locked(b, nullptr, history_.last_sn(), true)) batch_size_ = b.size();
   }
   const ConstBuffer part{batch_buf_.data(), batch_size_};
   transport_.send(destinations_, {&part, 1});
@@ -547,10 +540,8 @@ void StatefulWriter::send_whole_locked(const CacheChange& c, std::span<const Loc
   size_t tail_size = pad;
   if (heartbeat && reliable_readers_ > 0) {
     wire::MessageBuilder hb(tail + pad, sizeof scratch_ - head - pad);
-    const SequenceNumber first = history_.empty() ? history_.last_sn() + 1 : history_.first_sn();
-    hb.heartbeat(reader, config_.guid.entity, first, history_.last_sn(), ++heartbeat_count_, false);
+    put_heartbeat_locked(hb, directed, history_.last_sn(), true);
     tail_size += hb.size();
-    heartbeat_sent_locked(directed, true, history_.last_sn());
   } else if (!directed) {
     bytes_since_heartbeat_ += c.size;
     samples_since_heartbeat_++;
@@ -600,11 +591,7 @@ void StatefulWriter::send_fragments_locked(const CacheChange& c, std::span<const
       // Half a window within one sample: a HEARTBEAT for the samples before it, so that a
       // reader's answer can come (and show whether it waited on purpose) while this one is sent.
       wire::MessageBuilder hb(tail + pad, kFragmentScratch - head - pad);
-      const SequenceNumber hb_first =
-          history_.empty() ? history_.last_sn() + 1 : history_.first_sn();
-      hb.heartbeat(reader, config_.guid.entity, std::min(hb_first, c.sn), c.sn - 1,
-                   ++heartbeat_count_, false);
-      heartbeat_sent_locked(nullptr, true, c.sn - 1);
+      put_heartbeat_locked(hb, nullptr, c.sn - 1, true);
       tail_size += hb.size();
     } else if (f == last && reliable_readers_ > 0 && (directed || last == total)) {
       // HEARTBEAT_FRAG after every fragmented sample (a reader missing fragments asks for them
@@ -612,13 +599,7 @@ void StatefulWriter::send_fragments_locked(const CacheChange& c, std::span<const
       wire::MessageBuilder hb(tail + pad, kFragmentScratch - head - pad);
       hb.heartbeat_frag(reader, config_.guid.entity, c.sn, fragment_count(c.size),
                         ++heartbeat_frag_count_);
-      if (heartbeat) {
-        const SequenceNumber hb_first =
-            history_.empty() ? history_.last_sn() + 1 : history_.first_sn();
-        hb.heartbeat(reader, config_.guid.entity, hb_first, history_.last_sn(), ++heartbeat_count_,
-                     false);
-        heartbeat_sent_locked(directed, true, history_.last_sn());
-      }
+      if (heartbeat) put_heartbeat_locked(hb, directed, history_.last_sn(), true);
       tail_size += hb.size();
     }
     sent_bytes += len;
@@ -639,14 +620,21 @@ void StatefulWriter::send_heartbeat_locked(std::span<const Locator> to,
   wire::MessageBuilder b(scratch_, sizeof scratch_);
   b.header(local_prefix_);
   if (directed) b.info_dst(directed->info.guid.prefix);
-  const SequenceNumber last = sent_last_locked();
-  const SequenceNumber first = history_.empty() ? history_.last_sn() + 1 : history_.first_sn();
-  b.heartbeat(directed ? directed->info.guid.entity : kUnknownReader, config_.guid.entity,
-              std::min(first, last + 1), last, ++heartbeat_count_, false);
+  put_heartbeat_locked(b, directed, sent_last_locked(), true);
   const ConstBuffer part{scratch_, b.size()};
   transport_.send(to, {&part, 1});
   stats_.datagrams_sent += to.size();
-  heartbeat_sent_locked(directed, true, last);
+}
+
+bool StatefulWriter::put_heartbeat_locked(wire::MessageBuilder& b, const ReaderProxy* directed,
+                                          SequenceNumber last, bool due_reset) {
+  const EntityId reader = directed ? directed->info.guid.entity : kUnknownReader;
+  if (!b.heartbeat(reader, config_.guid.entity, std::min(first_held_locked(), last + 1), last,
+                   ++heartbeat_count_, false)) {
+    return false;
+  }
+  heartbeat_sent_locked(directed, due_reset, last);
+  return true;
 }
 
 void StatefulWriter::heartbeat_sent_locked(const ReaderProxy* directed, bool due_reset,
@@ -684,10 +672,13 @@ void StatefulWriter::ack_delay_locked(ReaderProxy& p, SequenceNumber acked_throu
     if (r.network() && r.info.reliable) longest = std::max(longest, r.ack_delay);
   }
   slowest_ack_ = longest;
+}
+
+size_t StatefulWriter::window_cap() const {
   const size_t base = config_.max_unacked_bytes;
-  const double scale = std::chrono::duration<double>(longest) / kAckDelayCovered;
-  window_cap_ = std::clamp(static_cast<size_t>(static_cast<double>(base) * scale), base,
-                           base * kMaxWindowFactor);
+  const double scale = std::chrono::duration<double>(slowest_ack_) / kAckDelayCovered;
+  return std::clamp(static_cast<size_t>(static_cast<double>(base) * scale), base,
+                    base * kMaxWindowFactor);
 }
 
 // ---- repair ---------------------------------------------------------------------------------
@@ -758,12 +749,8 @@ SequenceNumber StatefulWriter::retransmit_locked(ReaderProxy& p,
            c->status_info != 0 && c->size > 0);
   }
   flush_gap();
-  const SequenceNumber first = history_.empty() ? history_.last_sn() + 1 : history_.first_sn();
   if (b.remaining() < 32) send();
-  const SequenceNumber last = sent_last_locked();
-  b.heartbeat(reader, config_.guid.entity, std::min(first, last + 1), last, ++heartbeat_count_,
-              false);
-  heartbeat_sent_locked(&p, false, last);
+  put_heartbeat_locked(b, &p, sent_last_locked(), false);
   send();
   return highest;
 }
@@ -829,7 +816,7 @@ void StatefulWriter::on_acknack(const GuidPrefix& source, const wire::AckNackSub
     const size_t grow =
         had_loss_ ? std::max<size_t>(1, released * send_buf_.size() / std::max<size_t>(cwnd_, 1))
                   : released;
-    cwnd_ = std::min(window_cap_, cwnd_ + grow);
+    cwnd_ = std::min(window_cap(), cwnd_ + grow);
     pacer_.on_acked(released, now);
   }
   notify_locked();
@@ -1094,7 +1081,7 @@ WriterStats StatefulWriter::stats() const {
   s.history_samples = history_.size();
   s.history_bytes = history_.bytes_used();
   s.window_bytes = cwnd_;
-  s.window_cap_bytes = window_cap_;
+  s.window_cap_bytes = window_cap();
   s.pacing_rate = static_cast<uint64_t>(pacer_.rate());
   s.ack_delay_us = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(slowest_ack_).count());

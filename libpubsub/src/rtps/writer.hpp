@@ -47,7 +47,7 @@
 // than that HEARTBEAT announced - a reader working through a queue, or far away, answers as it
 // reaches the HEARTBEAT, and a larger window would only lengthen its queue. The cap grows in
 // proportion to the longest such delay, up to kMaxWindowFactor times max_unacked_bytes
-// (window_cap_). So that an answer can show this while data is still going out, a HEARTBEAT
+// (window_cap()). So that an answer can show this while data is still going out, a HEARTBEAT
 // for the samples before it goes out in the middle of a sample once half a window has been
 // sent since the last one.
 // A sample max_unacked_bytes holds fewer than three of leaves as one burst of DATA_FRAGs, which
@@ -191,11 +191,21 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
 
   static WriterHistory make_history(const WriterConfig& config, shm::WriterSegment* segment);
   bool have_room_locked(size_t size, size_t window) const;
+  // The oldest sequence number still held (the next one to come when the history is empty).
+  SequenceNumber first_held_locked() const {
+    return history_.empty() ? history_.last_sn() + 1 : history_.first_sn();
+  }
+  // Appends to b a HEARTBEAT announcing [first held, last] (to `directed` only, else to every
+  // reader) and books it with heartbeat_sent_locked(); false when it did not fit.
+  bool put_heartbeat_locked(wire::MessageBuilder& b, const ReaderProxy* directed,
+                            SequenceNumber last, bool due_reset);
   // A HEARTBEAT went out (to every reader, or `directed` only): counts it, restarts the
   // heartbeat-due counters when `due_reset`, starts the readers' acknowledgement-delay clocks.
   void heartbeat_sent_locked(const ReaderProxy* directed, bool due_reset, SequenceNumber announced);
-  // An ACKNACK from p: its acknowledgement delay, and the window cap that follows.
+  // An ACKNACK from p: its acknowledgement delay, and the slowest reader's.
   void ack_delay_locked(ReaderProxy& p, SequenceNumber acked_through, SteadyTime now);
+  // The window's ceiling: max_unacked_bytes, more for a late answerer (slowest_ack_).
+  size_t window_cap() const;
   // Waits (up to max_blocking_time) until no loan is outstanding.
   Result<void> wait_no_loan_locked(std::unique_lock<std::mutex>& lk, bool may_block);
   // After a sample entered the history: sends, publishes and hands it to local readers.
@@ -299,8 +309,7 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
     uint32_t next = 0;
   } partial_;
 
-  size_t cwnd_;        // congestion window, bytes
-  size_t window_cap_;  // its ceiling: max_unacked_bytes, more for a late answerer
+  size_t cwnd_;                              // congestion window, bytes
   std::chrono::nanoseconds slowest_ack_{0};  // the longest of the readers' ack_delay
   SequenceNumber recovery_sn_ = 0;           // no further halving for losses at or below this
   bool had_loss_ = false;                    // slow start until the first loss

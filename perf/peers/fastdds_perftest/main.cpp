@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "body_hash.hpp"
+#include "summary_json.hpp"
 
 #include <fastdds/rtps/common/SerializedPayload.h>
 #include <fastdds/rtps/transport/UDPv4TransportDescriptor.h>
@@ -795,32 +796,12 @@ class SubscriberState {
   // pubsub-perftest's -summaryJson (tests/integration/lib/check_json.py reads both).
   bool write_json(const std::string& path, bool completed) {
     std::lock_guard lk(mu_);
-    FILE* f = std::fopen(path.c_str(), "w");
-    if (!f) return false;
-    uint64_t samples = 0, bytes = 0, lost = 0, checksum = 0;
+    std::vector<perftest::WriterSummary> ws;
     for (auto& [g, w] : writers_) {
-      samples += w.samples;
-      bytes += w.bytes;
-      lost += w.lost;
-      checksum += w.checksum;
+      ws.push_back({handle_hex(g), w.samples, w.bytes, w.lost, w.checksum, w.first_seq,
+                    w.next_seq - 1, w.end_seq});
     }
-    std::fprintf(f,
-                 "{\"completed\": %s, \"samples\": %" PRIu64 ", \"bytes\": %" PRIu64
-                 ", \"lost\": %" PRIu64 ", \"duplicates\": %" PRIu64 ", \"checksum\": \"%016" PRIx64
-                 "\", \"writers\": [",
-                 completed ? "true" : "false", samples, bytes, lost, duplicates_, checksum);
-    bool first = true;
-    for (auto& [g, w] : writers_) {
-      std::fprintf(f,
-                   "%s{\"guid\": \"%s\", \"samples\": %" PRIu64 ", \"lost\": %" PRIu64
-                   ", \"first_seq\": %u, \"last_seq\": %u, \"end_seq\": %u, \"checksum\": "
-                   "\"%016" PRIx64 "\"}",
-                   first ? "" : ", ", handle_hex(g).c_str(), w.samples, w.lost, w.first_seq,
-                   w.next_seq - 1, w.end_seq, w.checksum);
-      first = false;
-    }
-    std::fprintf(f, "]}\n");
-    return std::fclose(f) == 0;
+    return perftest::write_summary_json(path, completed, duplicates_, ws);
   }
   uint64_t total_lost() {
     std::lock_guard lk(mu_);

@@ -21,7 +21,7 @@ mode=${1:?usage: same_host.sh pair|mixed|kill-writer|kill-reader ...}
 P="$BIN/pubsub-perftest"
 
 netns_setup 2
-out=$(mktemp -d)
+out=$(mktemp -d) || exit 1  # removed on exit: only what this script made
 pids=()
 cleanup() {
   local p

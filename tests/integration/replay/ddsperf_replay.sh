@@ -17,7 +17,7 @@ for b in pubsub-recorder pubsub-replay; do
   [ -x "$BIN/$b" ] || { echo "FAIL: $b not built ($BIN/$b); build it first"; exit 1; }
 done
 netns_setup 3
-out=$(mktemp -d)
+out=$(mktemp -d) || exit 1  # removed on exit: only what this script made
 trap 'netns_cleanup; rm -rf "$out"' EXIT
 
 # 1. Record: ddsperf pub (namespace 0) to ddsperf sub (namespace 2) and the recorder (namespace 1),

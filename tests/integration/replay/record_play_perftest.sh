@@ -36,7 +36,7 @@ for b in pubsub-recorder pubsub-replay pubsub-perftest $sub_exe; do
   [ -x "$BIN/$b" ] || { echo "FAIL: $b not built ($BIN/$b); build it first"; exit 1; }
 done
 netns_setup 3
-out=$(mktemp -d)
+out=$(mktemp -d) || exit 1  # removed on exit: only what this script made
 trap 'netns_cleanup; rm -rf "$out"' EXIT
 
 # 1. Record: perftest -pub (namespace 0) waits for its one reader, the recorder (namespace 2).

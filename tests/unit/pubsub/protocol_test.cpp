@@ -23,6 +23,18 @@ struct Received {
   }
 };
 
+// A publishing and a subscribing participant on one fake network: two hosts.
+struct Hosts {
+  std::unique_ptr<Participant> pub, sub;
+};
+Hosts two_hosts(const std::shared_ptr<FakeNetwork>& net) {
+  auto pub = Participant::create(test::fake_options(net));
+  auto sub = Participant::create(test::fake_options(net));
+  REQUIRE(pub);
+  REQUIRE(sub);
+  return {std::move(pub.value()), std::move(sub.value())};
+}
+
 struct Case {
   size_t size;
   size_t count;
@@ -33,14 +45,11 @@ struct Case {
 // Publishes `count` samples and checks that each arrives exactly once, in order, intact.
 void run_reliable(const Case& c, FaultOptions faults) {
   auto net = FakeNetwork::create(faults);
-  auto pub = Participant::create(test::fake_options(net));
-  auto sub = Participant::create(test::fake_options(net));
-  REQUIRE(pub);
-  REQUIRE(sub);
+  auto [pub, sub] = two_hosts(net);
   TopicDescription topic{"Test", "test::Blob", c.keyed};
   Received got;
   ReaderQos rq;
-  auto reader = sub.value()->create_reader(topic, rq, [&](const SampleInfo& info, Bytes body) {
+  auto reader = sub->create_reader(topic, rq, [&](const SampleInfo& info, Bytes body) {
     std::lock_guard lk(got.mu);
     uint32_t seq = 0;
     std::memcpy(&seq, body.data(), 4);
@@ -54,7 +63,7 @@ void run_reliable(const Case& c, FaultOptions faults) {
   wq.max_blocking_time = 5s;
   wq.batching.enabled = c.batching;
   wq.heartbeat_period = 20ms;
-  auto writer = pub.value()->create_writer(topic, wq);
+  auto writer = pub->create_writer(topic, wq);
   REQUIRE(writer);
   REQUIRE(writer.value()->wait_for_readers(1, 10s));
 
@@ -218,10 +227,7 @@ TEST_CASE("Best effort counts loss exactly under injected drop") {
 
 TEST_CASE("KEEP_ALL writer blocks, then times out, when a reader stops acknowledging") {
   auto net = FakeNetwork::create();
-  auto pub = Participant::create(test::fake_options(net));
-  auto sub = Participant::create(test::fake_options(net));
-  REQUIRE(pub);
-  REQUIRE(sub);
+  auto [pub, sub] = two_hosts(net);
   // A raw reader that refuses every sample never acknowledges anything.
   std::atomic<uint64_t> offered{0};
   RawReaderOptions ro;
@@ -232,13 +238,13 @@ TEST_CASE("KEEP_ALL writer blocks, then times out, when a reader stops acknowled
     offered++;
     return false;
   };
-  auto raw = sub.value()->create_raw_reader(ro, listener);
+  auto raw = sub->create_raw_reader(ro, listener);
   REQUIRE(raw);
   WriterQos wq;
   wq.resource_limits.max_samples = 200;
   wq.resource_limits.max_bytes = 1u << 20;
   wq.max_blocking_time = 200ms;
-  auto writer = pub.value()->create_writer({"Stalled", "test::Blob"}, wq);
+  auto writer = pub->create_writer({"Stalled", "test::Blob"}, wq);
   REQUIRE(writer);
   REQUIRE(writer.value()->wait_for_readers(1, 10s));
 
@@ -279,17 +285,13 @@ TEST_CASE("Large samples into a slow reader with a small buffer: paced, no repai
   // notice and spread the fragments instead (rtps/pacer.hpp), so that overflows and repairs stay
   // a small part of what was sent. Every sample arrives intact.
   auto net = FakeNetwork::create();
-  ParticipantOptions po = test::fake_options(net);
-  auto pub = Participant::create(po);
-  auto sub = Participant::create(po);
-  REQUIRE(pub);
-  REQUIRE(sub);
+  auto [pub, sub] = two_hosts(net);
   TopicDescription topic{"SlowReader", "test::Blob"};
   constexpr uint32_t kCount = 40;
   constexpr size_t kSize = 2'000'000;
   std::mutex mu;
   uint32_t received = 0, intact = 0;
-  auto reader = sub.value()->create_reader(topic, ReaderQos{}, [&](const SampleInfo&, Bytes body) {
+  auto reader = sub->create_reader(topic, ReaderQos{}, [&](const SampleInfo&, Bytes body) {
     uint32_t seq;
     std::memcpy(&seq, body.data(), 4);
     const auto want = test::pattern(seq, kSize);
@@ -298,7 +300,7 @@ TEST_CASE("Large samples into a slow reader with a small buffer: paced, no repai
     if (body.size() == kSize && std::memcmp(body.data(), want.data(), kSize) == 0) intact++;
   });
   REQUIRE(reader);
-  auto writer = pub.value()->create_writer(topic, WriterQos{});
+  auto writer = pub->create_writer(topic, WriterQos{});
   REQUIRE(writer);
   REQUIRE(writer.value()->wait_for_readers(1, 10s));
   REQUIRE(test::eventually([&] { return reader.value()->matched_writers() == 1; }));
@@ -336,17 +338,12 @@ void check_window_cap(const WriterStats& ws, size_t base) {
 
 // Writes `count` 64-KiB samples to one reader with `rq` over `net`; returns the writer's stats.
 WriterStats run_window(std::shared_ptr<FakeNetwork> net, const ReaderQos& rq, uint32_t count) {
-  ParticipantOptions po = test::fake_options(net);
-  auto pub = Participant::create(po);
-  auto sub = Participant::create(po);
-  REQUIRE(pub);
-  REQUIRE(sub);
+  auto [pub, sub] = two_hosts(net);
   TopicDescription topic{"Window", "test::Blob"};
   std::atomic<uint32_t> received{0};
-  auto reader =
-      sub.value()->create_reader(topic, rq, [&](const SampleInfo&, Bytes) { received++; });
+  auto reader = sub->create_reader(topic, rq, [&](const SampleInfo&, Bytes) { received++; });
   REQUIRE(reader);
-  auto writer = pub.value()->create_writer(topic, WriterQos{});
+  auto writer = pub->create_writer(topic, WriterQos{});
   REQUIRE(writer);
   REQUIRE(writer.value()->wait_for_readers(1, 10s));
   const auto body = test::pattern(1, 64u << 10);
