@@ -1061,20 +1061,21 @@ int run_publisher(const Options& o) {
     writer.wait_for_acknowledgments(5s);
   }
   const auto ws = writer.stats();
-  std::fprintf(stderr,
-               "pubsub-perftest: wrote %" PRIu64 " samples in %.2f s (%.0f/s), %" PRIu64
-               " blocked writes, %" PRIu64 " retransmitted (+%" PRIu64 " fragments), %" PRIu64
-               " heartbeats; window %zu KiB of %zu, slowest acknowledgement %" PRIu64
-               " us; pacing %.0f MB/s after %" PRIu64 " cuts\n",
-               written.load(), seconds, static_cast<double>(written.load()) / seconds,
-               ws.write_blocked, ws.samples_retransmitted, ws.fragments_retransmitted,
-               ws.heartbeats_sent, ws.window_bytes >> 10, ws.window_cap_bytes >> 10,
-               ws.ack_delay_us, static_cast<double>(ws.pacing_rate) / 1e6, ws.pacing_cuts);
+  std::fprintf(
+      stderr,
+      "pubsub-perftest: wrote %" PRIu64 " samples in %.2f s (%.0f/s), %" PRIu64
+      " blocked writes, %" PRIu64 " datagrams, %" PRIu64 " retransmitted (+%" PRIu64
+      " fragments), %" PRIu64 " heartbeats; window %zu KiB of %zu, slowest acknowledgement %" PRIu64
+      " us; pacing %.0f MB/s after %" PRIu64 " cuts\n",
+      written.load(), seconds, static_cast<double>(written.load()) / seconds, ws.write_blocked,
+      ws.datagrams_sent, ws.samples_retransmitted, ws.fragments_retransmitted, ws.heartbeats_sent,
+      ws.window_bytes >> 10, ws.window_cap_bytes >> 10, ws.ack_delay_us,
+      static_cast<double>(ws.pacing_rate) / 1e6, ws.pacing_cuts);
   if (!o.summary_json.empty()) {
     std::ofstream f(o.summary_json);
     f << "{\"written\": " << written.load() << ", \"checksum\": \"" << fmt_hex(checksum)
       << "\", \"acknowledged\": " << (acked ? "true" : "false") << ", \"guid\": \""
-      << writer.guid().to_string() << "\"}\n";
+      << writer.guid().to_string() << "\", \"datagrams_sent\": " << ws.datagrams_sent << "}\n";
   }
   // Linger briefly so late repairs and the end marker get through before we leave.
   std::this_thread::sleep_for(200ms);

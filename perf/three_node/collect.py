@@ -223,7 +223,7 @@ def main():
             except ValueError:
                 problems.append("no publisher summary")
             res["published"] = pub.get("written")
-            mb = re.search(r"(\d+) blocked writes, (\d+) retransmitted", read(os.path.join(d, "pub.err")))
+            mb = re.search(r"(\d+) blocked writes, \d+ datagrams, (\d+) retransmitted", read(os.path.join(d, "pub.err")))
             if mb:
                 res["pub_blocked_writes"], res["pub_retransmitted"] = int(mb[1]), int(mb[2])
             if sub:

@@ -34,6 +34,16 @@ pubsub_netns_test("interop: ddsperf discovery match and lease" ${IT}/interop/dis
 pubsub_netns_test("interop: 5% loss ddsperf to perftest" ${IT}/interop/ddsperf_to_perftest.sh 1024 1 --impair 5 0)
 pubsub_netns_test("interop: 5% loss perftest to ddsperf" ${IT}/interop/perftest_to_ddsperf.sh 1024 reliable 1 --impair 5 0)
 pubsub_netns_test("interop: tshark decodes a libpubsub capture with no malformed packets" ${IT}/interop/capture.sh)
+# Datagram size per reader vendor (issue 15): a Fast DDS reader gets 64-KiB datagrams (1 MiB in
+# 17 fragments of 64816 B), our own reader MTU-sized ones (9000-B veth: 120 fragments of 8792 B).
+if(TARGET fastdds_perftest)
+  pubsub_netns_test("interop: perftest pub to a Fast DDS reader, 1 MiB in 64-KiB datagrams"
+                    ${IT}/pubsub/perftest_pair.sh --fastdds-sub --exec 3
+                    --datagrams-per-sample 17 30 -- -datalen 1048576)
+endif()
+pubsub_netns_test("pubsub: perftest 1 MiB to our own reader in MTU-sized datagrams"
+                  ${IT}/pubsub/perftest_pair.sh --exec 3 --datagrams-per-sample 120 140
+                  -- -datalen 1048576)
 
 # Same-host delivery: shared memory between processes, intra-process, a network subscriber
 # alongside, and SIGKILL of a writer or a reader mid-transfer.

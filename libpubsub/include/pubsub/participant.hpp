@@ -45,7 +45,10 @@ struct ParticipantOptions {
   Duration lease_duration = std::chrono::seconds(10);
   Duration announce_period = std::chrono::seconds(3);
   // Largest datagram; samples above it are fragmented (DATA_FRAG). 0: fit the interface MTU
-  // (MTU - 28, at most 65000), so IP never fragments and a lost packet costs one fragment.
+  // (MTU - 28, at most 65000), so IP never fragments and a lost packet costs one fragment -
+  // except to Fast DDS readers, which keep up only with the 64-KiB datagrams of their own
+  // writers: samples written while only such readers are matched go in datagrams of up to 65000
+  // bytes (IP fragments them). A value set here holds for every reader.
   size_t max_message_size = 0;
   // Socket receive buffer requested (forced beyond net.core.rmem_max when running as root).
   size_t socket_receive_buffer = 8u << 20;

@@ -248,11 +248,13 @@ bool Discovery::resolve(const wire::EndpointData& data, RemoteEndpoint& out) con
     if (out.unicast.empty()) out.unicast.push_back(loc.user_unicast);
     if (out.multicast.empty() && loc.user_multicast) out.multicast.push_back(*loc.user_multicast);
     out.local = true;
+    std::memcpy(out.vendor, wire::kVendorId, 2);
     return true;
   }
   std::lock_guard lk(mu_);
   auto it = participants_.find(data.guid.prefix);
   if (it == participants_.end()) return false;
+  std::memcpy(out.vendor, it->second->data.vendor, 2);
   if (out.unicast.empty()) out.unicast = it->second->data.default_unicast;
   if (out.multicast.empty()) out.multicast = it->second->data.default_multicast;
   return true;

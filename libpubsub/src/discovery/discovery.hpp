@@ -33,7 +33,8 @@ struct RemoteEndpoint {
   wire::EndpointData data;
   std::vector<Locator> unicast;  // the endpoint's own locators, else its participant's
   std::vector<Locator> multicast;
-  bool local = false;  // one of ours
+  bool local = false;      // one of ours
+  uint8_t vendor[2] = {};  // its participant's vendor id
 };
 
 class DiscoveryListener {

@@ -27,7 +27,14 @@ struct CacheChange {
   uint32_t status_info = 0;  // dispose/unregister: the payload is then the serialized key
   bool has_key_hash = false;
   KeyHash key_hash;
+  // Largest payload one datagram carries for this sample, fixed when it is written (from the
+  // readers then matched): above it the sample travels as DATA_FRAGs, and its fragments keep
+  // one size through every repair. Last, in what was padding: shared-memory readers
+  // (segment.hpp) see the fields above where they always were.
+  uint32_t max_payload = 0;
 };
+// Shared memory holds CacheChanges: a different size is a new shm::kLayoutVersion.
+static_assert(sizeof(CacheChange) == 56);
 
 class WriterHistory {
  public:

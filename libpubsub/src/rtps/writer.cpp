@@ -11,6 +11,9 @@ constexpr EntityId kUnknownReader{wire::kEntityIdUnknown};
 // Worst-case bytes around a payload in one datagram: RTPS header, INFO_DST, INFO_TS, DATA or
 // DATA_FRAG header with inline QoS, padding, and a piggybacked HEARTBEAT + HEARTBEAT_FRAG.
 constexpr size_t kDatagramOverhead = 20 + 16 + 12 + 36 + 32 + 4 + 32 + 28;
+// The largest datagram sent to a reader that asks for big ones (RemoteReaderInfo::max_datagram);
+// UdpTransport's own limit.
+constexpr size_t kMaxDatagram = 65000;
 constexpr size_t kInitialWindow = 256u << 10;
 constexpr size_t kMinWindow = 16u << 10;
 // max_unacked_bytes covers this much acknowledgement delay; a reader answering later raises the
@@ -54,18 +57,13 @@ StatefulWriter::StatefulWriter(const WriterConfig& config, Transport& transport,
       transport_(transport),
       local_prefix_(local),
       max_message_(transport.max_message_size()),
-      fragment_size_(static_cast<uint32_t>(std::min<size_t>(
-          0xfff8, (transport.max_message_size() - kDatagramOverhead) & ~size_t{7}))),
       history_(make_history(config, segment_.get())),
+      max_payload_(max_message_ - kDatagramOverhead),
       batch_datagram_limit_(transport.max_message_size() - 64),
       batch_buf_(transport.max_message_size()),
       send_buf_(transport.max_message_size()),
       frag_scratch_(kFragmentBatch * kFragmentScratch),
       cwnd_(std::min(kInitialWindow, config.max_unacked_bytes)) {}
-
-size_t StatefulWriter::max_data_payload() const {
-  return max_message_ - kDatagramOverhead;
-}
 
 wire::OutgoingInlineQos StatefulWriter::inline_qos(const CacheChange& c) const {
   wire::OutgoingInlineQos q;
@@ -129,6 +127,7 @@ Result<void> StatefulWriter::write(const WriteRequest& r, bool may_block) {
 void StatefulWriter::commit_locked(CacheChange& c, const WriteRequest& r, bool may_pace) {
   c.timestamp = r.timestamp;
   c.status_info = r.status_info;
+  c.max_payload = static_cast<uint32_t>(max_payload_);
   if (r.key_hash) {
     c.has_key_hash = true;
     c.key_hash = *r.key_hash;
@@ -422,13 +421,12 @@ void StatefulWriter::send_new_locked(const CacheChange& c, bool may_pace) {
     return;
   }
   flush_batch_locked(false);
-  if (c.size <= max_data_payload()) {
+  if (c.size <= c.max_payload) {
     send_whole_locked(c, destinations_, nullptr, heartbeat_due_locked());
   } else if (may_pace && pacer_.active() && reliable_readers_ > 0 && paced_size(c.size)) {
     partial_ = {c.sn, 1};  // the writing thread sends it run by run (finish_partial_locked)
   } else {
-    send_fragments_locked(c, destinations_, nullptr, 1, fragment_count(c.size),
-                          heartbeat_due_locked());
+    send_fragments_locked(c, destinations_, nullptr, 1, fragment_count(c), heartbeat_due_locked());
   }
 }
 
@@ -493,10 +491,10 @@ void StatefulWriter::finish_partial_locked(std::unique_lock<std::mutex>& lk) {
   while (partial_.sn) {
     const CacheChange* c = history_.find(partial_.sn);
     if (!c || destinations_.empty()) break;  // no longer wanted (readers gone)
-    const uint32_t total = fragment_count(c->size);
+    const uint32_t total = fragment_count(*c);
     const uint32_t last = std::min<uint32_t>(total, partial_.next + kFragmentBatch - 1);
-    const size_t end = std::min<size_t>(c->size, size_t{last} * fragment_size_);
-    const size_t bytes = end - size_t{partial_.next - 1} * fragment_size_;
+    const size_t end = std::min<size_t>(c->size, size_t{last} * fragment_size(*c));
+    const size_t bytes = end - size_t{partial_.next - 1} * fragment_size(*c);
     const auto wait = pacer_.reserve(bytes, std::chrono::steady_clock::now());
     if (wait > Duration::zero()) {
       lk.unlock();
@@ -569,10 +567,11 @@ void StatefulWriter::send_fragments_locked(const CacheChange& c, std::span<const
     stats_.datagrams_sent += n * to.size();
     n = 0;
   };
-  const uint32_t total = fragment_count(c.size);
+  const uint32_t total = fragment_count(c);
+  const uint32_t frag_size = fragment_size(c);
   for (uint32_t f = first; f <= last; ++f) {
-    const size_t begin = size_t{f - 1} * fragment_size_;
-    const size_t len = std::min<size_t>(fragment_size_, c.size - begin);
+    const size_t begin = size_t{f - 1} * frag_size;
+    const size_t len = std::min<size_t>(frag_size, c.size - begin);
     uint8_t* area = frag_scratch_.data() + n * kFragmentScratch;
     wire::MessageBuilder b(area, kFragmentScratch);
     b.header(local_prefix_);
@@ -580,7 +579,7 @@ void StatefulWriter::send_fragments_locked(const CacheChange& c, std::span<const
     b.info_ts(c.timestamp);
     // Inline QoS (key hash) travels with the first fragment only.
     b.data_frag_header(reader, config_.guid.entity, c.sn, f == 1 ? qos : wire::OutgoingInlineQos{},
-                       f, 1, static_cast<uint16_t>(fragment_size_), c.size, len);
+                       f, 1, static_cast<uint16_t>(frag_size), c.size, len);
     const size_t head = b.size();
     uint8_t* tail = area + head;
     const size_t pad = wire::MessageBuilder::padding(len);
@@ -597,7 +596,7 @@ void StatefulWriter::send_fragments_locked(const CacheChange& c, std::span<const
       // HEARTBEAT_FRAG after every fragmented sample (a reader missing fragments asks for them
       // at once; a complete one stays silent); a HEARTBEAT only when one is due.
       wire::MessageBuilder hb(tail + pad, kFragmentScratch - head - pad);
-      hb.heartbeat_frag(reader, config_.guid.entity, c.sn, fragment_count(c.size),
+      hb.heartbeat_frag(reader, config_.guid.entity, c.sn, fragment_count(c),
                         ++heartbeat_frag_count_);
       if (heartbeat) put_heartbeat_locked(hb, directed, history_.last_sn(), true);
       tail_size += hb.size();
@@ -736,9 +735,14 @@ SequenceNumber StatefulWriter::retransmit_locked(ReaderProxy& p,
     flush_gap();
     stats_.samples_retransmitted++;
     budget -= std::min<size_t>(budget, c->size);
-    if (c->size > max_data_payload()) {
+    if (c->size > c->max_payload) {
       send();
-      send_fragments_locked(*c, to, &p, 1, fragment_count(c->size), false);
+      send_fragments_locked(*c, to, &p, 1, fragment_count(*c), false);
+      continue;
+    }
+    if (c->size > max_message_ - kDatagramOverhead) {  // a big datagram: gathered, not copied
+      send();
+      send_whole_locked(*c, to, &p, false);
       continue;
     }
     const auto qos = inline_qos(*c);
@@ -837,14 +841,15 @@ void StatefulWriter::on_nack_frag(const GuidPrefix& source, const wire::NackFrag
     return;
   }
   const auto to = reader_locators(*p);
-  const uint32_t total = fragment_count(c->size);
+  const uint32_t total = fragment_count(*c);
   // Fragments of a sample the window cannot pace went missing: the pacer takes over (pacer.hpp).
   if (paced_size(c->size)) pace_after_loss_locked(m.sn, now);
   // As for whole samples, one congestion window of fragments per request; once pacing, what
   // the pacer lets go now but at least kRepairBurst (such a reader may not ask again for 100 ms).
-  size_t budget = std::max<size_t>(1, cwnd_ / fragment_size_);
+  const uint32_t frag_size = fragment_size(*c);
+  size_t budget = std::max<size_t>(1, cwnd_ / frag_size);
   if (pacer_.active()) {
-    budget = std::max<size_t>(1, std::max(pacer_.available(now), kRepairBurst) / fragment_size_);
+    budget = std::max<size_t>(1, std::max(pacer_.available(now), kRepairBurst) / frag_size);
   }
   const size_t granted = budget;
   uint32_t run_first = 0, run_last = 0;
@@ -867,7 +872,7 @@ void StatefulWriter::on_nack_frag(const GuidPrefix& source, const wire::NackFrag
     }
   }
   // What was repaired delays new data (repairs do not wait themselves).
-  (void)pacer_.reserve((granted - budget) * size_t{fragment_size_}, now);
+  (void)pacer_.reserve((granted - budget) * size_t{frag_size}, now);
 }
 
 SequenceNumber StatefulWriter::min_acked_locked() const {
@@ -942,6 +947,18 @@ void StatefulWriter::recompute_destinations_locked() {
     if (!chosen && !r.info.multicast.empty()) chosen = &r.info.multicast.front();
     if (chosen) add(*chosen);
   }
+  max_payload_ = datagram_for_readers_locked() - kDatagramOverhead;
+}
+
+size_t StatefulWriter::datagram_for_readers_locked() const {
+  size_t datagram = 0;  // the smallest any network reader takes
+  for (const auto& r : readers_) {
+    if (!r.network()) continue;
+    const size_t d =
+        r.info.max_datagram ? std::min(r.info.max_datagram, kMaxDatagram) : max_message_;
+    datagram = datagram ? std::min(datagram, d) : d;
+  }
+  return datagram ? datagram : max_message_;
 }
 
 void StatefulWriter::add_reader(const RemoteReaderInfo& info, SteadyTime now) {

@@ -97,6 +97,9 @@ struct RemoteReaderInfo {
   Delivery delivery = Delivery::kNetwork;
   std::shared_ptr<shm::Doorbell> doorbell;  // kSharedMemory: its participant's
   std::shared_ptr<StatefulReader> local;    // kIntraProcess
+  // kNetwork: the largest datagram to send it (IP fragments above the MTU); 0: the transport's
+  // max_message_size. Samples written while it is matched fit the smallest of its readers'.
+  size_t max_datagram = 0;
 };
 
 using pubsub::WriterStats;
@@ -247,6 +250,7 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
   SequenceNumber retransmit_locked(ReaderProxy& p, std::span<const SequenceNumber> sns);
   void release_acked_locked();
   void recompute_destinations_locked();
+  size_t datagram_for_readers_locked() const;
   bool heartbeat_due_locked() const;
   // The last sequence number sent: samples still in the open batch have not gone out.
   SequenceNumber sent_last_locked() const;
@@ -255,20 +259,23 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
   wire::OutgoingInlineQos inline_qos(const CacheChange& c) const;
   ReaderProxy* find_locked(const Guid& g);
   std::span<const Locator> reader_locators(const ReaderProxy& p) const;
-  size_t max_data_payload() const;
+  // The largest payload of one datagram to the readers matched now (CacheChange::max_payload).
+  size_t max_data_payload() const { return max_payload_; }
+  static uint32_t fragment_size(const CacheChange& c) {
+    return std::min<uint32_t>(0xfff8, c.max_payload & ~uint32_t{7});
+  }
   // Samples max_unacked_bytes holds fewer than three of leave as one burst each: once a reader
   // has lost some, the pacer spreads them (pacer.hpp).
   bool paced_size(size_t size) const { return size * 3 > config_.max_unacked_bytes; }
-  uint32_t fragment_count(uint32_t size) const {
-    return (size + fragment_size_ - 1) / fragment_size_;
+  static uint32_t fragment_count(const CacheChange& c) {
+    return (c.size + fragment_size(c) - 1) / fragment_size(c);
   }
 
   WriterConfig config_;
   std::unique_ptr<shm::WriterSegment> segment_;
   Transport& transport_;
   GuidPrefix local_prefix_;
-  const size_t max_message_;
-  const uint32_t fragment_size_;
+  const size_t max_message_;  // the transport's datagram size
 
   mutable std::mutex mu_;
   std::condition_variable space_cv_;  // history space freed, readers matched or acknowledged
@@ -276,6 +283,7 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
   std::vector<ReaderProxy> readers_;
   std::vector<Locator> destinations_;  // for new data: shared multicast groups, else unicast
   size_t reliable_readers_ = 0;        // reliable network readers (heartbeats, flow control)
+  size_t max_payload_;                 // of new samples (recompute_destinations_locked)
   size_t local_reliable_ = 0;          // reliable shared-memory and intra-process readers
   size_t shm_readers_ = 0;
   size_t intra_readers_ = 0;

@@ -12,6 +12,8 @@ inline constexpr uint8_t kProtocolMajor = 2;
 inline constexpr uint8_t kProtocolMinor = 3;
 // An unassigned vendor id: not Cyclone's 0x0110 (Cyclone treats its own vendor specially).
 inline constexpr uint8_t kVendorId[2] = {0x01, 0x99};
+// Other vendors' ids (OMG's vendor id list), for what their implementations need of us.
+inline constexpr uint8_t kVendorFastDds[2] = {0x01, 0x0f};
 inline constexpr size_t kHeaderSize = 20;
 inline constexpr size_t kSubmessageHeaderSize = 4;
 

@@ -1,18 +1,24 @@
 #!/usr/bin/env bash
 # pubsub-perftest -pub in one network namespace to -sub in another; checks the summaries.
-# Usage: perftest_pair.sh [--impair LOSS_PCT REORDER_PCT] [--exec S] [--min N] -- PERFTEST ARGS
+# Usage: perftest_pair.sh [--impair LOSS_PCT REORDER_PCT] [--exec S] [--min N] [--fastdds-sub]
+#                         [--datagrams-per-sample MIN MAX] -- PERFTEST ARGS
 # Without --best, the run must be complete, exactly once, in order (check_json.py --reliable).
+# --fastdds-sub: the subscriber is fastdds_perftest (Fast DDS 2.9; the same topic, type and
+# summary), given only -datalen. --datagrams-per-sample: the publisher's datagrams (data, repairs
+# and control) over the samples it wrote must lie within [MIN, MAX].
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib/netns.sh"
 . "$HERE/../lib/impair.sh"
 BIN=${BIN:?set BIN to the bin directory of the build}
-loss=0 reorder=0 exec_s=3 min=1
+loss=0 reorder=0 exec_s=3 min=1 fastdds_sub=0 dps=""
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do
   case $1 in
     --impair) loss=$2 reorder=$3; shift 3 ;;
     --exec) exec_s=$2; shift 2 ;;
     --min) min=$2; shift 2 ;;
+    --fastdds-sub) fastdds_sub=1; shift ;;
+    --datagrams-per-sample) dps="$2 $3"; shift 3 ;;
     *) echo "unknown option $1"; exit 2 ;;
   esac
 done
@@ -20,15 +26,25 @@ shift
 args=("$@")
 reliable=--reliable
 for a in "${args[@]}"; do [ "$a" = "-best" ] && reliable=; done
+sub_exe=pubsub-perftest sub_args=("${args[@]}")
+if [ $fastdds_sub = 1 ]; then
+  sub_exe=fastdds_perftest sub_args=()
+  for ((i = 0; i < ${#args[@]}; i++)); do
+    [ "${args[i]}" = -datalen ] && sub_args=(-datalen "${args[i + 1]}")
+  done
+fi
+for b in pubsub-perftest $sub_exe; do
+  [ -x "$BIN/$b" ] || { echo "FAIL: $b not built ($BIN/$b); build it first"; exit 1; }
+done
 
 netns_setup 2
 if [ "$loss" != 0 ] || [ "$reorder" != 0 ]; then
   impair_link 0 "$loss" "$reorder" && impair_link 1 "$loss" "$reorder" || { echo "FAIL: impairment setup"; exit 1; }
 fi
-out=$(mktemp -d)
+out=$(mktemp -d) || exit 1  # removed on exit: only what this script made
 trap 'netns_cleanup; rm -rf "$out"' EXIT
-netns_run 1 $((exec_s + 60)) "$BIN/pubsub-perftest" -sub -nic veth1 -noPrint -exec $((exec_s + 50)) \
-  -summaryJson "$out/sub.json" "${args[@]}" >"$out/sub.out" 2>"$out/sub.err" &
+netns_run 1 $((exec_s + 60)) "$BIN/$sub_exe" -sub -nic veth1 -noPrint -exec $((exec_s + 50)) \
+  -summaryJson "$out/sub.json" "${sub_args[@]}" >"$out/sub.out" 2>"$out/sub.err" &
 sub=$!
 netns_run 0 $((exec_s + 60)) "$BIN/pubsub-perftest" -pub -nic veth0 -noPrint -exec "$exec_s" \
   -summaryJson "$out/pub.json" "${args[@]}" 2>"$out/pub.err"
@@ -40,4 +56,15 @@ tail -n 2 "$out/pub.err" "$out/sub.err"
 if [ "$loss" != 0 ]; then echo "impairment dropped $(impair_drops 0) + $(impair_drops 1) packets"; fi
 [ $pub_rc -eq 0 ] || { echo "FAIL: publisher exit $pub_rc"; exit 1; }
 [ $sub_rc -eq 0 ] || { echo "FAIL: subscriber exit $sub_rc"; exit 1; }
-python3 "$HERE/../lib/check_json.py" "$out/pub.json" "$out/sub.json" $reliable --min "$min"
+python3 "$HERE/../lib/check_json.py" "$out/pub.json" "$out/sub.json" $reliable --min "$min" || exit 1
+if [ -n "$dps" ]; then
+  python3 - "$out/pub.json" $dps <<'PY' || exit 1
+import json, sys
+pub = json.load(open(sys.argv[1]))
+lo, hi = float(sys.argv[2]), float(sys.argv[3])
+per = pub["datagrams_sent"] / max(1, pub["written"])
+print(f"{pub['datagrams_sent']} datagrams for {pub['written']} samples: {per:.1f} per sample")
+if not lo <= per <= hi:
+    sys.exit(f"FAIL: {per:.1f} datagrams per sample, expected {lo:g}..{hi:g}")
+PY
+fi

@@ -1,6 +1,6 @@
-// StatefulWriter on a transport that records destinations: where new data goes (a multicast
-// locator when two or more matched readers share it, else each reader's unicast locator), and how
-// often a NACKed sample is repaired.
+// StatefulWriter on a transport that records destinations and datagram sizes: where new data goes
+// (a multicast locator when two or more matched readers share it, else each reader's unicast
+// locator), how often a NACKed sample is repaired, and the datagram size a reader asks for.
 #include <catch2/catch.hpp>
 #include <mutex>
 #include <set>
@@ -16,9 +16,14 @@ class RecordingTransport final : public Transport {
  public:
   Result<void> start(TransportReceiver&) override { return {}; }
   void stop() override {}
-  void send(std::span<const Locator> to, std::span<const ConstBuffer>) override {
+  void send(std::span<const Locator> to, std::span<const ConstBuffer> parts) override {
     std::lock_guard lk(mu);
-    for (const auto& l : to) sent.push_back(l);
+    size_t bytes = 0;
+    for (const auto& p : parts) bytes += p.size;
+    for (const auto& l : to) {
+      sent.push_back(l);
+      sizes.push_back(bytes);
+    }
   }
   const TransportLocators& locators() const override { return loc; }
   size_t max_message_size() const override { return 8972; }
@@ -39,8 +44,31 @@ class RecordingTransport final : public Transport {
     return {sent.begin(), sent.end()};
   }
 
+  // The sizes of the datagrams a write of `size` bytes (or what `act` does) sends.
+  template <typename F>
+  std::vector<size_t> sizes_of(F&& act) {
+    {
+      std::lock_guard lk(mu);
+      sent.clear();
+      sizes.clear();
+    }
+    act();
+    std::lock_guard lk(mu);
+    return sizes;
+  }
+  std::vector<size_t> sizes_of_write(rtps::StatefulWriter& w, size_t size) {
+    return sizes_of([&] {
+      std::vector<uint8_t> body(size, 0x5a);
+      rtps::WriteRequest r;
+      r.body = body.data();
+      r.body_size = body.size();
+      REQUIRE(w.write(r, false).ok());
+    });
+  }
+
   std::mutex mu;
   std::vector<Locator> sent;
+  std::vector<size_t> sizes;  // of each datagram in `sent`
   TransportLocators loc;
 };
 
@@ -120,4 +148,69 @@ TEST_CASE("Writer repairs a NACKed sample once per holdoff, however often the re
   REQUIRE(nack({3, 4, 7}, microseconds(2500)) == 3);  // within 2 ms of the repair of 7
   // After the holdoff the repairs themselves count as lost: everything goes again.
   REQUIRE(nack({3, 4, 7}, microseconds(3500)) == 6);
+}
+
+namespace {
+// Datagrams of at least `min` and at most `max` bytes, and how many.
+size_t count_within(const std::vector<size_t>& sizes, size_t min, size_t max) {
+  size_t n = 0;
+  for (size_t s : sizes) n += s >= min && s <= max;
+  return n;
+}
+}  // namespace
+
+TEST_CASE(
+    "A reader that takes big datagrams gets them, and its samples keep their fragments in "
+    "repairs") {
+  RecordingTransport t;  // max_message_size 8972
+  rtps::WriterConfig cfg;
+  cfg.guid.entity = EntityId{0x00000103};
+  cfg.qos.history.kind = HistoryKind::kKeepLast;  // writes never wait for acknowledgements
+  cfg.qos.history.depth = 16;
+  rtps::StatefulWriter w(cfg, t, GuidPrefix{});
+  const auto now = std::chrono::steady_clock::now();
+  auto big = reader(1, uc(1), {});
+  big.reliable = true;
+  big.max_datagram = 65000;
+  w.add_reader(big, now);
+
+  // Fragments of (65000 - 180) & ~7 = 64816 bytes: 200000 B in 4 DATA_FRAGs, the last with
+  // 5552 bytes and the HEARTBEAT_FRAG; a 60000-B sample goes whole in one datagram.
+  auto sizes = t.sizes_of_write(w, 200000);
+  REQUIRE(sizes.size() == 4);
+  REQUIRE(count_within(sizes, 64816, 65000) == 3);
+  REQUIRE(count_within(sizes, 5552, 8972) == 1);
+  sizes = t.sizes_of_write(w, 60000);
+  REQUIRE(sizes.size() == 1);
+  REQUIRE(count_within(sizes, 60000, 60200) == 1);
+
+  // With a reader of the transport's size matched too, new samples fit 8972-B datagrams:
+  // fragments of 8792 B, 23 for 200000 B, to each of the two readers.
+  auto small = reader(2, uc(2), {});
+  small.reliable = true;
+  w.add_reader(small, now);
+  sizes = t.sizes_of_write(w, 200000);
+  REQUIRE(sizes.size() == 2 * 23);
+  REQUIRE(count_within(sizes, 0, 8972) == 2 * 23);
+
+  // Fragment 2 of the first sample, asked for again, is still 64816 bytes long.
+  sizes = t.sizes_of([&] {
+    wire::NackFragSubmessage m;
+    m.reader_id = big.guid.entity;
+    m.writer_id = cfg.guid.entity;
+    m.sn = 1;
+    m.fragments.base = 2;
+    m.fragments.num_bits = 1;
+    m.fragments.set(0);
+    m.count = 1;
+    w.on_nack_frag(big.guid.prefix, m, now);
+  });
+  REQUIRE(sizes.size() == 1);
+  REQUIRE(count_within(sizes, 64816, 65000) == 1);
+
+  // The small reader gone, samples are 64816-B fragments again.
+  w.remove_reader(small.guid);
+  sizes = t.sizes_of_write(w, 200000);
+  REQUIRE(sizes.size() == 4);
+  REQUIRE(count_within(sizes, 64816, 65000) == 3);
 }
