@@ -84,6 +84,7 @@ pubsub::Result<std::unique_ptr<pubsub::Participant>> make_participant(const Opti
   if (const char* spin = std::getenv("PUBSUB_RECEIVE_SPIN_US")) {  // experiment knob
     po.receive_spin = std::chrono::microseconds(std::atoi(spin));
   }
+  po.max_message_size = o.max_message_size;
   if (o.ddsperf_compat) {
     // ddsperf only counts participants announcing "DDSPerf:<has data reader>:<pid>:<host>".
     char host[256] = "?";
@@ -220,6 +221,8 @@ std::string usage() {
          "  -domain D             DDS domain (default 1)\n"
          "  -nic IFACE|ADDR       network interface\n"
          "  -peer ADDR            unicast discovery peer (repeatable)\n"
+         "  -maxMessageSize B     largest datagram, for every reader (default: the MTU's, and\n"
+         "                        64 KiB to Fast DDS readers)\n"
          "  -noPrint              no interval lines\n"
          "  -noOutputHeaders      no CSV header line\n"
          "  -payload zero|random  payload bytes (default zero)\n"
@@ -307,6 +310,9 @@ bool parse_options(int argc, char** argv, Options& o, std::string& error) {
       const char* v = value("an IPv4 address");
       if (!v) return false;
       o.peers.emplace_back(v);
+    } else if (f == "maxmessagesize") {
+      if (!number("a datagram size (1024..65000)", 1024, 65000, d)) return false;
+      o.max_message_size = static_cast<size_t>(d);
     } else if (f == "noprint") {
       o.no_print = true;
     } else if (f == "nooutputheaders") {
@@ -1065,12 +1071,13 @@ int run_publisher(const Options& o) {
       stderr,
       "pubsub-perftest: wrote %" PRIu64 " samples in %.2f s (%.0f/s), %" PRIu64
       " blocked writes, %" PRIu64 " datagrams, %" PRIu64 " retransmitted (+%" PRIu64
-      " fragments), %" PRIu64 " heartbeats; window %zu KiB of %zu, slowest acknowledgement %" PRIu64
-      " us; pacing %.0f MB/s after %" PRIu64 " cuts\n",
+      " fragments), %" PRIu64 " heartbeats (%" PRIu64
+      " probes); window %zu KiB of %zu, slowest acknowledgement %" PRIu64
+      " us; pacing %.0f MB/s after %" PRIu64 " cuts; %" PRIu64 " fallbacks from big datagrams\n",
       written.load(), seconds, static_cast<double>(written.load()) / seconds, ws.write_blocked,
       ws.datagrams_sent, ws.samples_retransmitted, ws.fragments_retransmitted, ws.heartbeats_sent,
-      ws.window_bytes >> 10, ws.window_cap_bytes >> 10, ws.ack_delay_us,
-      static_cast<double>(ws.pacing_rate) / 1e6, ws.pacing_cuts);
+      ws.heartbeat_probes, ws.window_bytes >> 10, ws.window_cap_bytes >> 10, ws.ack_delay_us,
+      static_cast<double>(ws.pacing_rate) / 1e6, ws.pacing_cuts, ws.datagram_fallbacks);
   if (!o.summary_json.empty()) {
     std::ofstream f(o.summary_json);
     f << "{\"written\": " << written.load() << ", \"checksum\": \"" << fmt_hex(checksum)

@@ -35,6 +35,7 @@ struct Options {
   uint32_t domain = 1;
   std::string nic;
   std::vector<std::string> peers;
+  size_t max_message_size = 0;  // ParticipantOptions::max_message_size (0: automatic)
   bool no_print = false;
   bool no_output_headers = false;
   Payload payload = Payload::kZero;

@@ -36,4 +36,11 @@ if(TARGET fastdds_perftest)
   replay_netns_test("replay: 60 KB at 2 kHz replayed into a Fast DDS reader within 2x"
                     ${RIT}/record_play_perftest.sh --fastdds-sub --max-ratio 2
                     -- -datalen 60000 -pubRate 2000 -payload random)
+  # Through 5% loss and 25% reordering both ways (impair.sh): every sample, in order, same
+  # checksum (the duration is not judged).
+  replay_netns_test("replay: 1 MB replayed into a Fast DDS reader through loss and reordering"
+                    ${RIT}/record_play_perftest.sh --fastdds-sub --impair 5 25
+                    -- -datalen 1000000 -pubRate 50 -payload random)
 endif()
+replay_netns_test("replay: ddsperf 1 MB replayed into ddsperf sub through loss and reordering"
+                  ${RIT}/ddsperf_replay.sh --impair 5 25 1000000 20 1)

@@ -15,6 +15,12 @@ constexpr size_t kDatagramOverhead = 20 + 16 + 12 + 36 + 32 + 4 + 32 + 28;
 // UdpTransport's own limit.
 constexpr size_t kMaxDatagram = 65000;
 constexpr size_t kInitialWindow = 256u << 10;
+// A writer blocked on its window repeats its HEARTBEAT after this long without an answer, more
+// for readers that answer late on purpose (probe_interval()).
+constexpr Duration kMinProbe = std::chrono::milliseconds(2);
+// note_big_loss_locked(): how often a reader may ask again for one sample in big datagrams after
+// its repair before it gets small ones.
+constexpr uint32_t kBigRelostMax = 2;
 constexpr size_t kMinWindow = 16u << 10;
 // max_unacked_bytes covers this much acknowledgement delay; a reader answering later raises the
 // window's cap in proportion, up to kMaxWindowFactor times (writer.hpp, Flow control).
@@ -233,16 +239,64 @@ Result<void> StatefulWriter::make_room_locked(std::unique_lock<std::mutex>& lk, 
   // Hysteresis: once the window is full, wait until half of it is acknowledged, so a
   // steady stream costs one wake-up per half window rather than one per acknowledgement.
   while (!room_now_locked(size, cwnd_ / 2)) {
-    if (!wait_locked(lk, deadline)) {
-      // Past the deadline wait_locked() no longer waits: room within the whole window will do,
-      // else it is a timeout (looping here would spin with the lock held).
-      if (room_now_locked(size, cwnd_)) return {};
-      stats_.write_timeouts++;
-      return make_error(ErrorCode::kTimeout,
-                        "write blocked for max_blocking_time: readers did not acknowledge");
+    // No answer within a probe interval: the HEARTBEAT or its answer was lost (or the last
+    // fragments, which carry the HEARTBEAT_FRAG), so ask again instead of idling until the
+    // periodic one (heartbeat_period, 100 ms).
+    const uint64_t answers = answers_;
+    const auto probe_at = std::min(deadline, std::chrono::steady_clock::now() + probe_interval());
+    if (wait_locked(lk, probe_at)) continue;
+    if (std::chrono::steady_clock::now() < deadline) {
+      if (answers_ == answers && !room_now_locked(size, cwnd_ / 2)) {
+        send_heartbeat_locked(destinations_, nullptr);
+        stats_.heartbeat_probes++;
+      }
+      continue;
     }
+    // Past the deadline wait_locked() no longer waits: room within the whole window will do,
+    // else it is a timeout (looping here would spin with the lock held).
+    if (room_now_locked(size, cwnd_)) return {};
+    stats_.write_timeouts++;
+    return make_error(ErrorCode::kTimeout,
+                      "write blocked for max_blocking_time: readers did not acknowledge");
   }
   return {};
+}
+
+bool StatefulWriter::in_big_datagrams(const CacheChange& c) const {
+  return c.max_payload > max_message_ - kDatagramOverhead &&
+         c.size > max_message_ - kDatagramOverhead;
+}
+
+// Datagrams above the MTU are sent as IP fragments: one lost packet loses the whole datagram,
+// and the incomplete ones fill the reader's reassembly memory until they time out (30 s), so that
+// on a lossy path (5 % packet loss) nearly nothing gets through - Fast DDS's own pairs stall so.
+// A reader overrunning its socket buffer loses big datagrams too, but their repairs arrive: a
+// reader that still misses one sample after kBigRelostMax of its repairs had time to arrive gets
+// datagrams of the transport's size from then on (samples already written keep their fragments).
+void StatefulWriter::note_big_loss_locked(ReaderProxy& p, SequenceNumber sn, SteadyTime now) {
+  if (p.info.max_datagram <= max_message_) return;
+  // Its answer to a repair cannot come sooner than this.
+  const auto settle = slowest_ack_ + kRepairHoldoff;
+  auto& slots = p.big_repairs;
+  auto it = std::find_if(slots.begin(), slots.end(), [&](const auto& r) { return r.sn == sn; });
+  if (it == slots.end()) {  // a first repair: in place of the oldest
+    it = std::min_element(slots.begin(), slots.end(),
+                          [](const auto& a, const auto& b) { return a.at < b.at; });
+    *it = {sn, now, 0};
+    return;
+  }
+  if (now - it->at <= settle) return;  // asked before the repair could have arrived
+  it->at = now;
+  if (++it->again >= kBigRelostMax) {
+    p.info.max_datagram = 0;
+    max_payload_ = datagram_for_readers_locked() - kDatagramOverhead;
+    stats_.datagram_fallbacks++;
+  }
+}
+
+Duration StatefulWriter::probe_interval() const {
+  // Twice the slowest reader's deliberate delay (Fast DDS: 5 ms), at least kMinProbe.
+  return std::max<Duration>(kMinProbe, 2 * slowest_ack_ + kMinProbe);
 }
 
 bool StatefulWriter::drop_oldest_locked(size_t size) {
@@ -735,6 +789,7 @@ SequenceNumber StatefulWriter::retransmit_locked(ReaderProxy& p,
     flush_gap();
     stats_.samples_retransmitted++;
     budget -= std::min<size_t>(budget, c->size);
+    if (in_big_datagrams(*c)) note_big_loss_locked(p, sn, std::chrono::steady_clock::now());
     if (c->size > c->max_payload) {
       send();
       send_fragments_locked(*c, to, &p, 1, fragment_count(*c), false);
@@ -765,6 +820,7 @@ void StatefulWriter::on_acknack(const GuidPrefix& source, const wire::AckNackSub
   ReaderProxy* p = find_locked(Guid{source, m.reader_id});
   if (!p || !p->info.reliable) return;
   stats_.acknacks_received++;
+  answers_++;
   if (!p->network()) {
     // A reader we meant to serve locally talks RTPS to us: it could not (or chose not to)
     // read from shared memory or in-process. Serve it over the network from now on.
@@ -833,6 +889,7 @@ void StatefulWriter::on_nack_frag(const GuidPrefix& source, const wire::NackFrag
   if (!p || !p->info.reliable) return;
   if (p->has_nackfrag_count && static_cast<int32_t>(m.count - p->last_nackfrag_count) <= 0) return;
   p->has_nackfrag_count = true;
+  answers_++;
   p->last_nackfrag_count = m.count;
   const CacheChange* c = history_.find(m.sn);
   if (!c || (!p->info.durable && m.sn <= p->join_sn)) {
@@ -842,6 +899,7 @@ void StatefulWriter::on_nack_frag(const GuidPrefix& source, const wire::NackFrag
   }
   const auto to = reader_locators(*p);
   const uint32_t total = fragment_count(*c);
+  if (in_big_datagrams(*c)) note_big_loss_locked(*p, m.sn, now);
   // Fragments of a sample the window cannot pace went missing: the pacer takes over (pacer.hpp).
   if (paced_size(c->size)) pace_after_loss_locked(m.sn, now);
   // As for whole samples, one congestion window of fragments per request; once pacing, what

@@ -56,8 +56,19 @@
 // writing thread waits its turn with the lock released; a repair request is answered in full up
 // to kRepairBurst), so a reader with a small socket buffer is not overrun again by the next
 // one. Smaller samples are left to the window. A reader that loses nothing is never paced.
+// A writer blocked on a full window repeats its HEARTBEAT every probe_interval() while no
+// ACKNACK or NACK_FRAG comes (the HEARTBEAT, the answer or the last fragments - which carry the
+// HEARTBEAT_FRAG - were lost), instead of waiting for the periodic one.
+//
+// Datagram size: samples are fragmented to fit the transport's datagram (the MTU), except while
+// every network reader asks for bigger ones (RemoteReaderInfo::max_datagram: Fast DDS readers,
+// which spend their time per datagram): then up to kMaxDatagram, which IP fragments. Each sample
+// keeps the size it was written with (CacheChange::max_payload) through every repair. A reader
+// that keeps missing a repaired sample is on a lossy path, where IP-fragmented datagrams rarely
+// arrive whole, and gets the transport's size from then on (note_big_loss_locked()).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -176,6 +187,14 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
     SequenceNumber hb_last = 0;
     SequenceNumber hb_announced = 0;  // the last sequence number that HEARTBEAT announced
     std::chrono::nanoseconds ack_delay{0};
+    // Datagrams above the MTU (info.max_datagram, note_big_loss_locked): the last samples in
+    // them repaired for it, when, and how often it asked again after a repair.
+    struct BigRepair {
+      SequenceNumber sn = 0;
+      SteadyTime at{};
+      uint32_t again = 0;
+    };
+    std::array<BigRepair, 8> big_repairs{};
     int slot = -1;      // kSharedMemory: its slot in the segment once it has attached
     bool gone = false;  // a local reader that detached or died: holds nothing back
     // kIntraProcess with a loaning listener: samples it keeps hold back acknowledgement and
@@ -250,6 +269,11 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
   SequenceNumber retransmit_locked(ReaderProxy& p, std::span<const SequenceNumber> sns);
   void release_acked_locked();
   void recompute_destinations_locked();
+  Duration probe_interval() const;
+  // Whether c goes in datagrams above the transport's size (IP-fragmented), and the losses of
+  // such datagrams that make a reader fall back to the transport's size.
+  bool in_big_datagrams(const CacheChange& c) const;
+  void note_big_loss_locked(ReaderProxy& p, SequenceNumber sn, SteadyTime now);
   size_t datagram_for_readers_locked() const;
   bool heartbeat_due_locked() const;
   // The last sequence number sent: samples still in the open batch have not gone out.
@@ -319,6 +343,7 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
 
   size_t cwnd_;                              // congestion window, bytes
   std::chrono::nanoseconds slowest_ack_{0};  // the longest of the readers' ack_delay
+  uint64_t answers_ = 0;                     // ACKNACKs and NACK_FRAGs received
   SequenceNumber recovery_sn_ = 0;           // no further halving for losses at or below this
   bool had_loss_ = false;                    // slow start until the first loss
 

@@ -3,14 +3,21 @@
 # `pubsub-replay play --wait-readers 1` into `ddsperf -Qsamples:N sub`, N = the recorded sample
 # count. ddsperf sub exits 1 on any loss (a sequence jump per publication and key) and fails when it
 # received fewer than N: it must exit 0 and count exactly N. With MAX_RATIO, the replay (rate 1)
-# must also end within MAX_RATIO times the recorded duration, plus a second to start up.
-# Usage: ddsperf_replay.sh [SIZE [RATE_HZ [KEYS [MAX_RATIO]]]]
+# must also end within MAX_RATIO times the recorded duration, plus a second to start up. With
+# --impair, the replay (not the recording) goes through impair.sh loss and reordering, both ways.
+# Usage: ddsperf_replay.sh [--impair LOSS_PCT REORDER_PCT] [SIZE [RATE_HZ [KEYS [MAX_RATIO]]]]
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib/netns.sh"
 . "$HERE/../lib/replay_timing.sh"
 . "$HERE/../lib/ddsperf.sh"
+. "$HERE/../lib/impair.sh"
 BIN=${BIN:?set BIN to the bin directory of the build}
+impair=""
+if [ "${1:-}" = --impair ]; then
+  impair="$2 $3"
+  shift 3
+fi
 size=${1:-64} rate=${2:-5000} keys=${3:-1} max_ratio=${4:-}
 ddsperf_require
 for b in pubsub-recorder pubsub-replay; do
@@ -47,6 +54,10 @@ print(t[0]["samples"] if t else 0)')
 [ "${n:-0}" -gt 0 ] || { echo "FAIL: nothing recorded on DDSPerfRDataKS"; tail "$out/rec.log"; exit 1; }
 
 # 2. Replay (namespace 1) into ddsperf sub (namespace 2), started first; replay waits for it.
+if [ -n "$impair" ]; then
+  # shellcheck disable=SC2086
+  { impair_link 1 $impair && impair_link 2 $impair; } || { echo "FAIL: impairment setup"; exit 1; }
+fi
 netns_run 2 90 env "$(ddsperf_env 2)" ddsperf -D 20 -n "$keys" -Qsamples:"$n" sub >"$out/sub.out" 2>&1 &
 sub=$!
 netns_run 1 60 "$BIN/pubsub-replay" play "$out/rec" --nic veth1 --topics DDSPerfRDataKS \
@@ -58,6 +69,7 @@ tail -n 2 "$out/replay.err"
 grep -E "size|lost" "$out/sub.out" | tail -n 2
 total=$(ddsperf_total "$out/sub.out")
 echo "recorded $n samples; ddsperf sub received ${total:-none}, exit $sub_rc"
+[ -n "$impair" ] && echo "impairment dropped $(impair_drops 1) + $(impair_drops 2) packets"
 [ $replay_rc -eq 0 ] || { echo "FAIL: pubsub-replay play exit $replay_rc"; cat "$out/replay.err"; exit 1; }
 [ $sub_rc -eq 0 ] || { echo "FAIL: ddsperf sub exit $sub_rc"; tail -n 25 "$out/sub.out"; exit 1; }
 [ "${total:-0}" = "$n" ] || { echo "FAIL: ddsperf sub received ${total:-0} of $n"; exit 1; }

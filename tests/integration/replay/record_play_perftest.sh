@@ -5,21 +5,24 @@
 # writer's sequence complete and in order, no duplicates, the same payload checksum, and the end
 # of the run (check_json.py --reliable). With --fastdds-sub, the replay's subscriber is
 # fastdds_perftest (Fast DDS 2.9, the same topic, type and summary) given only -datalen, and the
-# replay must also end within --max-ratio times the recorded duration (+1 s to start).
+# replay must also end within --max-ratio times the recorded duration (+1 s to start). With
+# --impair, the replay (not the recording) goes through impair.sh loss and reordering, both ways.
 # Usage: record_play_perftest.sh [--exec S] [--replay "ARGS"] [--fastdds-sub] [--max-ratio R]
-#                                -- PERFTEST ARGS
+#                                [--impair LOSS_PCT REORDER_PCT] -- PERFTEST ARGS
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib/netns.sh"
 . "$HERE/../lib/replay_timing.sh"
+. "$HERE/../lib/impair.sh"
 BIN=${BIN:?set BIN to the bin directory of the build}
-exec_s=2 replay_args="" fastdds_sub=0 max_ratio=""
+exec_s=2 replay_args="" fastdds_sub=0 max_ratio="" impair=""
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do
   case $1 in
     --exec) exec_s=$2; shift 2 ;;
     --replay) replay_args=$2; shift 2 ;;
     --fastdds-sub) fastdds_sub=1; shift ;;
     --max-ratio) max_ratio=$2; shift 2 ;;
+    --impair) impair="$2 $3"; shift 3 ;;
     *) echo "unknown option $1"; exit 2 ;;
   esac
 done
@@ -58,6 +61,10 @@ tail -n 1 "$out/pub.err"
 "$BIN/pubsub-replay" info "$out/rec" || { echo "FAIL: pubsub-replay info"; exit 1; }
 
 # 2. Replay into a new subscriber (namespace 1); the replay waits for it.
+if [ -n "$impair" ]; then
+  # shellcheck disable=SC2086
+  { impair_link 1 $impair && impair_link 2 $impair; } || { echo "FAIL: impairment setup"; exit 1; }
+fi
 netns_run 1 150 "$BIN/$sub_exe" -sub -nic veth1 -noPrint -exec 120 \
   -summaryJson "$out/sub.json" "${sub_args[@]}" >"$out/sub.out" 2>"$out/sub.err" &
 sub=$!
@@ -69,6 +76,7 @@ wait $sub
 sub_rc=$?
 tail -n 3 "$out/replay.err"
 cat "$out/sub.out"
+[ -n "$impair" ] && echo "impairment dropped $(impair_drops 1) + $(impair_drops 2) packets"
 [ $replay_rc -eq 0 ] || { echo "FAIL: pubsub-replay play exit $replay_rc"; cat "$out/replay.err"; exit 1; }
 [ $sub_rc -eq 0 ] || { echo "FAIL: subscriber exit $sub_rc"; tail "$out/sub.err"; exit 1; }
 python3 "$HERE/../lib/check_json.py" "$out/pub.json" "$out/sub.json" --reliable || exit 1

@@ -1,9 +1,11 @@
 // StatefulWriter on a transport that records destinations and datagram sizes: where new data goes
 // (a multicast locator when two or more matched readers share it, else each reader's unicast
 // locator), how often a NACKed sample is repaired, and the datagram size a reader asks for.
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <mutex>
 #include <set>
+#include <thread>
 
 #include "rtps/writer.hpp"
 #include "wire/message.hpp"
@@ -213,4 +215,89 @@ TEST_CASE(
   sizes = t.sizes_of_write(w, 200000);
   REQUIRE(sizes.size() == 4);
   REQUIRE(count_within(sizes, 64816, 65000) == 3);
+}
+
+TEST_CASE("A writer blocked on its window repeats its HEARTBEAT while no answer comes") {
+  using namespace std::chrono_literals;
+  RecordingTransport t;
+  rtps::WriterConfig cfg;
+  cfg.guid.entity = EntityId{0x00000103};
+  cfg.qos.max_blocking_time = 5s;
+  rtps::StatefulWriter w(cfg, t, GuidPrefix{});
+  auto r = reader(1, uc(1), {});
+  r.reliable = true;
+  w.add_reader(r, std::chrono::steady_clock::now());
+  // Four 64-KiB samples fill the first window (256 KiB); the fifth write waits.
+  std::vector<uint8_t> body(64 << 10, 1);
+  rtps::WriteRequest req;
+  req.body = body.data();
+  req.body_size = body.size();
+  for (int i = 0; i < 4; ++i) REQUIRE(w.write(req, false).ok());
+  std::atomic<bool> written{false}, ok{false};
+  std::thread writer([&] {  // Catch2's assertions are for the test's own thread
+    ok = w.write(req, true).ok();
+    written = true;
+  });
+  // Nothing answers: a HEARTBEAT every 2 ms (kMinProbe) instead of one per 100 ms.
+  std::this_thread::sleep_for(40ms);
+  const auto probes = w.stats().heartbeat_probes;
+  CHECK(probes >= 4);
+  CHECK(probes <= 20);
+  CHECK_FALSE(written);
+  wire::AckNackSubmessage a;
+  a.reader_id = r.guid.entity;
+  a.writer_id = cfg.guid.entity;
+  a.set.base = 5;  // all four acknowledged
+  a.count = 1;
+  w.on_acknack(r.guid.prefix, a, std::chrono::steady_clock::now());
+  writer.join();
+  REQUIRE(ok);
+  // No longer blocked: no more probes.
+  const auto after = w.stats().heartbeat_probes;
+  std::this_thread::sleep_for(20ms);
+  REQUIRE(w.stats().heartbeat_probes == after);
+}
+
+TEST_CASE("A reader that keeps missing a repaired sample in big datagrams gets small ones") {
+  using std::chrono::milliseconds;
+  RecordingTransport t;
+  rtps::WriterConfig cfg;
+  cfg.guid.entity = EntityId{0x00000103};
+  cfg.qos.history.kind = HistoryKind::kKeepLast;
+  cfg.qos.history.depth = 16;
+  rtps::StatefulWriter w(cfg, t, GuidPrefix{});
+  const auto t0 = std::chrono::steady_clock::now();
+  auto big = reader(1, uc(1), {});
+  big.reliable = true;
+  big.max_datagram = 65000;
+  w.add_reader(big, t0);
+  REQUIRE(t.sizes_of_write(w, 200000).size() == 4);
+  uint32_t count = 0;
+  auto nack_frag = [&](milliseconds at) {  // fragment 2 of sample 1, repaired each time
+    wire::NackFragSubmessage m;
+    m.reader_id = big.guid.entity;
+    m.writer_id = cfg.guid.entity;
+    m.sn = 1;
+    m.fragments.base = 2;
+    m.fragments.num_bits = 1;
+    m.fragments.set(0);
+    m.count = ++count;
+    return t.sizes_of([&] { w.on_nack_frag(big.guid.prefix, m, t0 + at); });
+  };
+  // The first request, one again before that repair could have been answered (2 ms), and one
+  // after it: a socket buffer's overflow looks like this, and the datagrams stay big.
+  REQUIRE(nack_frag(milliseconds(10)).size() == 1);
+  REQUIRE(nack_frag(milliseconds(11)).size() == 1);
+  REQUIRE(nack_frag(milliseconds(20)).size() == 1);
+  REQUIRE(w.stats().datagram_fallbacks == 0);
+  REQUIRE(t.sizes_of_write(w, 200000).size() == 4);
+  // Missing it after a second repair: a lossy path. The sample's repair keeps its 64816-B
+  // fragment; new samples go in 8792-B fragments.
+  const auto repair = nack_frag(milliseconds(30));
+  REQUIRE(repair.size() == 1);
+  REQUIRE(count_within(repair, 64816, 65000) == 1);
+  REQUIRE(w.stats().datagram_fallbacks == 1);
+  const auto sizes = t.sizes_of_write(w, 200000);
+  REQUIRE(sizes.size() == 23);
+  REQUIRE(count_within(sizes, 0, 8972) == 23);
 }
