@@ -10,6 +10,7 @@ set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib/netns.sh"
 . "$HERE/../lib/impair.sh"
+. "$HERE/../lib/perftest_sub.sh"
 BIN=${BIN:?set BIN to the bin directory of the build}
 loss=0 reorder=0 exec_s=3 min=1 fastdds_sub=0 dps=""
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do
@@ -26,13 +27,7 @@ shift
 args=("$@")
 reliable=--reliable
 for a in "${args[@]}"; do [ "$a" = "-best" ] && reliable=; done
-sub_exe=pubsub-perftest sub_args=("${args[@]}")
-if [ $fastdds_sub = 1 ]; then
-  sub_exe=fastdds_perftest sub_args=()
-  for ((i = 0; i < ${#args[@]}; i++)); do
-    [ "${args[i]}" = -datalen ] && sub_args=(-datalen "${args[i + 1]}")
-  done
-fi
+perftest_sub_for "$fastdds_sub" "${args[@]}"
 for b in pubsub-perftest $sub_exe; do
   [ -x "$BIN/$b" ] || { echo "FAIL: $b not built ($BIN/$b); build it first"; exit 1; }
 done

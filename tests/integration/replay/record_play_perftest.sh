@@ -14,6 +14,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib/netns.sh"
 . "$HERE/../lib/replay_timing.sh"
 . "$HERE/../lib/impair.sh"
+. "$HERE/../lib/perftest_sub.sh"
 BIN=${BIN:?set BIN to the bin directory of the build}
 exec_s=2 replay_args="" fastdds_sub=0 max_ratio="" impair=""
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do
@@ -28,13 +29,7 @@ while [ $# -gt 0 ] && [ "$1" != "--" ]; do
 done
 shift
 args=("$@")
-sub_exe=pubsub-perftest sub_args=("${args[@]}")
-if [ $fastdds_sub = 1 ]; then
-  sub_exe=fastdds_perftest sub_args=()
-  for ((i = 0; i < ${#args[@]}; i++)); do
-    [ "${args[i]}" = -datalen ] && sub_args=(-datalen "${args[i + 1]}")
-  done
-fi
+perftest_sub_for "$fastdds_sub" "${args[@]}"
 for b in pubsub-recorder pubsub-replay pubsub-perftest $sub_exe; do
   [ -x "$BIN/$b" ] || { echo "FAIL: $b not built ($BIN/$b); build it first"; exit 1; }
 done

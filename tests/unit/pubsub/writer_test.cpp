@@ -159,22 +159,53 @@ size_t count_within(const std::vector<size_t>& sizes, size_t min, size_t max) {
   for (size_t s : sizes) n += s >= min && s <= max;
   return n;
 }
+
+// A writer (KEEP_LAST 16: writes never wait for acknowledgements) with one reliable reader that
+// takes datagrams of up to 65000 bytes.
+struct BigDatagramWriter {
+  static rtps::WriterConfig config() {
+    rtps::WriterConfig c;
+    c.guid.entity = EntityId{0x00000103};
+    c.qos.history.kind = HistoryKind::kKeepLast;
+    c.qos.history.depth = 16;
+    return c;
+  }
+  static rtps::RemoteReaderInfo big_reader() {
+    auto r = reader(1, uc(1), {});
+    r.reliable = true;
+    r.max_datagram = 65000;
+    return r;
+  }
+  BigDatagramWriter() { w.add_reader(big, t0); }
+
+  // The big reader asks for fragment 2 of sample 1 at t0 + at: the datagrams sent in answer.
+  std::vector<size_t> nack_frag(std::chrono::milliseconds at) {
+    wire::NackFragSubmessage m;
+    m.reader_id = big.guid.entity;
+    m.writer_id = cfg.guid.entity;
+    m.sn = 1;
+    m.fragments.base = 2;
+    m.fragments.num_bits = 1;
+    m.fragments.set(0);
+    m.count = ++nackfrag_count;
+    return t.sizes_of([&] { w.on_nack_frag(big.guid.prefix, m, t0 + at); });
+  }
+
+  RecordingTransport t;  // max_message_size 8972
+  rtps::WriterConfig cfg = config();
+  rtps::StatefulWriter w{cfg, t, GuidPrefix{}};
+  rtps::RemoteReaderInfo big = big_reader();
+  std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+  uint32_t nackfrag_count = 0;
+};
 }  // namespace
 
 TEST_CASE(
     "A reader that takes big datagrams gets them, and its samples keep their fragments in "
     "repairs") {
-  RecordingTransport t;  // max_message_size 8972
-  rtps::WriterConfig cfg;
-  cfg.guid.entity = EntityId{0x00000103};
-  cfg.qos.history.kind = HistoryKind::kKeepLast;  // writes never wait for acknowledgements
-  cfg.qos.history.depth = 16;
-  rtps::StatefulWriter w(cfg, t, GuidPrefix{});
-  const auto now = std::chrono::steady_clock::now();
-  auto big = reader(1, uc(1), {});
-  big.reliable = true;
-  big.max_datagram = 65000;
-  w.add_reader(big, now);
+  BigDatagramWriter f;
+  auto& t = f.t;
+  auto& w = f.w;
 
   // Fragments of (65000 - 180) & ~7 = 64816 bytes: 200000 B in 4 DATA_FRAGs, the last with
   // 5552 bytes and the HEARTBEAT_FRAG; a 60000-B sample goes whole in one datagram.
@@ -190,23 +221,13 @@ TEST_CASE(
   // fragments of 8792 B, 23 for 200000 B, to each of the two readers.
   auto small = reader(2, uc(2), {});
   small.reliable = true;
-  w.add_reader(small, now);
+  w.add_reader(small, f.t0);
   sizes = t.sizes_of_write(w, 200000);
   REQUIRE(sizes.size() == 2 * 23);
   REQUIRE(count_within(sizes, 0, 8972) == 2 * 23);
 
   // Fragment 2 of the first sample, asked for again, is still 64816 bytes long.
-  sizes = t.sizes_of([&] {
-    wire::NackFragSubmessage m;
-    m.reader_id = big.guid.entity;
-    m.writer_id = cfg.guid.entity;
-    m.sn = 1;
-    m.fragments.base = 2;
-    m.fragments.num_bits = 1;
-    m.fragments.set(0);
-    m.count = 1;
-    w.on_nack_frag(big.guid.prefix, m, now);
-  });
+  sizes = f.nack_frag(std::chrono::milliseconds(0));
   REQUIRE(sizes.size() == 1);
   REQUIRE(count_within(sizes, 64816, 65000) == 1);
 
@@ -260,30 +281,11 @@ TEST_CASE("A writer blocked on its window repeats its HEARTBEAT while no answer 
 
 TEST_CASE("A reader that keeps missing a repaired sample in big datagrams gets small ones") {
   using std::chrono::milliseconds;
-  RecordingTransport t;
-  rtps::WriterConfig cfg;
-  cfg.guid.entity = EntityId{0x00000103};
-  cfg.qos.history.kind = HistoryKind::kKeepLast;
-  cfg.qos.history.depth = 16;
-  rtps::StatefulWriter w(cfg, t, GuidPrefix{});
-  const auto t0 = std::chrono::steady_clock::now();
-  auto big = reader(1, uc(1), {});
-  big.reliable = true;
-  big.max_datagram = 65000;
-  w.add_reader(big, t0);
+  BigDatagramWriter f;
+  auto& t = f.t;
+  auto& w = f.w;
   REQUIRE(t.sizes_of_write(w, 200000).size() == 4);
-  uint32_t count = 0;
-  auto nack_frag = [&](milliseconds at) {  // fragment 2 of sample 1, repaired each time
-    wire::NackFragSubmessage m;
-    m.reader_id = big.guid.entity;
-    m.writer_id = cfg.guid.entity;
-    m.sn = 1;
-    m.fragments.base = 2;
-    m.fragments.num_bits = 1;
-    m.fragments.set(0);
-    m.count = ++count;
-    return t.sizes_of([&] { w.on_nack_frag(big.guid.prefix, m, t0 + at); });
-  };
+  auto nack_frag = [&](milliseconds at) { return f.nack_frag(at); };
   // The first request, one again before that repair could have been answered (2 ms), and one
   // after it: a socket buffer's overflow looks like this, and the datagrams stay big.
   REQUIRE(nack_frag(milliseconds(10)).size() == 1);

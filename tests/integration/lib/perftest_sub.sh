@@ -1,0 +1,17 @@
+# The subscriber that takes pubsub-perftest's publisher arguments. Source it.
+#
+#   perftest_sub_for FASTDDS ARGS...
+#
+# Sets sub_exe and sub_args: pubsub-perftest with all of ARGS, or with FASTDDS=1
+# fastdds_perftest (Fast DDS 2.9; the same topic, type and summary) with only their -datalen.
+perftest_sub_for() {
+  local fastdds=$1
+  shift
+  sub_exe=pubsub-perftest sub_args=("$@")
+  [ "$fastdds" = 1 ] || return 0
+  sub_exe=fastdds_perftest sub_args=()
+  while [ $# -gt 0 ]; do
+    [ "$1" = -datalen ] && [ $# -gt 1 ] && sub_args=(-datalen "$2")
+    shift
+  done
+}
