@@ -23,9 +23,11 @@ replay_netns_test("replay: ddsperf recording, 8 keys, replayed into ddsperf sub"
                   ${RIT}/ddsperf_replay.sh 256 2000 8)
 # 4. Large samples (issue 15): a camera-like 2-MB topic recorded from ddsperf and replayed into
 #    ddsperf sub - every sample, within twice the recorded duration (+1 s to start). 20 Hz: what
-#    ddsperf sub takes in with room to spare here (at 100 Hz it takes ~45/s, from ddsperf too).
+#    our writer keeps to (at 100 Hz the replay into ddsperf sub takes about 2x: issue 15).
 replay_netns_test("replay: ddsperf 2 MB at 20 Hz replayed into ddsperf sub within 2x"
                   ${RIT}/ddsperf_replay.sh 2000000 20 1 2)
+replay_netns_test("replay: ddsperf 60 KB at 2 kHz replayed into ddsperf sub within 2x"
+                  ${RIT}/ddsperf_replay.sh 60000 2000 1 2)
 # 5. The same into a Fast DDS 2.9 reader (perf/peers/fastdds_perftest): pubsub-perftest's samples
 #    recorded at a camera's 2 MB x 100 Hz and a 60 KB x 2 kHz stream (200 and 120 MB/s), replayed
 #    at rate 1 - every sample, same checksum, within twice the recorded duration.
