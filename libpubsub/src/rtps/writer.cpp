@@ -64,7 +64,7 @@ StatefulWriter::StatefulWriter(const WriterConfig& config, Transport& transport,
       local_prefix_(local),
       max_message_(transport.max_message_size()),
       history_(make_history(config, segment_.get())),
-      max_payload_(max_message_ - kDatagramOverhead),
+      max_payload_(transport_payload()),
       batch_datagram_limit_(transport.max_message_size() - 64),
       batch_buf_(transport.max_message_size()),
       send_buf_(transport.max_message_size()),
@@ -263,8 +263,7 @@ Result<void> StatefulWriter::make_room_locked(std::unique_lock<std::mutex>& lk, 
 }
 
 bool StatefulWriter::in_big_datagrams(const CacheChange& c) const {
-  return c.max_payload > max_message_ - kDatagramOverhead &&
-         c.size > max_message_ - kDatagramOverhead;
+  return c.size > transport_payload() && c.max_payload > transport_payload();
 }
 
 // Datagrams above the MTU are sent as IP fragments: one lost packet loses the whole datagram,
@@ -289,7 +288,7 @@ void StatefulWriter::note_big_loss_locked(ReaderProxy& p, SequenceNumber sn, Ste
   it->at = now;
   if (++it->again >= kBigRelostMax) {
     p.info.max_datagram = 0;
-    max_payload_ = datagram_for_readers_locked() - kDatagramOverhead;
+    update_max_payload_locked();
     stats_.datagram_fallbacks++;
   }
 }
@@ -572,7 +571,7 @@ bool StatefulWriter::heartbeat_due_locked() const {
   const size_t max_samples = history_.max_samples();
   // One per half window: the point where a blocked writer resumes (see write()).
   return bytes_since_heartbeat_ >= cwnd_ / 2 || samples_since_heartbeat_ >= max_samples / 4 ||
-         !history_.can_append(max_data_payload());
+         !history_.can_append(max_payload_);
 }
 
 void StatefulWriter::send_whole_locked(const CacheChange& c, std::span<const Locator> to,
@@ -795,7 +794,7 @@ SequenceNumber StatefulWriter::retransmit_locked(ReaderProxy& p,
       send_fragments_locked(*c, to, &p, 1, fragment_count(*c), false);
       continue;
     }
-    if (c->size > max_message_ - kDatagramOverhead) {  // a big datagram: gathered, not copied
+    if (c->size > transport_payload()) {  // a big datagram: gathered, not copied
       send();
       send_whole_locked(*c, to, &p, false);
       continue;
@@ -1005,10 +1004,14 @@ void StatefulWriter::recompute_destinations_locked() {
     if (!chosen && !r.info.multicast.empty()) chosen = &r.info.multicast.front();
     if (chosen) add(*chosen);
   }
-  max_payload_ = datagram_for_readers_locked() - kDatagramOverhead;
+  update_max_payload_locked();
 }
 
-size_t StatefulWriter::datagram_for_readers_locked() const {
+size_t StatefulWriter::transport_payload() const {
+  return max_message_ - kDatagramOverhead;
+}
+
+void StatefulWriter::update_max_payload_locked() {
   size_t datagram = 0;  // the smallest any network reader takes
   for (const auto& r : readers_) {
     if (!r.network()) continue;
@@ -1016,7 +1019,7 @@ size_t StatefulWriter::datagram_for_readers_locked() const {
         r.info.max_datagram ? std::min(r.info.max_datagram, kMaxDatagram) : max_message_;
     datagram = datagram ? std::min(datagram, d) : d;
   }
-  return datagram ? datagram : max_message_;
+  max_payload_ = (datagram ? datagram : max_message_) - kDatagramOverhead;
 }
 
 void StatefulWriter::add_reader(const RemoteReaderInfo& info, SteadyTime now) {

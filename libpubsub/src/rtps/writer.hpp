@@ -274,7 +274,10 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
   // such datagrams that make a reader fall back to the transport's size.
   bool in_big_datagrams(const CacheChange& c) const;
   void note_big_loss_locked(ReaderProxy& p, SequenceNumber sn, SteadyTime now);
-  size_t datagram_for_readers_locked() const;
+  // max_payload_ from the network readers matched now: the smallest datagram any takes.
+  void update_max_payload_locked();
+  // The payload one datagram of the transport's own size carries.
+  size_t transport_payload() const;
   bool heartbeat_due_locked() const;
   // The last sequence number sent: samples still in the open batch have not gone out.
   SequenceNumber sent_last_locked() const;
@@ -283,8 +286,6 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
   wire::OutgoingInlineQos inline_qos(const CacheChange& c) const;
   ReaderProxy* find_locked(const Guid& g);
   std::span<const Locator> reader_locators(const ReaderProxy& p) const;
-  // The largest payload of one datagram to the readers matched now (CacheChange::max_payload).
-  size_t max_data_payload() const { return max_payload_; }
   static uint32_t fragment_size(const CacheChange& c) {
     return std::min<uint32_t>(0xfff8, c.max_payload & ~uint32_t{7});
   }
@@ -307,8 +308,10 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
   std::vector<ReaderProxy> readers_;
   std::vector<Locator> destinations_;  // for new data: shared multicast groups, else unicast
   size_t reliable_readers_ = 0;        // reliable network readers (heartbeats, flow control)
-  size_t max_payload_;                 // of new samples (recompute_destinations_locked)
-  size_t local_reliable_ = 0;          // reliable shared-memory and intra-process readers
+  // The largest payload of one datagram to the network readers matched now: new samples
+  // CacheChange::max_payload (update_max_payload_locked()).
+  size_t max_payload_;
+  size_t local_reliable_ = 0;  // reliable shared-memory and intra-process readers
   size_t shm_readers_ = 0;
   size_t intra_readers_ = 0;
   std::vector<shm::DoorbellHeader*> bells_;  // distinct doorbells of shared-memory readers

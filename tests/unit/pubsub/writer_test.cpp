@@ -285,17 +285,16 @@ TEST_CASE("A reader that keeps missing a repaired sample in big datagrams gets s
   auto& t = f.t;
   auto& w = f.w;
   REQUIRE(t.sizes_of_write(w, 200000).size() == 4);
-  auto nack_frag = [&](milliseconds at) { return f.nack_frag(at); };
   // The first request, one again before that repair could have been answered (2 ms), and one
   // after it: a socket buffer's overflow looks like this, and the datagrams stay big.
-  REQUIRE(nack_frag(milliseconds(10)).size() == 1);
-  REQUIRE(nack_frag(milliseconds(11)).size() == 1);
-  REQUIRE(nack_frag(milliseconds(20)).size() == 1);
+  REQUIRE(f.nack_frag(milliseconds(10)).size() == 1);
+  REQUIRE(f.nack_frag(milliseconds(11)).size() == 1);
+  REQUIRE(f.nack_frag(milliseconds(20)).size() == 1);
   REQUIRE(w.stats().datagram_fallbacks == 0);
   REQUIRE(t.sizes_of_write(w, 200000).size() == 4);
   // Missing it after a second repair: a lossy path. The sample's repair keeps its 64816-B
   // fragment; new samples go in 8792-B fragments.
-  const auto repair = nack_frag(milliseconds(30));
+  const auto repair = f.nack_frag(milliseconds(30));
   REQUIRE(repair.size() == 1);
   REQUIRE(count_within(repair, 64816, 65000) == 1);
   REQUIRE(w.stats().datagram_fallbacks == 1);
