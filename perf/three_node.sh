@@ -47,7 +47,7 @@ Matrix (lists are comma or space separated):
                            repetitions), raw UDP, latency (be/rel); the options above set exec etc.
   --recorder-reps N        repetitions of the recorder test points in --full (default 3)
 Other:
-  --out DIR                output directory (default ./three_node-YYYYmmdd-HHMMSS)
+  --out DIR                output directory, new or empty (default ./three_node-YYYYmmdd-HHMMSS)
   --bin DIR                pubsub binaries (default build-release/bin if it has them, else build/bin)
   --dry-run                list the runs and the estimated time, run nothing (no root needed)
   --print-commands         print what each of three real hosts must run (with --nic x3), run nothing
@@ -239,6 +239,10 @@ cleanup() {
   fi
   exit $rc
 }
+# Results go into a new or empty directory: what is there already is not ours to overwrite.
+if [ -n "$out" ] && [ -e "$out" ] && [ -n "$(ls -A "$out" 2>/dev/null)" ]; then
+  die "--out $out is not empty; give a new or empty directory"
+fi
 out_given=$out
 out=""
 netns_setup 3

@@ -15,8 +15,16 @@ cmake --preset dev >/dev/null
 cmake --build --preset dev --target pubsub-recorder pubsub-replay pubsub-perftest
 BIN=$ROOT/build/bin
 OUT=$ROOT/demo-out
-rm -rf "$OUT"
+# The previous run's output is replaced; anything else by that name is left alone.
+if [ -e "$OUT" ]; then
+  if [ ! -f "$OUT/.pubsub-demo" ]; then
+    echo "demo.sh: $OUT exists and was not made by demo.sh; move it away first" >&2
+    exit 1
+  fi
+  rm -rf "$OUT"
+fi
 mkdir -p "$OUT"
+: >"$OUT/.pubsub-demo"
 
 . tests/integration/lib/netns.sh
 # Host 0: publishers and, later, the replay. Host 1: the recorder. Host 2: replay subscribers.

@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # Runs the storage benchmark matrix and dd on the same disk in the same session, REPS times each
 # (interleaved), and prints a markdown table of medians.
-# Usage: perf/storage_bench/run.sh [BENCH_BINARY] [DIR_ON_DISK_UNDER_TEST]
-#   defaults: build-release/bin/storage_bench, /work/storage-bench.d; REPS=3 from the environment.
+# Usage: perf/storage_bench/run.sh [BENCH_BINARY] [DIRECTORY_ON_THE_DISK_UNDER_TEST]
+#   defaults: build-release/bin/storage_bench, the current directory; REPS=3 from the environment.
+# The benchmark writes into a new directory it makes inside the given one (mktemp) and removes
+# only that: nothing that was there before is touched.
 set -euo pipefail
 BENCH=${1:-build-release/bin/storage_bench}
-DIR=${2:-/work/storage-bench.d}
+PARENT=${2:-.}
 REPS=${REPS:-3}
+[ -d "$PARENT" ] || { echo "run.sh: $PARENT is not a directory" >&2; exit 2; }
 OUT=$(mktemp)
-trap 'rm -rf "$OUT" "$DIR"' EXIT
-mkdir -p "$DIR"
+DIR=""
+trap 'rm -f "$OUT"; [ -n "$DIR" ] && rm -rf "$DIR"' EXIT
+DIR=$(mktemp -d -p "$PARENT" storage-bench.XXXXXX)
 
 dd_rate() {  # prints MB/s of a 2 GiB dd into DIR (extra dd flags in $@), then deletes the file
   local line

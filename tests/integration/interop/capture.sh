@@ -10,7 +10,7 @@ BIN=${BIN:?set BIN to the bin directory of the build}
 command -v tshark >/dev/null || { echo "SKIP: tshark is not installed; run scripts/setup.sh"; exit 77; }
 netns_setup 3
 impair_link 0 5 0 || exit 1
-out=$(mktemp -d)
+out=$(mktemp -d) || exit 1  # removed on exit: only what this script made
 trap 'netns_cleanup; rm -rf "$out"' EXIT
 # Capture on the publisher's interface: after the impairment (a dropped packet is never on the
 # wire), so what tshark sees is what the peers see.

@@ -12,7 +12,7 @@ size=$1 keys=${2:-1}
 ddsperf_require
 netns_setup 2
 if [ "${3:-}" = "--impair" ]; then impair_link 0 "$4" "$5" && impair_link 1 "$4" "$5" || exit 1; fi
-out=$(mktemp -d)
+out=$(mktemp -d) || exit 1  # removed on exit: only what this script made
 trap 'netns_cleanup; rm -rf "$out"' EXIT
 netns_run 1 60 "$BIN/pubsub-perftest" -sub -ddsperfCompat -domain 0 -nic veth1 -instances "$keys" \
   -exec 45 -noPrint -summaryJson "$out/sub.json" >"$out/sub.out" 2>"$out/sub.err" &

@@ -10,7 +10,7 @@ ddsperf_require
 LEASE_S=3
 DDSPERF_LEASE=${LEASE_S}s
 netns_setup 2
-out=$(mktemp -d)
+out=$(mktemp -d) || exit 1  # removed on exit: only what this script made
 trap 'kill -9 $dp 2>/dev/null; netns_cleanup; rm -rf "$out"' EXIT
 netns_run 1 40 "$BIN/discovery_probe" -nic veth1 -domain 0 -seconds 14 >"$out/probe.log" 2>&1 &
 probe=$!

@@ -12,7 +12,7 @@ size=$1 mode=${2:-reliable} keys=${3:-1}
 ddsperf_require
 netns_setup 2
 if [ "${4:-}" = "--impair" ]; then impair_link 0 "$5" "$6" && impair_link 1 "$5" "$6" || exit 1; fi
-out=$(mktemp -d)
+out=$(mktemp -d) || exit 1  # removed on exit: only what this script made
 trap 'netns_cleanup; rm -rf "$out"' EXIT
 best=() u=()
 if [ "$mode" = best ]; then best=(-best) u=(-u); fi

@@ -2,7 +2,7 @@
 # Bad configurations: each gives one clear message naming the problem, exit 2, nothing created.
 set -u
 BIN=$(cd "${BIN:?set BIN to the bin directory of the build}" && pwd)
-work=$(mktemp -d)
+work=$(mktemp -d) || exit 1  # removed on exit: only what this script made
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 status=0

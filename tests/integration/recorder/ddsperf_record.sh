@@ -10,7 +10,7 @@ BIN=${BIN:?set BIN to the bin directory of the build}
 size=${1:-32}
 ddsperf_require
 netns_setup 3
-out=$(mktemp -d)
+out=$(mktemp -d) || exit 1  # removed on exit: only what this script made
 trap 'netns_cleanup; rm -rf "$out"' EXIT
 echo '{"domain": 0, "interface": "veth2", "storage": {"path": "'"$out/rec"'"}}' >"$out/r.json"
 netns_spawn 2 60 "$BIN/pubsub-recorder" --config "$out/r.json" >"$out/rec.log" 2>&1

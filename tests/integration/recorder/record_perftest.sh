@@ -26,7 +26,7 @@ done
 shift
 args=("$@")
 netns_setup 3
-out=$(mktemp -d)
+out=$(mktemp -d) || exit 1  # removed on exit: only what this script made
 trap 'netns_cleanup; rm -rf "$out"' EXIT
 cat >"$out/recorder.json" <<JSON
 {"domain": 1, "interface": "veth$rec_ns", "storage": {"path": "$out/rec", "chunk_max_bytes": 1048576},

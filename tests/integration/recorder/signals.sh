@@ -7,7 +7,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib/netns.sh"
 BIN=${BIN:?set BIN to the bin directory of the build}
 netns_setup 2
-out=$(mktemp -d)
+out=$(mktemp -d) || exit 1  # removed on exit: only what this script made
 trap 'netns_cleanup; rm -rf "$out"' EXIT
 status=0
 for sig in TERM KILL; do

@@ -15,7 +15,7 @@ command -v python3 >/dev/null || { echo "SKIP: python3 is missing"; exit 77; }
 for b in pubsub-perftest pubsub-recorder pubsub-replay; do
   [ -x "$BIN/$b" ] || { echo "SKIP: $BIN/$b is not built"; exit 77; }
 done
-out=$(mktemp -d)
+out=$(mktemp -d) || exit 1  # removed on exit: only what this script made
 trap 'rm -rf "$out"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 leftovers() {  # namespaces of harness PID $1, and its processes
