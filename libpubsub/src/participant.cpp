@@ -388,9 +388,10 @@ void ParticipantImpl::ReceiveWorker::on_nack_frag(const wire::ReceiveContext& ct
     return;
   }
   auto it = routes_->writers.find(m.writer_id.value);
-  if (it != routes_->writers.end()) {
-    it->second->on_nack_frag(ctx.source_prefix, m, Clock::now());
-  }
+  if (it == routes_->writers.end()) return;
+  // The rest of a repair the pacer spreads goes out from the writer's timer.
+  const rtps::SteadyTime more = it->second->on_nack_frag(ctx.source_prefix, m, Clock::now());
+  if (more != rtps::SteadyTime{}) p->wake_at(more);
 }
 
 // ---- matching -------------------------------------------------------------------------------

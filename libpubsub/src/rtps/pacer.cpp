@@ -31,6 +31,14 @@ size_t Pacer::available(Clock::time_point now) const {
   return credit <= 0 ? 0 : static_cast<size_t>(credit);
 }
 
+Pacer::Clock::duration Pacer::until_available(size_t bytes, Clock::time_point now) const {
+  if (!active()) return Clock::duration::zero();
+  const Clock::time_point from =
+      std::max(next_, now - seconds_for(static_cast<double>(kBurst), rate_));
+  const Clock::time_point at = from + seconds_for(static_cast<double>(bytes), rate_);
+  return at > now ? at - now : Clock::duration::zero();
+}
+
 // The rate is measured over busy periods only: a send that begins more than 1 ms after the
 // previous one ended starts a new window, so it is the rate bursts went out at, not an average
 // that includes idle time.
@@ -50,10 +58,14 @@ void Pacer::on_loss(Clock::time_point now) {
   if (last_loss_ != Clock::time_point{} && now - last_loss_ < kLossSpacing) return;
   last_loss_ = now;
   const double from = active() ? rate_ : std::max(recent_rate_, kMinRate * 2);
-  // Half, but no less than 0.9 of what the readers were taking in (nor more than 0.9 of `from`).
-  const double floor = std::min(0.9 * delivery_rate_, 0.9 * from);
+  // Half, but no less than 0.9 of what the readers took in lately (nor more than 0.9 of `from`).
+  const double floor = std::min(0.9 * best_delivery_rate(), 0.9 * from);
   rate_ = std::max({kMinRate, from / 2, floor});
   if (next_ < now) next_ = now;
+}
+
+double Pacer::best_delivery_rate() const {
+  return *std::max_element(deliveries_.begin(), deliveries_.end());
 }
 
 void Pacer::on_acked(size_t bytes, Clock::time_point now) {
@@ -66,6 +78,7 @@ void Pacer::on_acked(size_t bytes, Clock::time_point now) {
     if (elapsed >= kDeliveryInterval) {
       delivery_rate_ =
           static_cast<double>(acked_bytes_) / std::chrono::duration<double>(elapsed).count();
+      deliveries_[next_delivery_++ % kDeliveryHistory] = delivery_rate_;
       acked_since_ = now;
       acked_bytes_ = 0;
     }

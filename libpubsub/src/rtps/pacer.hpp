@@ -5,14 +5,17 @@
 // A virtual-clock token bucket: each reserve() books its bytes at the pacing rate after the
 // previous booking and tells the caller how long to wait until its turn; up to burst() bytes may
 // go at once. The rate is off (no waiting) until the first loss; a loss halves the rate the data
-// was going out at (at most once per kLossSpacing) - though not below 0.9 of the rate the
-// readers were acknowledging data at, which they demonstrably take in - and every acknowledged
+// was going out at (at most once per kLossSpacing) - though not below 0.9 of the highest rate the
+// readers acknowledged data at over the last kDeliveryHistory intervals (about 0.4 s), which they
+// demonstrably take in; a repair stall after a loss, when they acknowledge little, does not
+// count against it - and every acknowledged
 // byte adds a fraction of itself back (additive increase, as the congestion window does for whole
 // samples). Above kMaxRate pacing turns itself off again, so a reader that keeps up costs
 // nothing.
 // Owned by a StatefulWriter and used under its lock; no thread of its own, no allocation.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 
@@ -25,11 +28,14 @@ class Pacer {
   static constexpr double kMaxRate = 8e9;      // bytes/s: pacing turns off above this
   static constexpr size_t kBurst = 256 << 10;  // bytes that may leave back to back
   static constexpr auto kLossSpacing = std::chrono::milliseconds(20);
-  // Rate gained per acknowledged byte, per second: acknowledging what 0.25 s of sending at the
-  // current rate carries adds 1/8 of the rate (about +50 % per second without loss).
-  static constexpr double kGrowthPerByte = 0.5;
+  // Rate gained per acknowledged byte, per second: while the readers take in all that is sent,
+  // the rate doubles about every 0.35 s (e^2 per second). Slower growth (0.5) left a Cyclone
+  // reader at a quarter of what it takes for seconds after each loss (issue 15).
+  static constexpr double kGrowthPerByte = 2.0;
   // The acknowledged (delivery) rate is measured over intervals of at least this long.
   static constexpr auto kDeliveryInterval = std::chrono::milliseconds(50);
+  // The loss floor is 0.9 of the best of this many intervals.
+  static constexpr size_t kDeliveryHistory = 8;
 
   bool active() const { return rate_ > 0; }
   double rate() const { return rate_; }  // bytes/s, 0 = not pacing
@@ -37,6 +43,9 @@ class Pacer {
   // Books `bytes` for sending; returns how long to wait before sending them (zero when not
   // pacing or within the burst allowance).
   Clock::duration reserve(size_t bytes, Clock::time_point now);
+
+  // How long until `bytes` may leave without waiting (zero when not pacing).
+  Clock::duration until_available(size_t bytes, Clock::time_point now) const;
 
   // Bytes that leave now without waiting (the burst allowance; SIZE_MAX when not pacing).
   size_t available(Clock::time_point now) const;
@@ -52,6 +61,7 @@ class Pacer {
   // Readers acknowledged `bytes`: additive increase, and the delivery rate's measurement.
   void on_acked(size_t bytes, Clock::time_point now);
   double delivery_rate() const { return delivery_rate_; }  // bytes/s, 0 = not measured yet
+  double best_delivery_rate() const;                       // over kDeliveryHistory intervals
 
  private:
   double rate_ = 0;           // bytes/s, 0 = off
@@ -66,6 +76,8 @@ class Pacer {
   Clock::time_point acked_since_{};
   size_t acked_bytes_ = 0;
   double delivery_rate_ = 0;
+  std::array<double, kDeliveryHistory> deliveries_{};  // the last intervals' rates, a ring
+  size_t next_delivery_ = 0;
 };
 
 }  // namespace pubsub::rtps

@@ -33,10 +33,6 @@ constexpr auto kRepairHoldoff = std::chrono::milliseconds(2);
 // With intra-process readers only, what they took is freed once this many samples are held
 // (one pass over the readers per group rather than per sample).
 constexpr size_t kIntraReleaseEvery = 32;
-// Fragment repairs sent at once to a reader whose losses turned the pacer on: Cyclone's readers
-// ask for missing fragments about every 100 ms, so each request is answered in full up to this
-// (what their 1-MB socket buffer takes in one go).
-constexpr size_t kRepairBurst = 768u << 10;
 
 }  // namespace
 
@@ -479,7 +475,8 @@ void StatefulWriter::send_new_locked(const CacheChange& c, bool may_pace) {
   } else if (may_pace && pacer_.active() && reliable_readers_ > 0 && paced_size(c.size)) {
     partial_ = {c.sn, 1};  // the writing thread sends it run by run (finish_partial_locked)
   } else {
-    send_fragments_locked(c, destinations_, nullptr, 1, fragment_count(c), heartbeat_due_locked());
+    send_fragments_locked(c, destinations_, nullptr, 1, fragment_count(c),
+                          heartbeat_due_locked() || paced_size(c.size));
   }
 }
 
@@ -542,6 +539,14 @@ void StatefulWriter::wait_no_partial_locked(std::unique_lock<std::mutex>& lk) {
 
 void StatefulWriter::finish_partial_locked(std::unique_lock<std::mutex>& lk) {
   while (partial_.sn) {
+    // Repairs go first: a reader may not ask again for long (see send_frag_repair_locked).
+    if (const SteadyTime more = continue_repairs_locked(std::chrono::steady_clock::now());
+        more != SteadyTime{}) {
+      lk.unlock();
+      std::this_thread::sleep_until(more);
+      lk.lock();
+      continue;
+    }
     const CacheChange* c = history_.find(partial_.sn);
     if (!c || destinations_.empty()) break;  // no longer wanted (readers gone)
     const uint32_t total = fragment_count(*c);
@@ -557,7 +562,9 @@ void StatefulWriter::finish_partial_locked(std::unique_lock<std::mutex>& lk) {
       if (!c || destinations_.empty()) break;
     }
     const bool final_run = last == total;
-    const bool heartbeat = final_run && heartbeat_due_locked();
+    // A HEARTBEAT after every such sample: HEARTBEAT_FRAG alone has a Cyclone reader ask for
+    // missing fragments only after its NackDelay (100 ms).
+    const bool heartbeat = final_run;
     send_fragments_locked(*c, destinations_, nullptr, partial_.next, last, heartbeat);
     partial_.next = last + 1;
     if (final_run) break;
@@ -651,7 +658,11 @@ void StatefulWriter::send_fragments_locked(const CacheChange& c, std::span<const
       wire::MessageBuilder hb(tail + pad, kFragmentScratch - head - pad);
       hb.heartbeat_frag(reader, config_.guid.entity, c.sn, fragment_count(c),
                         ++heartbeat_frag_count_);
-      if (heartbeat) put_heartbeat_locked(hb, directed, history_.last_sn(), true);
+      // A repair may go out while a new sample is half sent: announce only what is out.
+      if (heartbeat) {
+        put_heartbeat_locked(hb, directed, directed ? sent_last_locked() : history_.last_sn(),
+                             true);
+      }
       tail_size += hb.size();
     }
     sent_bytes += len;
@@ -881,12 +892,14 @@ void StatefulWriter::on_acknack(const GuidPrefix& source, const wire::AckNackSub
   notify_locked();
 }
 
-void StatefulWriter::on_nack_frag(const GuidPrefix& source, const wire::NackFragSubmessage& m,
-                                  SteadyTime now) {
+SteadyTime StatefulWriter::on_nack_frag(const GuidPrefix& source, const wire::NackFragSubmessage& m,
+                                        SteadyTime now) {
   std::lock_guard lk(mu_);
   ReaderProxy* p = find_locked(Guid{source, m.reader_id});
-  if (!p || !p->info.reliable) return;
-  if (p->has_nackfrag_count && static_cast<int32_t>(m.count - p->last_nackfrag_count) <= 0) return;
+  if (!p || !p->info.reliable) return {};
+  if (p->has_nackfrag_count && static_cast<int32_t>(m.count - p->last_nackfrag_count) <= 0) {
+    return {};
+  }
   p->has_nackfrag_count = true;
   answers_++;
   p->last_nackfrag_count = m.count;
@@ -894,42 +907,101 @@ void StatefulWriter::on_nack_frag(const GuidPrefix& source, const wire::NackFrag
   if (!c || (!p->info.durable && m.sn <= p->join_sn)) {
     const SequenceNumber sn = m.sn;
     retransmit_locked(*p, {&sn, 1});  // becomes a GAP
-    return;
+    return {};
   }
-  const auto to = reader_locators(*p);
-  const uint32_t total = fragment_count(*c);
   if (in_big_datagrams(*c)) note_big_loss_locked(*p, m.sn, now);
   // Fragments of a sample the window cannot pace went missing: the pacer takes over (pacer.hpp).
   if (paced_size(c->size)) pace_after_loss_locked(m.sn, now);
-  // As for whole samples, one congestion window of fragments per request; once pacing, what
-  // the pacer lets go now but at least kRepairBurst (such a reader may not ask again for 100 ms).
-  const uint32_t frag_size = fragment_size(*c);
-  size_t budget = std::max<size_t>(1, cwnd_ / frag_size);
-  if (pacer_.active()) {
-    budget = std::max<size_t>(1, std::max(pacer_.available(now), kRepairBurst) / frag_size);
+  // Every fragment asked for goes out (a newer request replaces what is left of an older one):
+  // what the pacer lets go now, at least a run, and the rest at its rate (continue_repairs_locked)
+  // - before any new data.
+  p->frag_repair = {m.sn, m.fragments, 0};
+  const size_t run = size_t{kFragmentBatch} * fragment_size(*c);
+  const size_t budget = pacer_.active() ? std::max(pacer_.available(now), run) : SIZE_MAX;
+  return send_frag_repair_locked(*p, budget, now);
+}
+
+SteadyTime StatefulWriter::continue_repairs_locked(SteadyTime now) {
+  SteadyTime next{};
+  for (auto& r : readers_) {
+    if (!r.frag_repair.sn) continue;
+    const SteadyTime again = continue_frag_repair_locked(r, now);
+    if (again != SteadyTime{} && (next == SteadyTime{} || again < next)) next = again;
   }
-  const size_t granted = budget;
-  uint32_t run_first = 0, run_last = 0;
-  for (uint32_t i = 0; i <= m.fragments.num_bits; ++i) {
-    const bool set = i < m.fragments.num_bits && m.fragments.test(i) && budget > 0;
-    const uint32_t f = static_cast<uint32_t>(m.fragments.base) + i;
-    if (set && f <= total) {
-      budget--;
-      if (!run_first) run_first = f;
-      run_last = f;
-      stats_.fragments_retransmitted++;
+  return next;
+}
+
+SteadyTime StatefulWriter::continue_frag_repair_locked(ReaderProxy& p, SteadyTime now) {
+  const CacheChange* c = history_.find(p.frag_repair.sn);
+  if (!c) {
+    p.frag_repair.sn = 0;  // acknowledged meanwhile (or gone): nothing left to repair
+    return {};
+  }
+  // Wait for the pacer's credit for a run (or what is left, if less).
+  const size_t run =
+      size_t{fragment_size(*c)} * std::min<size_t>(kFragmentBatch / 2, frag_repair_left(p, *c));
+  const auto wait = pacer_.until_available(run, now);
+  if (wait > Duration::zero()) return now + wait;
+  return send_frag_repair_locked(p, pacer_.available(now), now);
+}
+
+uint32_t StatefulWriter::frag_repair_end(const ReaderProxy& p, const CacheChange& c) const {
+  const auto& r = p.frag_repair;
+  const uint32_t total = fragment_count(c);
+  uint32_t end = r.frags.num_bits;
+  while (end > r.next && !(r.frags.test(end - 1) && r.frags.base + end - 1 <= total)) --end;
+  return end;
+}
+
+size_t StatefulWriter::frag_repair_left(const ReaderProxy& p, const CacheChange& c) const {
+  size_t n = 0;
+  const uint32_t end = frag_repair_end(p, c);
+  for (uint32_t i = p.frag_repair.next; i < end; ++i) n += p.frag_repair.frags.test(i);
+  return n;
+}
+
+// Sends up to `budget` bytes (at least one fragment) of p's pending fragment repair, run by
+// run, from its cursor. The request's last run ends with HEARTBEAT_FRAG + HEARTBEAT, so that the
+// reader asks for whatever is still missing right away - only then: a Cyclone reader asks again
+// for fragments overlapping its previous request only after its NackDelay (100 ms), so a
+// HEARTBEAT before all of them went out would only cost that. Returns when to go on (epoch:
+// done).
+SteadyTime StatefulWriter::send_frag_repair_locked(ReaderProxy& p, size_t budget, SteadyTime now) {
+  auto& r = p.frag_repair;
+  const CacheChange* c = history_.find(r.sn);
+  if (!c) {
+    r.sn = 0;
+    return {};
+  }
+  const auto to = reader_locators(p);
+  const uint32_t frag_size = fragment_size(*c);
+  const uint32_t end = frag_repair_end(p, *c);
+  const uint32_t base = static_cast<uint32_t>(r.frags.base);
+  size_t left = std::max<size_t>(1, budget / frag_size);
+  size_t sent = 0;
+  uint32_t i = r.next;
+  while (i < end && left > 0) {
+    if (!r.frags.test(i) || base + i < 1) {
+      ++i;
       continue;
     }
-    if (run_first) {
-      // The last run ends with HEARTBEAT_FRAG + HEARTBEAT, so the reader asks for whatever is
-      // still missing right away instead of at the next periodic heartbeat.
-      const bool last_run = i == m.fragments.num_bits || budget == 0;
-      send_fragments_locked(*c, to, p, run_first, run_last, last_run);
-      run_first = 0;
+    uint32_t j = i;  // the run [i, j]
+    --left;
+    while (left > 0 && j + 1 < end && r.frags.test(j + 1)) {
+      ++j;
+      --left;
     }
+    send_fragments_locked(*c, to, &p, base + i, base + j, j + 1 == end);
+    sent += j - i + 1;
+    i = j + 1;
   }
+  r.next = i;
+  stats_.fragments_retransmitted += sent;
   // What was repaired delays new data (repairs do not wait themselves).
-  (void)pacer_.reserve((granted - budget) * size_t{frag_size}, now);
+  (void)pacer_.reserve(sent * frag_size, now);
+  if (i < end && !to.empty()) return now + pacer_.until_available(frag_size, now);
+  r.sn = 0;
+  return {};
 }
 
 SequenceNumber StatefulWriter::min_acked_locked() const {
@@ -1134,6 +1206,9 @@ SteadyTime StatefulWriter::on_timer(SteadyTime now) {
     if (deliver_intra_locked()) next = std::min(next, now + std::chrono::milliseconds(2));
     release_acked_locked();
     if (history_.bytes_used() != before) notify_locked();
+  }
+  if (const SteadyTime more = continue_repairs_locked(now); more != SteadyTime{}) {
+    next = std::min(next, more);
   }
   if (reliable_readers_ > 0 && anything_unacked_locked()) {
     if (now >= next_heartbeat_) {

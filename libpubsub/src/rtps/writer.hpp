@@ -51,11 +51,17 @@
 // for the samples before it goes out in the middle of a sample once half a window has been
 // sent since the last one.
 // A sample max_unacked_bytes holds fewer than three of leaves as one burst of DATA_FRAGs, which
-// the window cannot spread (nor one grown for a late answerer, which holds more bursts). Once a
-// reader has lost such a sample's fragments the Pacer spreads them at an adapting rate (the
-// writing thread waits its turn with the lock released; a repair request is answered in full up
-// to kRepairBurst), so a reader with a small socket buffer is not overrun again by the next
-// one. Smaller samples are left to the window. A reader that loses nothing is never paced.
+// the window cannot spread (nor one grown for a late answerer, which holds more bursts), and ends
+// with a HEARTBEAT (HEARTBEAT_FRAG alone has a Cyclone reader ask only after its NackDelay,
+// 100 ms). Once a reader has lost such a sample's fragments the Pacer spreads them at an adapting
+// rate (the writing thread waits its turn with the lock released), so a reader with a small
+// socket buffer is not overrun again by the next one. Smaller samples are left to the window. A
+// reader that loses nothing is never paced. A NACK_FRAG is answered in full: while pacing, one
+// run at once and the rest at the pacer's rate, before any new data (the writing thread sends it
+// when it is writing, the event thread's on_timer() otherwise); the HEARTBEAT comes with the last
+// run only. A Cyclone reader asks again for fragments that overlap its previous request only after
+// its NackDelay, so a request answered in part, or a HEARTBEAT before the answer is complete,
+// costs 100 ms.
 // A writer blocked on a full window repeats its HEARTBEAT every probe_interval() while no
 // ACKNACK or NACK_FRAG comes (the HEARTBEAT, the answer or the last fragments - which carry the
 // HEARTBEAT_FRAG - were lost), instead of waiting for the periodic one.
@@ -159,7 +165,9 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
   bool wait_for_readers(size_t n, SteadyTime deadline);
 
   void on_acknack(const GuidPrefix& source, const wire::AckNackSubmessage& m, SteadyTime now);
-  void on_nack_frag(const GuidPrefix& source, const wire::NackFragSubmessage& m, SteadyTime now);
+  // Returns when on_timer() must run to send the rest of the repair (epoch: not needed).
+  SteadyTime on_nack_frag(const GuidPrefix& source, const wire::NackFragSubmessage& m,
+                          SteadyTime now);
   // Returns when it next wants to run.
   SteadyTime on_timer(SteadyTime now);
 
@@ -179,6 +187,13 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
     // within kRepairHoldoff are for copies still on their way, and are not answered again.
     SequenceNumber repaired_hi = 0;
     SteadyTime repaired_at{};
+    // The fragments of its last NACK_FRAG not sent yet (sn 0: none): frags.bits from index next.
+    struct FragRepair {
+      SequenceNumber sn = 0;
+      wire::NumberSet frags;
+      uint32_t next = 0;
+    };
+    FragRepair frag_repair;
     // Acknowledgement delay (see Flow control): the HEARTBEAT it has yet to answer was sent at
     // hb_since (epoch: none) - clean when it had acknowledged all before the previous one,
     // hb_last; ack_delay is the smoothed delay of its clean answers (0: none measured yet).
@@ -267,6 +282,11 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
   void send_heartbeat_locked(std::span<const Locator> to, const ReaderProxy* directed);
   // Returns the highest sequence number it sent (as DATA or GAP), 0 if none.
   SequenceNumber retransmit_locked(ReaderProxy& p, std::span<const SequenceNumber> sns);
+  SteadyTime send_frag_repair_locked(ReaderProxy& p, size_t budget, SteadyTime now);
+  SteadyTime continue_repairs_locked(SteadyTime now);
+  SteadyTime continue_frag_repair_locked(ReaderProxy& p, SteadyTime now);
+  uint32_t frag_repair_end(const ReaderProxy& p, const CacheChange& c) const;
+  size_t frag_repair_left(const ReaderProxy& p, const CacheChange& c) const;
   void release_acked_locked();
   void recompute_destinations_locked();
   Duration probe_interval() const;

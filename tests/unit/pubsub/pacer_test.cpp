@@ -86,3 +86,23 @@ TEST_CASE("Pacer: a loss does not pace below 0.9 of what the readers were acknow
   p.on_loss(t0 + 100ms);
   CHECK(p.rate() == Approx(0.9 * 1.08e9));
 }
+
+TEST_CASE("Pacer: the floor is the best recent delivery, not the last interval's") {
+  Pacer p;
+  p.note_sent(20'000'000, t0, t0 + 10ms);  // bursts at 2 GB/s
+  p.on_acked(5'000'000, t0 + 10ms);        // starts the interval; not counted
+  p.on_acked(60'000'000, t0 + 60ms);       // 1.2 GB/s
+  // Then a repair stall: 5 MB in the next 50 ms (100 MB/s).
+  p.on_acked(5'000'000, t0 + 110ms);
+  REQUIRE(p.delivery_rate() == Approx(100e6));
+  REQUIRE(p.best_delivery_rate() == Approx(1.2e9));
+  p.on_loss(t0 + 110ms);
+  CHECK(p.rate() == Approx(1.08e9));
+  // Eight intervals later the 1.2 GB/s has aged out: the floor is what the readers took since.
+  auto t = t0 + 110ms;
+  for (size_t i = 0; i < Pacer::kDeliveryHistory; ++i) p.on_acked(25'000'000, t += 50ms);
+  REQUIRE(p.best_delivery_rate() == Approx(500e6));
+  const double before = p.rate();
+  p.on_loss(t + 1ms);
+  CHECK(p.rate() == Approx(std::max(before / 2, 0.9 * 500e6)));
+}

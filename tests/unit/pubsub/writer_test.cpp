@@ -1,8 +1,10 @@
-// StatefulWriter on a transport that records destinations and datagram sizes: where new data goes
+// StatefulWriter on a transport that records destinations and datagrams: where new data goes
 // (a multicast locator when two or more matched readers share it, else each reader's unicast
-// locator), how often a NACKed sample is repaired, and the datagram size a reader asks for.
+// locator), how often a NACKed sample is repaired, the datagram size a reader asks for, and how
+// a fragment repair the pacer spreads goes out.
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -22,9 +24,16 @@ class RecordingTransport final : public Transport {
     std::lock_guard lk(mu);
     size_t bytes = 0;
     for (const auto& p : parts) bytes += p.size;
+    std::vector<uint8_t> datagram;
+    datagram.reserve(bytes);
+    for (const auto& p : parts) {
+      const auto* b = static_cast<const uint8_t*>(p.data);
+      datagram.insert(datagram.end(), b, b + p.size);
+    }
     for (const auto& l : to) {
       sent.push_back(l);
       sizes.push_back(bytes);
+      datagrams.push_back(datagram);
     }
   }
   const TransportLocators& locators() const override { return loc; }
@@ -53,6 +62,7 @@ class RecordingTransport final : public Transport {
       std::lock_guard lk(mu);
       sent.clear();
       sizes.clear();
+      datagrams.clear();
     }
     act();
     std::lock_guard lk(mu);
@@ -70,7 +80,8 @@ class RecordingTransport final : public Transport {
 
   std::mutex mu;
   std::vector<Locator> sent;
-  std::vector<size_t> sizes;  // of each datagram in `sent`
+  std::vector<size_t> sizes;                    // of each datagram in `sent`
+  std::vector<std::vector<uint8_t>> datagrams;  // their bytes
   TransportLocators loc;
 };
 
@@ -301,4 +312,97 @@ TEST_CASE("A reader that keeps missing a repaired sample in big datagrams gets s
   const auto sizes = t.sizes_of_write(w, 200000);
   REQUIRE(sizes.size() == 23);
   REQUIRE(count_within(sizes, 0, 8972) == 23);
+}
+
+namespace {
+// What a sequence of datagrams carries: the DATA_FRAG fragment numbers of one sample, the
+// datagram each came in, and the index of each datagram with both a DATA_FRAG and a HEARTBEAT
+// (HEARTBEATs on their own, periodic ones, are left out).
+struct Carried : wire::Visitor {
+  std::multiset<uint32_t> fragments;
+  std::map<uint32_t, size_t> datagram_of;
+  std::vector<size_t> heartbeats;
+  size_t index = 0;
+  void on_data_frag(const wire::ReceiveContext&, const wire::DataFragSubmessage& m) override {
+    for (uint32_t i = 0; i < m.fragments_in_submessage; ++i) {
+      fragments.insert(m.fragment_start + i);
+      datagram_of[m.fragment_start + i] = index;
+    }
+  }
+  void on_heartbeat(const wire::ReceiveContext&, const wire::HeartbeatSubmessage&) override {
+    if (!datagram_of.empty() && datagram_of.rbegin()->second == index) heartbeats.push_back(index);
+  }
+  static Carried of(const std::vector<std::vector<uint8_t>>& datagrams) {
+    Carried c;
+    for (; c.index < datagrams.size(); ++c.index) {
+      const auto& d = datagrams[c.index];
+      REQUIRE(wire::decode_message(d.data(), d.size(), {}, c) == wire::DecodeError::kNone);
+    }
+    return c;
+  }
+};
+}  // namespace
+
+TEST_CASE(
+    "A repair the pacer spreads sends every fragment asked for, and the HEARTBEAT only after "
+    "the last") {
+  using namespace std::chrono_literals;
+  RecordingTransport t;
+  rtps::WriterConfig cfg;
+  cfg.guid.entity = EntityId{0x00000103};
+  cfg.qos.history.kind = HistoryKind::kKeepLast;
+  cfg.qos.history.depth = 4;
+  rtps::StatefulWriter w(cfg, t, GuidPrefix{});
+  auto r = reader(1, uc(1), {});
+  r.reliable = true;
+  const auto t0 = std::chrono::steady_clock::now();
+  w.add_reader(r, t0);
+  // 2,000,000 B in 8792-B fragments: 228 DATA_FRAGs, and a HEARTBEAT with the last (a sample
+  // of a third of the window or more always ends with one: a Cyclone reader answers
+  // HEARTBEAT_FRAG alone only after its NackDelay). The others come every half window (15
+  // fragments of the first window, 256 KiB), the last of them three fragments before the end.
+  t.sizes_of_write(w, 2'000'000);
+  auto carried = Carried::of(t.datagrams);
+  REQUIRE(carried.fragments.size() == 228);
+  REQUIRE(carried.heartbeats.size() == 16);
+  REQUIRE(carried.heartbeats[14] == 224);
+  REQUIRE(carried.heartbeats[15] == 227);
+
+  // The reader lost fragments 11-210: the pacer starts (no credit yet), so one run of 32 goes at
+  // once and the rest waits for the writer's timer - which sends all of it, with no further
+  // request, and ends with the HEARTBEAT.
+  wire::NackFragSubmessage m;
+  m.reader_id = r.guid.entity;
+  m.writer_id = cfg.guid.entity;
+  m.sn = 1;
+  m.fragments.base = 11;
+  for (uint32_t i = 0; i < 200; ++i) m.fragments.set(i);
+  m.count = 1;
+  rtps::SteadyTime more{};
+  t.sizes_of([&] { more = w.on_nack_frag(r.guid.prefix, m, t0 + 1ms); });
+  carried = Carried::of(t.datagrams);
+  REQUIRE(carried.fragments.size() == 32);
+  REQUIRE(*carried.fragments.begin() == 11);
+  REQUIRE(*carried.fragments.rbegin() == 42);
+  REQUIRE(carried.heartbeats.empty());
+  REQUIRE(more > t0 + 1ms);
+  REQUIRE(w.stats().pacing_rate > 0);
+
+  std::vector<std::vector<uint8_t>> rest;
+  rtps::SteadyTime at = more;
+  for (int i = 0; i < 10000 && w.stats().fragments_retransmitted < 200; ++i) {
+    t.sizes_of([&] { at = std::max(at, w.on_timer(at)); });
+    for (auto& d : t.datagrams) rest.push_back(std::move(d));
+  }
+  carried = Carried::of(rest);
+  REQUIRE(w.stats().fragments_retransmitted == 200);
+  REQUIRE(carried.fragments.size() == 168);
+  REQUIRE(*carried.fragments.begin() == 43);
+  REQUIRE(*carried.fragments.rbegin() == 210);
+  REQUIRE(carried.fragments.count(100) == 1);
+  // The only HEARTBEAT with the fragments is in the datagram of the last one.
+  REQUIRE(carried.heartbeats == std::vector<size_t>{carried.datagram_of.at(210)});
+  // Nothing is left to send.
+  t.sizes_of([&] { w.on_timer(at + 1ms); });
+  REQUIRE(Carried::of(t.datagrams).fragments.empty());
 }
