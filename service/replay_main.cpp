@@ -86,6 +86,7 @@ struct Args {
   double ack_timeout = 10;
   bool quiet = false;
   int realtime = 0;
+  size_t max_message_size = 0;
   std::string format = "jsonl";
   std::string output;
 };
@@ -128,6 +129,10 @@ int run(int argc, char** argv) {
   play->add_option("--realtime", a.realtime,
                    "Pace from a SCHED_FIFO thread of this priority (1..99; needs CAP_SYS_NICE)")
       ->check(CLI::Range(1, 99));
+  play->add_option("--max-message-size", a.max_message_size,
+                   "Largest datagram, for every reader (1024..65000; default: the MTU's, 64 KiB "
+                   "to Fast DDS readers)")
+      ->check(CLI::Range(1024, 65000));
 
   auto* exp =
       app.add_subcommand("export", "Write records as JSON lines or CSV (payload in base64)");
@@ -230,6 +235,7 @@ int run(int argc, char** argv) {
   o.participant.domain_id = a.domain;
   o.participant.interface = a.nic;
   o.participant.peers = a.peers;
+  o.participant.max_message_size = a.max_message_size;
   if (wait->count() > 0 && a.wait_readers == 0) {
     return usage_error("--wait-readers takes a count of at least 1", name);
   }

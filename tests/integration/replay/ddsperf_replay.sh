@@ -5,7 +5,9 @@
 # received fewer than N: it must exit 0 and count exactly N. With MAX_RATIO, the replay (rate 1)
 # must also end within MAX_RATIO times the recorded duration, plus a second to start up. With
 # --impair, the replay (not the recording) goes through impair.sh loss and reordering, both ways.
-# Usage: ddsperf_replay.sh [--impair LOSS_PCT REORDER_PCT] [SIZE [RATE_HZ [KEYS [MAX_RATIO]]]]
+# --play-arg ARG (repeatable) passes ARG to pubsub-replay play.
+# Usage: ddsperf_replay.sh [--impair LOSS_PCT REORDER_PCT] [--play-arg ARG]...
+#                          [SIZE [RATE_HZ [KEYS [MAX_RATIO]]]]
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib/netns.sh"
@@ -14,10 +16,14 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib/impair.sh"
 BIN=${BIN:?set BIN to the bin directory of the build}
 impair=""
-if [ "${1:-}" = --impair ]; then
-  impair="$2 $3"
-  shift 3
-fi
+play_args=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --impair) impair="$2 $3"; shift 3 ;;
+    --play-arg) play_args+=("$2"); shift 2 ;;
+    *) break ;;
+  esac
+done
 size=${1:-64} rate=${2:-5000} keys=${3:-1} max_ratio=${4:-}
 ddsperf_require
 for b in pubsub-recorder pubsub-replay; do
@@ -61,7 +67,7 @@ fi
 netns_run 2 90 env "$(ddsperf_env 2)" ddsperf -D 20 -n "$keys" -Qsamples:"$n" sub >"$out/sub.out" 2>&1 &
 sub=$!
 netns_run 1 60 "$BIN/pubsub-replay" play "$out/rec" --nic veth1 --topics DDSPerfRDataKS \
-  --wait-readers 1 2>"$out/replay.err"
+  --wait-readers 1 "${play_args[@]}" 2>"$out/replay.err"
 replay_rc=$?
 wait $sub
 sub_rc=$?
