@@ -12,7 +12,9 @@
 //   knows when the reader joined) answers what is not meant for it with GAPs.
 // - ACKNACKs are not sent from inside the message walk: handlers mark the proxy, and the
 //   participant calls send_pending_acks() at the end of each receive batch, so one ACKNACK
-//   answers all the HEARTBEATs of a burst.
+//   answers all the HEARTBEATs of a burst. A HEARTBEAT that comes with a fragment of the sample
+//   still arriving (Fast DDS sends one with every DATA_FRAG datagram) is answered
+//   kFragmentAnswerDelay later from on_timer(), once for all of them.
 // - Back-pressure: the delivery callback may refuse a sample (return false). The sample is then
 //   kept in the out-of-order buffer if there is room, the proxy stops advancing, and its
 //   ACKNACKs stop acknowledging: the writer's history fills and its write() blocks. resume() (or
