@@ -34,7 +34,8 @@
 // are unacknowledged than the congestion window allows. The window (AIMD, as TCP's) starts at
 // kInitialWindow, grows as acknowledgements release history (doubling per window until the
 // first loss, then by about one datagram per window, as TCP's congestion avoidance), halves at
-// most once per window of data when a reader NACKs (its socket buffer overflowed), and never
+// most once per window of data when a reader NACKs (its socket buffer overflowed) - a reader of
+// big datagrams (Fast DDS) takes a fifth off instead - and never
 // exceeds its cap. A fast reader soon gets the full window; a slow one (a small socket
 // buffer: Cyclone's readers keep about 1 MB) settles just under what it can hold instead of
 // overflowing it every few windows - each overflow costs a burst of repairs, since such a reader

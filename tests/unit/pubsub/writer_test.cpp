@@ -406,3 +406,28 @@ TEST_CASE(
   t.sizes_of([&] { w.on_timer(at + 1ms); });
   REQUIRE(Carried::of(t.datagrams).fragments.empty());
 }
+
+TEST_CASE("A loss halves the window, or takes a fifth off for a reader of big datagrams") {
+  auto window_after_nack = [](bool big) {
+    RecordingTransport t;
+    rtps::WriterConfig cfg = BigDatagramWriter::config();
+    rtps::StatefulWriter w(cfg, t, GuidPrefix{});
+    auto r = BigDatagramWriter::big_reader();
+    if (!big) r.max_datagram = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    w.add_reader(r, t0);
+    for (int i = 0; i < 4; ++i) t.sizes_of_write(w, 1000);
+    REQUIRE(w.stats().window_bytes == 256u << 10);  // the initial window
+    wire::AckNackSubmessage a;
+    a.reader_id = r.guid.entity;
+    a.writer_id = cfg.guid.entity;
+    a.set.base = 1;
+    a.set.num_bits = 4;
+    a.set.set(0);  // sample 1 missing
+    a.count = 1;
+    w.on_acknack(r.guid.prefix, a, t0);
+    return w.stats().window_bytes;
+  };
+  REQUIRE(window_after_nack(false) == 131072);
+  REQUIRE(window_after_nack(true) == 262144 / 5 * 4);
+}
