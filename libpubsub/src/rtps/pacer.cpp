@@ -16,26 +16,25 @@ Pacer::Clock::duration seconds_for(double bytes, double rate) {
 
 // next_ is the virtual time up to which the booked bytes have (notionally) left; idle time earns
 // at most one burst of credit, so next_ never lags `now` by more than the burst's duration.
+Pacer::Clock::time_point Pacer::booked_until(Clock::time_point now) const {
+  return std::max(next_, now - seconds_for(static_cast<double>(kBurst), rate_));
+}
+
 Pacer::Clock::duration Pacer::reserve(size_t bytes, Clock::time_point now) {
   if (!active()) return Clock::duration::zero();
-  next_ = std::max(next_, now - seconds_for(static_cast<double>(kBurst), rate_));
-  next_ += seconds_for(static_cast<double>(bytes), rate_);
+  next_ = booked_until(now) + seconds_for(static_cast<double>(bytes), rate_);
   return next_ > now ? next_ - now : Clock::duration::zero();
 }
 
 size_t Pacer::available(Clock::time_point now) const {
   if (!active()) return SIZE_MAX;
-  const Clock::time_point from =
-      std::max(next_, now - seconds_for(static_cast<double>(kBurst), rate_));
-  const double credit = std::chrono::duration<double>(now - from).count() * rate_;
+  const double credit = std::chrono::duration<double>(now - booked_until(now)).count() * rate_;
   return credit <= 0 ? 0 : static_cast<size_t>(credit);
 }
 
 Pacer::Clock::duration Pacer::until_available(size_t bytes, Clock::time_point now) const {
   if (!active()) return Clock::duration::zero();
-  const Clock::time_point from =
-      std::max(next_, now - seconds_for(static_cast<double>(kBurst), rate_));
-  const Clock::time_point at = from + seconds_for(static_cast<double>(bytes), rate_);
+  const Clock::time_point at = booked_until(now) + seconds_for(static_cast<double>(bytes), rate_);
   return at > now ? at - now : Clock::duration::zero();
 }
 
@@ -76,9 +75,8 @@ void Pacer::on_acked(size_t bytes, Clock::time_point now) {
     acked_bytes_ += bytes;
     const auto elapsed = now - acked_since_;
     if (elapsed >= kDeliveryInterval) {
-      delivery_rate_ =
+      deliveries_[next_delivery_++ % kDeliveryHistory] =
           static_cast<double>(acked_bytes_) / std::chrono::duration<double>(elapsed).count();
-      deliveries_[next_delivery_++ % kDeliveryHistory] = delivery_rate_;
       acked_since_ = now;
       acked_bytes_ = 0;
     }

@@ -60,10 +60,16 @@ class Pacer {
 
   // Readers acknowledged `bytes`: additive increase, and the delivery rate's measurement.
   void on_acked(size_t bytes, Clock::time_point now);
-  double delivery_rate() const { return delivery_rate_; }  // bytes/s, 0 = not measured yet
-  double best_delivery_rate() const;                       // over kDeliveryHistory intervals
+  // bytes/s over the last interval, 0 = not measured yet
+  double delivery_rate() const {
+    return deliveries_[(next_delivery_ + kDeliveryHistory - 1) % kDeliveryHistory];
+  }
+  double best_delivery_rate() const;  // over kDeliveryHistory intervals
 
  private:
+  // The virtual time booking starts from: next_, but idle time earns at most one burst.
+  Clock::time_point booked_until(Clock::time_point now) const;
+
   double rate_ = 0;           // bytes/s, 0 = off
   Clock::time_point next_{};  // virtual time the next booked byte may leave
   Clock::time_point last_loss_{};
@@ -75,7 +81,6 @@ class Pacer {
   // Delivery-rate measurement: bytes acknowledged since acked_since_.
   Clock::time_point acked_since_{};
   size_t acked_bytes_ = 0;
-  double delivery_rate_ = 0;
   std::array<double, kDeliveryHistory> deliveries_{};  // the last intervals' rates, a ring
   size_t next_delivery_ = 0;
 };

@@ -269,7 +269,7 @@ bool StatefulWriter::in_big_datagrams(const CacheChange& c) const {
 // reader that still misses one sample after kBigRelostMax of its repairs had time to arrive gets
 // datagrams of the transport's size from then on (samples already written keep their fragments).
 void StatefulWriter::note_big_loss_locked(ReaderProxy& p, SequenceNumber sn, SteadyTime now) {
-  if (p.info.max_datagram <= max_message_) return;
+  if (!big_datagram_reader(p)) return;
   // Its answer to a repair cannot come sooner than this.
   const auto settle = slowest_ack_ + kRepairHoldoff;
   auto& slots = p.big_repairs;
@@ -476,7 +476,7 @@ void StatefulWriter::send_new_locked(const CacheChange& c, bool may_pace) {
     partial_ = {c.sn, 1};  // the writing thread sends it run by run (finish_partial_locked)
   } else {
     send_fragments_locked(c, destinations_, nullptr, 1, fragment_count(c),
-                          heartbeat_due_locked() || paced_size(c.size));
+                          sample_heartbeat_due_locked(c));
   }
 }
 
@@ -562,15 +562,20 @@ void StatefulWriter::finish_partial_locked(std::unique_lock<std::mutex>& lk) {
       if (!c || destinations_.empty()) break;
     }
     const bool final_run = last == total;
-    // A HEARTBEAT after every such sample: HEARTBEAT_FRAG alone has a Cyclone reader ask for
-    // missing fragments only after its NackDelay (100 ms).
-    const bool heartbeat = final_run;
+    const bool heartbeat = final_run && sample_heartbeat_due_locked(*c);
     send_fragments_locked(*c, destinations_, nullptr, partial_.next, last, heartbeat);
     partial_.next = last + 1;
     if (final_run) break;
   }
   partial_ = {};
   space_cv_.notify_all();  // writes waiting for this sample to be out
+}
+
+// After a fragmented sample: when one is due, and always after a sample of a third of the window
+// or more (HEARTBEAT_FRAG alone has a Cyclone reader ask for missing fragments only after its
+// NackDelay, 100 ms).
+bool StatefulWriter::sample_heartbeat_due_locked(const CacheChange& c) const {
+  return paced_size(c.size) || heartbeat_due_locked();
 }
 
 bool StatefulWriter::heartbeat_due_locked() const {
@@ -863,8 +868,7 @@ void StatefulWriter::on_acknack(const GuidPrefix& source, const wire::AckNackSub
     // come 5 ms late, so the window regrows slowly, and its socket buffer is not the 1 MB of a
     // Cyclone reader, which needs the halving).
     if (nacks[0] > recovery_sn_ && nacks[0] > p->join_sn) {
-      const bool big = p->info.max_datagram > transport_payload();
-      cwnd_ = std::max(kMinWindow, big ? cwnd_ / 5 * 4 : cwnd_ / 2);
+      cwnd_ = std::max(kMinWindow, big_datagram_reader(*p) ? cwnd_ / 5 * 4 : cwnd_ / 2);
       recovery_sn_ = sent_last;
       had_loss_ = true;
     }
@@ -922,7 +926,7 @@ SteadyTime StatefulWriter::on_nack_frag(const GuidPrefix& source, const wire::Na
   p->frag_repair = {m.sn, m.fragments, 0};
   const size_t run = size_t{kFragmentBatch} * fragment_size(*c);
   const size_t budget = pacer_.active() ? std::max(pacer_.available(now), run) : SIZE_MAX;
-  return send_frag_repair_locked(*p, budget, now);
+  return send_frag_repair_locked(*p, *c, budget, now);
 }
 
 SteadyTime StatefulWriter::continue_repairs_locked(SteadyTime now) {
@@ -946,7 +950,7 @@ SteadyTime StatefulWriter::continue_frag_repair_locked(ReaderProxy& p, SteadyTim
       size_t{fragment_size(*c)} * std::min<size_t>(kFragmentBatch / 2, frag_repair_left(p, *c));
   const auto wait = pacer_.until_available(run, now);
   if (wait > Duration::zero()) return now + wait;
-  return send_frag_repair_locked(p, pacer_.available(now), now);
+  return send_frag_repair_locked(p, *c, pacer_.available(now), now);
 }
 
 uint32_t StatefulWriter::frag_repair_end(const ReaderProxy& p, const CacheChange& c) const {
@@ -970,16 +974,12 @@ size_t StatefulWriter::frag_repair_left(const ReaderProxy& p, const CacheChange&
 // for fragments overlapping its previous request only after its NackDelay (100 ms), so a
 // HEARTBEAT before all of them went out would only cost that. Returns when to go on (epoch:
 // done).
-SteadyTime StatefulWriter::send_frag_repair_locked(ReaderProxy& p, size_t budget, SteadyTime now) {
+SteadyTime StatefulWriter::send_frag_repair_locked(ReaderProxy& p, const CacheChange& c,
+                                                   size_t budget, SteadyTime now) {
   auto& r = p.frag_repair;
-  const CacheChange* c = history_.find(r.sn);
-  if (!c) {
-    r.sn = 0;
-    return {};
-  }
   const auto to = reader_locators(p);
-  const uint32_t frag_size = fragment_size(*c);
-  const uint32_t end = frag_repair_end(p, *c);
+  const uint32_t frag_size = fragment_size(c);
+  const uint32_t end = frag_repair_end(p, c);
   const uint32_t base = static_cast<uint32_t>(r.frags.base);
   size_t left = std::max<size_t>(1, budget / frag_size);
   size_t sent = 0;
@@ -995,7 +995,7 @@ SteadyTime StatefulWriter::send_frag_repair_locked(ReaderProxy& p, size_t budget
       ++j;
       --left;
     }
-    send_fragments_locked(*c, to, &p, base + i, base + j, j + 1 == end);
+    send_fragments_locked(c, to, &p, base + i, base + j, j + 1 == end);
     sent += j - i + 1;
     i = j + 1;
   }

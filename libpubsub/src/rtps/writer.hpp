@@ -283,7 +283,8 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
   void send_heartbeat_locked(std::span<const Locator> to, const ReaderProxy* directed);
   // Returns the highest sequence number it sent (as DATA or GAP), 0 if none.
   SequenceNumber retransmit_locked(ReaderProxy& p, std::span<const SequenceNumber> sns);
-  SteadyTime send_frag_repair_locked(ReaderProxy& p, size_t budget, SteadyTime now);
+  SteadyTime send_frag_repair_locked(ReaderProxy& p, const CacheChange& c, size_t budget,
+                                     SteadyTime now);
   SteadyTime continue_repairs_locked(SteadyTime now);
   SteadyTime continue_frag_repair_locked(ReaderProxy& p, SteadyTime now);
   uint32_t frag_repair_end(const ReaderProxy& p, const CacheChange& c) const;
@@ -294,12 +295,17 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
   // Whether c goes in datagrams above the transport's size (IP-fragmented), and the losses of
   // such datagrams that make a reader fall back to the transport's size.
   bool in_big_datagrams(const CacheChange& c) const;
+  // Whether p asks for datagrams above the transport's size (a Fast DDS reader).
+  bool big_datagram_reader(const ReaderProxy& p) const {
+    return p.info.max_datagram > max_message_;
+  }
   void note_big_loss_locked(ReaderProxy& p, SequenceNumber sn, SteadyTime now);
   // max_payload_ from the network readers matched now: the smallest datagram any takes.
   void update_max_payload_locked();
   // The payload one datagram of the transport's own size carries.
   size_t transport_payload() const;
   bool heartbeat_due_locked() const;
+  bool sample_heartbeat_due_locked(const CacheChange& c) const;
   // The last sequence number sent: samples still in the open batch have not gone out.
   SequenceNumber sent_last_locked() const;
   bool anything_unacked_locked() const;
