@@ -34,12 +34,14 @@
 // are unacknowledged than the congestion window allows. The window (AIMD, as TCP's) starts at
 // kInitialWindow, grows as acknowledgements release history (doubling per window until the
 // first loss, then by about one datagram per window, as TCP's congestion avoidance), halves at
-// most once per window of data when a reader NACKs (its socket buffer overflowed) - a reader of
-// big datagrams (Fast DDS) takes a fifth off instead - and never
-// exceeds its cap. A fast reader soon gets the full window; a slow one (a small socket
-// buffer: Cyclone's readers keep about 1 MB) settles just under what it can hold instead of
-// overflowing it every few windows - each overflow costs a burst of repairs, since such a reader
-// may also drop what arrives behind the hole.
+// most once per window of data when a reader NACKs samples or fragments of samples the window
+// governs (its socket buffer overflowed) - a reader of big datagrams (Fast DDS) takes a fifth
+// off instead - never below two samples of the size lost (cut_window_locked(): with room for
+// one, each big sample would wait for the reader to process the one before), and never exceeds
+// its cap. A fast reader soon gets the full window; a slow one (a small socket buffer: Cyclone's
+// readers keep about 1 MB) settles just under what it can hold instead of overflowing it every
+// few windows - each overflow costs a burst of repairs, since such a reader may also drop what
+// arrives behind the hole.
 // The cap is max_unacked_bytes, which covers kAckDelayCovered of acknowledgement delay at
 // the line rate. A reader that answers a HEARTBEAT later on purpose (Fast DDS waits its
 // heartbeat_response_delay, 5 ms, and then reports all it has) would leave the writer idle most
@@ -244,6 +246,7 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
   void ack_delay_locked(ReaderProxy& p, SequenceNumber acked_through, SteadyTime now);
   // The window's ceiling: max_unacked_bytes, more for a late answerer (slowest_ack_).
   size_t window_cap() const;
+  void cut_window_locked(const ReaderProxy& p, SequenceNumber lost, SequenceNumber sent_last);
   // Waits (up to max_blocking_time) until no loan is outstanding.
   Result<void> wait_no_loan_locked(std::unique_lock<std::mutex>& lk, bool may_block);
   // After a sample entered the history: sends, publishes and hands it to local readers.

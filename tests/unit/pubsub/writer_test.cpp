@@ -431,3 +431,54 @@ TEST_CASE("A loss halves the window, or takes a fifth off for a reader of big da
   REQUIRE(window_after_nack(false) == 131072);
   REQUIRE(window_after_nack(true) == 262144 / 5 * 4);
 }
+
+namespace {
+// A NACK_FRAG from the reliable reader `r` for fragments 2-3 of sample `sn`.
+wire::NackFragSubmessage nack_frag_of(const rtps::RemoteReaderInfo& r,
+                                      const rtps::WriterConfig& cfg, SequenceNumber sn,
+                                      uint32_t count) {
+  wire::NackFragSubmessage m;
+  m.reader_id = r.guid.entity;
+  m.writer_id = cfg.guid.entity;
+  m.sn = sn;
+  m.fragments.base = 2;
+  m.fragments.num_bits = 2;
+  m.fragments.set(0);
+  m.fragments.set(1);
+  m.count = count;
+  return m;
+}
+}  // namespace
+
+TEST_CASE(
+    "Lost fragments of a sample the window governs in datagrams of the MTU halve it once, never "
+    "below two such samples") {
+  RecordingTransport t;
+  rtps::WriterConfig cfg = BigDatagramWriter::config();
+  rtps::StatefulWriter w(cfg, t, GuidPrefix{});
+  auto r = reader(1, uc(1), {});
+  r.reliable = true;
+  const auto t0 = std::chrono::steady_clock::now();
+  w.add_reader(r, t0);
+  // 20000 B: 3 fragments, under a third of max_unacked_bytes - not paced.
+  REQUIRE(t.sizes_of_write(w, 20000).size() == 3);
+  REQUIRE(w.stats().window_bytes == 256u << 10);  // the initial window
+  w.on_nack_frag(r.guid.prefix, nack_frag_of(r, cfg, 1, 1), t0);
+  REQUIRE(w.stats().window_bytes == 128u << 10);
+  REQUIRE(w.stats().pacing_rate == 0);
+  // The same loss asked for again, and another in what was out then: one cut per window.
+  w.on_nack_frag(r.guid.prefix, nack_frag_of(r, cfg, 1, 2), t0);
+  REQUIRE(w.stats().window_bytes == 128u << 10);
+  // A 1-MiB sample lost in part: the window makes room for two of them.
+  REQUIRE(t.sizes_of_write(w, 1u << 20).size() == 120);
+  w.on_nack_frag(r.guid.prefix, nack_frag_of(r, cfg, 2, 3), t0);
+  REQUIRE(w.stats().window_bytes == 2u << 20);
+  REQUIRE(w.stats().pacing_rate == 0);
+
+  // In big datagrams (a Fast DDS reader, which loses one now and then however small the
+  // window), lost fragments leave the window as it is.
+  BigDatagramWriter f;
+  REQUIRE(f.t.sizes_of_write(f.w, 200000).size() == 4);
+  REQUIRE(f.nack_frag(std::chrono::milliseconds(10)).size() == 1);
+  REQUIRE(f.w.stats().window_bytes == 256u << 10);
+}
