@@ -752,8 +752,9 @@ void StatefulWriter::cut_window_locked(const ReaderProxy& p, SequenceNumber lost
   // Never below two samples of the size lost: one going out while the other is acknowledged.
   // With room for one only, a writer of big samples (a third of max_unacked_bytes at most, or the
   // pacer would have them) would wait a round trip and the reader's whole processing of each.
+  // Within the cap: two of the pacer's samples may not fit.
   const CacheChange* c = history_.find(lost);
-  const size_t floor = std::max<size_t>(kMinWindow, c ? 2 * c->size : 0);
+  const size_t floor = std::min(window_cap(), std::max<size_t>(kMinWindow, c ? 2 * c->size : 0));
   cwnd_ = std::max(floor, big_datagram_reader(p) ? cwnd_ / 5 * 4 : cwnd_ / 2);
   recovery_sn_ = sent_last;
   had_loss_ = true;

@@ -474,6 +474,20 @@ TEST_CASE(
   w.on_nack_frag(r.guid.prefix, nack_frag_of(r, cfg, 2, 3), t0);
   REQUIRE(w.stats().window_bytes == 2u << 20);
   REQUIRE(w.stats().pacing_rate == 0);
+  {  // Two samples the pacer spreads may not fit: the window stops at its cap (max_unacked_bytes).
+    rtps::StatefulWriter w2(cfg, t, GuidPrefix{});
+    w2.add_reader(r, t0);
+    t.sizes_of_write(w2, 3u << 20);
+    wire::AckNackSubmessage a;
+    a.reader_id = r.guid.entity;
+    a.writer_id = cfg.guid.entity;
+    a.set.base = 1;
+    a.set.num_bits = 1;
+    a.set.set(0);
+    a.count = 1;
+    w2.on_acknack(r.guid.prefix, a, t0);
+    REQUIRE(w2.stats().window_bytes == cfg.max_unacked_bytes);
+  }
 
   // In big datagrams (a Fast DDS reader, which loses one now and then however small the
   // window), lost fragments leave the window as it is.
