@@ -37,34 +37,40 @@
 // most once per window of data when a reader NACKs samples, or fragments of samples the window
 // governs sent in datagrams of the MTU (its socket buffer overflowed) - a reader of big
 // datagrams (Fast DDS) takes a fifth off instead - never below two samples of the size lost
-// (cut_window_locked(): with room for one, each big sample would wait for the reader to process the
-// one before), and never exceeds its cap. A fast reader soon gets the full window; a slow one (a
-// small socket buffer: Cyclone's readers keep about 1 MB) settles just under what it can hold
-// instead of overflowing it every few windows - each overflow costs a burst of repairs, since such
-// a reader may also drop what arrives behind the hole. The cap is max_unacked_bytes, which covers
-// kAckDelayCovered of acknowledgement delay at the line rate. A reader that answers a HEARTBEAT
-// later on purpose (Fast DDS waits its heartbeat_response_delay, 5 ms, and then reports all it has)
-// would leave the writer idle most of each round: the writer measures each reader's delay from a
-// HEARTBEAT sent while it had nothing older unacknowledged to its next ACKNACK, counting only
-// answers that acknowledge more than that HEARTBEAT announced - a reader working through a queue,
-// or far away, answers as it reaches the HEARTBEAT, and a larger window would only lengthen its
-// queue. The cap grows in proportion to the longest such delay, up to kMaxWindowFactor times
-// max_unacked_bytes (window_cap()). So that an answer can show this while data is still going out,
-// a HEARTBEAT for the samples before it goes out in the middle of a sample once half a window has
-// been sent since the last one. A sample max_unacked_bytes holds fewer than three of leaves as one
-// burst of DATA_FRAGs, which the window cannot spread (nor one grown for a late answerer, which
-// holds more bursts), and ends with a HEARTBEAT (HEARTBEAT_FRAG alone has a Cyclone reader ask only
-// after its NackDelay, 100 ms). Once a reader has lost such a sample's fragments the Pacer spreads
-// them at an adapting rate (the writing thread waits its turn with the lock released), so a reader
-// with a small socket buffer is not overrun again by the next one. Smaller samples are left to the
-// window. A reader that loses nothing is never paced. A NACK_FRAG is answered in full: while
-// pacing, one run at once and the rest at the pacer's rate, before any new data (the writing thread
-// sends it when it is writing, the event thread's on_timer() otherwise); the HEARTBEAT comes with
-// the last run only. A Cyclone reader asks again for fragments that overlap its previous request
-// only after its NackDelay, so a request answered in part, or a HEARTBEAT before the answer is
-// complete, costs 100 ms. A writer blocked on a full window repeats its HEARTBEAT every
-// probe_interval() while no ACKNACK or NACK_FRAG comes (the HEARTBEAT, the answer or the last
-// fragments - which carry the HEARTBEAT_FRAG - were lost), instead of waiting for the periodic one.
+// (cut_window_locked(): with room for one, each big sample would wait for the reader to process
+// the one before), and never exceeds its cap. A fast reader soon gets the full window; a slow
+// one (a small socket buffer: Cyclone's readers keep about 1 MB) settles just under what it can
+// hold instead of overflowing it every few windows - each overflow costs a burst of repairs,
+// since such a reader may also drop what arrives behind the hole.
+//
+// The cap is max_unacked_bytes, which covers kAckDelayCovered of acknowledgement delay at
+// the line rate. A reader that answers a HEARTBEAT later on purpose (Fast DDS waits its
+// heartbeat_response_delay, 5 ms, and then reports all it has) would leave the writer idle most
+// of each round: the writer measures each reader's delay from a HEARTBEAT sent while it had
+// nothing older unacknowledged to its next ACKNACK, counting only answers that acknowledge more
+// than that HEARTBEAT announced - a reader working through a queue, or far away, answers as it
+// reaches the HEARTBEAT, and a larger window would only lengthen its queue. The cap grows in
+// proportion to the longest such delay, up to kMaxWindowFactor times max_unacked_bytes
+// (window_cap()). So that an answer can show this while data is still going out, a HEARTBEAT
+// for the samples before it goes out in the middle of a sample once half a window has been
+// sent since the last one.
+//
+// A sample max_unacked_bytes holds fewer than three of leaves as one burst of DATA_FRAGs, which
+// the window cannot spread (nor one grown for a late answerer, which holds more bursts), and ends
+// with a HEARTBEAT (HEARTBEAT_FRAG alone has a Cyclone reader ask only after its NackDelay,
+// 100 ms). Once a reader has lost such a sample's fragments the Pacer spreads them at an adapting
+// rate (the writing thread waits its turn with the lock released), so a reader with a small
+// socket buffer is not overrun again by the next one. Smaller samples are left to the window. A
+// reader that loses nothing is never paced. A NACK_FRAG is answered in full: while pacing, one
+// run at once and the rest at the pacer's rate, before any new data (the writing thread sends it
+// when it is writing, the event thread's on_timer() otherwise); the HEARTBEAT comes with the last
+// run only. A Cyclone reader asks again for fragments that overlap its previous request only after
+// its NackDelay, so a request answered in part, or a HEARTBEAT before the answer is complete,
+// costs 100 ms.
+//
+// A writer blocked on a full window repeats its HEARTBEAT every probe_interval() while no
+// ACKNACK or NACK_FRAG comes (the HEARTBEAT, the answer or the last fragments - which carry the
+// HEARTBEAT_FRAG - were lost), instead of waiting for the periodic one.
 //
 // Datagram size: samples are fragmented to fit the transport's datagram (the MTU), except while
 // every network reader asks for bigger ones (RemoteReaderInfo::max_datagram: Fast DDS readers,

@@ -102,6 +102,34 @@ rtps::RemoteReaderInfo reader(uint8_t id, Locator unicast, std::vector<Locator> 
   return r;
 }
 
+// An ACKNACK from `r` to the writer of `cfg`: all below `base` received, `missing` (at or above
+// it) not, num_bits wide.
+wire::AckNackSubmessage acknack(const rtps::RemoteReaderInfo& r, const rtps::WriterConfig& cfg,
+                                SequenceNumber base, uint32_t num_bits,
+                                std::initializer_list<SequenceNumber> missing, uint32_t count) {
+  wire::AckNackSubmessage a;
+  a.reader_id = r.guid.entity;
+  a.writer_id = cfg.guid.entity;
+  a.set.base = base;
+  a.set.num_bits = num_bits;
+  for (auto sn : missing) a.set.set(static_cast<uint32_t>(sn - base));
+  a.count = count;
+  return a;
+}
+
+// A NACK_FRAG from `r` for `n` fragments of sample `sn` from fragment `first`.
+wire::NackFragSubmessage nack_frag(const rtps::RemoteReaderInfo& r, const rtps::WriterConfig& cfg,
+                                   SequenceNumber sn, uint32_t first, uint32_t n, uint32_t count) {
+  wire::NackFragSubmessage m;
+  m.reader_id = r.guid.entity;
+  m.writer_id = cfg.guid.entity;
+  m.sn = sn;
+  m.fragments.base = first;
+  for (uint32_t i = 0; i < n; ++i) m.fragments.set(i);
+  m.count = count;
+  return m;
+}
+
 }  // namespace
 
 TEST_CASE("Writer sends by multicast when two readers share a multicast locator, else unicast") {
@@ -143,14 +171,8 @@ TEST_CASE("Writer repairs a NACKed sample once per holdoff, however often the re
 
   uint32_t count = 0;
   auto nack = [&](std::initializer_list<SequenceNumber> missing, microseconds at) {
-    wire::AckNackSubmessage a;
-    a.reader_id = r.guid.entity;
-    a.writer_id = cfg.guid.entity;
-    a.set.base = 3;  // 1 and 2 acknowledged
-    a.set.num_bits = 8;
-    for (auto sn : missing) a.set.set(static_cast<uint32_t>(sn - a.set.base));
-    a.count = ++count;
-    w.on_acknack(r.guid.prefix, a, t0 + at);
+    // 1 and 2 acknowledged
+    w.on_acknack(r.guid.prefix, acknack(r, cfg, 3, 8, missing, ++count), t0 + at);
     return w.stats().samples_retransmitted;
   };
   REQUIRE(nack({3, 4}, microseconds(0)) == 2);
@@ -191,14 +213,7 @@ struct BigDatagramWriter {
 
   // The big reader asks for fragment 2 of sample 1 at t0 + at: the datagrams sent in answer.
   std::vector<size_t> nack_frag(std::chrono::milliseconds at) {
-    wire::NackFragSubmessage m;
-    m.reader_id = big.guid.entity;
-    m.writer_id = cfg.guid.entity;
-    m.sn = 1;
-    m.fragments.base = 2;
-    m.fragments.num_bits = 1;
-    m.fragments.set(0);
-    m.count = ++nackfrag_count;
+    const auto m = ::nack_frag(big, cfg, 1, 2, 1, ++nackfrag_count);
     return t.sizes_of([&] { w.on_nack_frag(big.guid.prefix, m, t0 + at); });
   }
 
@@ -276,12 +291,8 @@ TEST_CASE("A writer blocked on its window repeats its HEARTBEAT while no answer 
   CHECK(probes >= 4);
   CHECK(probes <= 20);
   CHECK_FALSE(written);
-  wire::AckNackSubmessage a;
-  a.reader_id = r.guid.entity;
-  a.writer_id = cfg.guid.entity;
-  a.set.base = 5;  // all four acknowledged
-  a.count = 1;
-  w.on_acknack(r.guid.prefix, a, std::chrono::steady_clock::now());
+  // All four acknowledged.
+  w.on_acknack(r.guid.prefix, acknack(r, cfg, 5, 0, {}, 1), std::chrono::steady_clock::now());
   writer.join();
   REQUIRE(ok);
   // No longer blocked: no more probes.
@@ -371,13 +382,7 @@ TEST_CASE(
   // The reader lost fragments 11-210: the pacer starts (no credit yet), so one run of 32 goes at
   // once and the rest waits for the writer's timer - which sends all of it, with no further
   // request, and ends with the HEARTBEAT.
-  wire::NackFragSubmessage m;
-  m.reader_id = r.guid.entity;
-  m.writer_id = cfg.guid.entity;
-  m.sn = 1;
-  m.fragments.base = 11;
-  for (uint32_t i = 0; i < 200; ++i) m.fragments.set(i);
-  m.count = 1;
+  const auto m = nack_frag(r, cfg, 1, 11, 200, 1);
   rtps::SteadyTime more{};
   t.sizes_of([&] { more = w.on_nack_frag(r.guid.prefix, m, t0 + 1ms); });
   carried = Carried::of(t.datagrams);
@@ -417,38 +422,13 @@ TEST_CASE("A loss halves the window, or takes a fifth off for a reader of big da
     const auto t0 = std::chrono::steady_clock::now();
     w.add_reader(r, t0);
     for (int i = 0; i < 4; ++i) t.sizes_of_write(w, 1000);
-    REQUIRE(w.stats().window_bytes == 256u << 10);  // the initial window
-    wire::AckNackSubmessage a;
-    a.reader_id = r.guid.entity;
-    a.writer_id = cfg.guid.entity;
-    a.set.base = 1;
-    a.set.num_bits = 4;
-    a.set.set(0);  // sample 1 missing
-    a.count = 1;
-    w.on_acknack(r.guid.prefix, a, t0);
+    REQUIRE(w.stats().window_bytes == 256u << 10);                   // the initial window
+    w.on_acknack(r.guid.prefix, acknack(r, cfg, 1, 4, {1}, 1), t0);  // sample 1 missing
     return w.stats().window_bytes;
   };
   REQUIRE(window_after_nack(false) == 131072);
   REQUIRE(window_after_nack(true) == 262144 / 5 * 4);
 }
-
-namespace {
-// A NACK_FRAG from the reliable reader `r` for fragments 2-3 of sample `sn`.
-wire::NackFragSubmessage nack_frag_of(const rtps::RemoteReaderInfo& r,
-                                      const rtps::WriterConfig& cfg, SequenceNumber sn,
-                                      uint32_t count) {
-  wire::NackFragSubmessage m;
-  m.reader_id = r.guid.entity;
-  m.writer_id = cfg.guid.entity;
-  m.sn = sn;
-  m.fragments.base = 2;
-  m.fragments.num_bits = 2;
-  m.fragments.set(0);
-  m.fragments.set(1);
-  m.count = count;
-  return m;
-}
-}  // namespace
 
 TEST_CASE(
     "Lost fragments of a sample the window governs in datagrams of the MTU halve it once, never "
@@ -463,29 +443,22 @@ TEST_CASE(
   // 20000 B: 3 fragments, under a third of max_unacked_bytes - not paced.
   REQUIRE(t.sizes_of_write(w, 20000).size() == 3);
   REQUIRE(w.stats().window_bytes == 256u << 10);  // the initial window
-  w.on_nack_frag(r.guid.prefix, nack_frag_of(r, cfg, 1, 1), t0);
+  w.on_nack_frag(r.guid.prefix, nack_frag(r, cfg, 1, 2, 2, 1), t0);
   REQUIRE(w.stats().window_bytes == 128u << 10);
   REQUIRE(w.stats().pacing_rate == 0);
   // The same loss asked for again, and another in what was out then: one cut per window.
-  w.on_nack_frag(r.guid.prefix, nack_frag_of(r, cfg, 1, 2), t0);
+  w.on_nack_frag(r.guid.prefix, nack_frag(r, cfg, 1, 2, 2, 2), t0);
   REQUIRE(w.stats().window_bytes == 128u << 10);
   // A 1-MiB sample lost in part: the window makes room for two of them.
   REQUIRE(t.sizes_of_write(w, 1u << 20).size() == 120);
-  w.on_nack_frag(r.guid.prefix, nack_frag_of(r, cfg, 2, 3), t0);
+  w.on_nack_frag(r.guid.prefix, nack_frag(r, cfg, 2, 2, 2, 3), t0);
   REQUIRE(w.stats().window_bytes == 2u << 20);
   REQUIRE(w.stats().pacing_rate == 0);
   {  // Two samples the pacer spreads may not fit: the window stops at its cap (max_unacked_bytes).
     rtps::StatefulWriter w2(cfg, t, GuidPrefix{});
     w2.add_reader(r, t0);
     t.sizes_of_write(w2, 3u << 20);
-    wire::AckNackSubmessage a;
-    a.reader_id = r.guid.entity;
-    a.writer_id = cfg.guid.entity;
-    a.set.base = 1;
-    a.set.num_bits = 1;
-    a.set.set(0);
-    a.count = 1;
-    w2.on_acknack(r.guid.prefix, a, t0);
+    w2.on_acknack(r.guid.prefix, acknack(r, cfg, 1, 1, {1}, 1), t0);
     REQUIRE(w2.stats().window_bytes == cfg.max_unacked_bytes);
   }
 
