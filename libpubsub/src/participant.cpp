@@ -610,6 +610,11 @@ rtps::RemoteReaderInfo ParticipantImpl::reader_path_locked(const WriterImpl& w,
   if (options_.max_message_size == 0 && std::memcmp(e.vendor, wire::kVendorFastDds, 2) == 0) {
     info.max_datagram = kFastDdsDatagram;
   }
+  // A Cyclone DDS reader answers a HEARTBEAT from its event thread once its receive thread has
+  // read on, which looks like a deliberate delay; a window grown for it overran its 1-MB socket
+  // buffer with bursts of large samples (perf/RESULTS.md, "A window cap for deliberate delays
+  // only").
+  info.queued_answers = std::memcmp(e.vendor, wire::kVendorCyclone, 2) == 0;
   if (options_.intra_process) {
     auto& reg = local_endpoints();
     std::lock_guard rl(reg.mu);

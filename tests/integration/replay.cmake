@@ -30,6 +30,12 @@ replay_netns_test("replay: ddsperf 2 MB at 100 Hz replayed into ddsperf sub with
 replay_netns_test(
   "replay: ddsperf 2 MB at 100 Hz replayed into ddsperf sub in 14720-B datagrams within 1.5x"
   ${RIT}/ddsperf_replay.sh --play-arg --max-message-size=14720 2000000 100 1 1.5)
+# With an 8-MiB socket buffer (what ROS 2's guides set up for Cyclone's large messages) the
+# reader keeps up with 200 MB/s: within 1.1x and a late p99 of 250 ms (perf/RESULTS.md, "A
+# window cap for deliberate delays only"; the benchmark's target is 50 ms).
+replay_netns_test(
+  "replay: ddsperf 2 MB at 100 Hz replayed into ddsperf sub with an 8-MiB buffer within 1.1x"
+  ${RIT}/ddsperf_replay.sh --sub-rcvbuf 8388608 --max-late-ms 250 2000000 100 1 1.1)
 replay_netns_test("replay: ddsperf 60 KB at 2 kHz replayed into ddsperf sub within 2x"
                   ${RIT}/ddsperf_replay.sh 60000 2000 1 2)
 # 5. The same into a Fast DDS 2.9 reader (perf/peers/fastdds_perftest): pubsub-perftest's samples

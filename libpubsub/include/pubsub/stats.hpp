@@ -24,7 +24,8 @@ struct WriterStats {
   size_t history_bytes = 0;
   size_t window_bytes = 0;      // congestion window now
   size_t window_cap_bytes = 0;  // its ceiling (more than max_unacked_bytes: a late answerer)
-  uint64_t ack_delay_us = 0;    // the slowest reader's smoothed HEARTBEAT-to-ACKNACK delay
+  uint64_t ack_delay_us = 0;    // the slowest reader's smoothed HEARTBEAT-to-ACKNACK delay (of
+                                // readers late by design: not a Cyclone DDS reader's queue)
   uint64_t pacing_rate = 0;     // bytes/s large samples are paced at now (0: not pacing)
   uint64_t pacing_cuts = 0;     // times a loss lowered the pacing rate
 };

@@ -737,7 +737,9 @@ void StatefulWriter::ack_delay_locked(ReaderProxy& p, SequenceNumber acked_throu
   p.ack_delay = p.ack_delay.count() == 0 ? d : (3 * p.ack_delay + d) / 4;
   std::chrono::nanoseconds longest{0};
   for (const auto& r : readers_) {
-    if (r.network() && r.info.reliable) longest = std::max(longest, r.ack_delay);
+    if (r.network() && r.info.reliable && !r.info.queued_answers) {
+      longest = std::max(longest, r.ack_delay);
+    }
   }
   slowest_ack_ = longest;
 }

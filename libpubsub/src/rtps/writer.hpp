@@ -49,11 +49,13 @@
 // of each round: the writer measures each reader's delay from a HEARTBEAT sent while it had
 // nothing older unacknowledged to its next ACKNACK, counting only answers that acknowledge more
 // than that HEARTBEAT announced - a reader working through a queue, or far away, answers as it
-// reaches the HEARTBEAT, and a larger window would only lengthen its queue. The cap grows in
-// proportion to the longest such delay, up to kMaxWindowFactor times max_unacked_bytes
-// (window_cap()). So that an answer can show this while data is still going out, a HEARTBEAT
-// for the samples before it goes out in the middle of a sample once half a window has been
-// sent since the last one.
+// reaches the HEARTBEAT, and a larger window would only lengthen its queue. A Cyclone DDS reader
+// passes that test without holding anything back (it answers from its event thread while its
+// receive thread reads on), so its delays are left out (RemoteReaderInfo::queued_answers). The
+// cap grows in proportion to the longest delay counted, up to kMaxWindowFactor times
+// max_unacked_bytes (window_cap()). So that an answer can show this while data is still going out,
+// a HEARTBEAT for the samples before it goes out in the middle of a sample once half a window has
+// been sent since the last one.
 //
 // A sample max_unacked_bytes holds fewer than three of leaves as one burst of DATA_FRAGs, which
 // the window cannot spread (nor one grown for a late answerer, which holds more bursts), and ends
@@ -123,6 +125,10 @@ struct RemoteReaderInfo {
   // kNetwork: the largest datagram to send it (IP fragments above the MTU); 0: the transport's
   // max_message_size. Samples written while it is matched fit the smallest of its readers'.
   size_t max_datagram = 0;
+  // kNetwork: its answers come late because it queues them, not by design (a Cyclone DDS reader
+  // answers from its event thread while its receive thread reads on): its delay does not raise
+  // the window's cap (window_cap()), which would let bursts overrun its small socket buffer.
+  bool queued_answers = false;
 };
 
 using pubsub::WriterStats;
@@ -377,11 +383,12 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
     uint32_t next = 0;
   } partial_;
 
-  size_t cwnd_;                              // congestion window, bytes
-  std::chrono::nanoseconds slowest_ack_{0};  // the longest of the readers' ack_delay
-  uint64_t answers_ = 0;                     // ACKNACKs and NACK_FRAGs received
-  SequenceNumber recovery_sn_ = 0;           // no further halving for losses at or below this
-  bool had_loss_ = false;                    // slow start until the first loss
+  size_t cwnd_;  // congestion window, bytes
+  // The longest ack_delay of the readers whose answers are late by design (not queued_answers).
+  std::chrono::nanoseconds slowest_ack_{0};
+  uint64_t answers_ = 0;            // ACKNACKs and NACK_FRAGs received
+  SequenceNumber recovery_sn_ = 0;  // no further halving for losses at or below this
+  bool had_loss_ = false;           // slow start until the first loss
 
   uint32_t heartbeat_count_ = 0;
   uint32_t heartbeat_frag_count_ = 0;

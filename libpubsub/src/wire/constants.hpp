@@ -14,6 +14,7 @@ inline constexpr uint8_t kProtocolMinor = 3;
 inline constexpr uint8_t kVendorId[2] = {0x01, 0x99};
 // Other vendors' ids (OMG's vendor id list), for what their implementations need of us.
 inline constexpr uint8_t kVendorFastDds[2] = {0x01, 0x0f};
+inline constexpr uint8_t kVendorCyclone[2] = {0x01, 0x10};
 inline constexpr size_t kHeaderSize = 20;
 inline constexpr size_t kSubmessageHeaderSize = 4;
 

@@ -15,3 +15,19 @@ check_replay_duration() {
   fi
   echo "replay took $played s for a $recorded-s recording (bound ${2}x + 1 s)"
 }
+
+# check_replay_late REPLAY_STDERR MAX_MS: fails (returns 1, saying why) unless the p99 of how late
+# pubsub-replay play sent its samples (its summary line's "late ... p99 N us") is at most MAX_MS.
+check_replay_late() {
+  local p99
+  p99=$(sed -n 's/^pubsub-replay: played .* p99 \([0-9]*\) us.*/\1/p' "$1" | tail -n 1)
+  if [ -z "${p99:-}" ]; then
+    echo "FAIL: no late p99 in pubsub-replay's summary line in $1"
+    return 1
+  fi
+  if [ "$p99" -gt $(($2 * 1000)) ]; then
+    echo "FAIL: late p99 $p99 us (bound $2 ms)"
+    return 1
+  fi
+  echo "late p99 $p99 us (bound $2 ms)"
+}

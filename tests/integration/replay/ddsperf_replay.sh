@@ -5,9 +5,12 @@
 # received fewer than N: it must exit 0 and count exactly N. With MAX_RATIO, the replay (rate 1)
 # must also end within MAX_RATIO times the recorded duration, plus a second to start up. With
 # --impair, the replay (not the recording) goes through impair.sh loss and reordering, both ways.
-# --play-arg ARG (repeatable) passes ARG to pubsub-replay play.
-# Usage: ddsperf_replay.sh [--impair LOSS_PCT REORDER_PCT] [--play-arg ARG]...
-#                          [SIZE [RATE_HZ [KEYS [MAX_RATIO]]]]
+# --play-arg ARG (repeatable) passes ARG to pubsub-replay play. --sub-rcvbuf SIZE gives the
+# replay's ddsperf sub a socket receive buffer of SIZE bytes (ddsperf_env; skipped unless
+# net.core.rmem_max allows it, as the kernel doubles it); --max-late-ms MS also
+# bounds the p99 of how late the replay sent its samples.
+# Usage: ddsperf_replay.sh [--impair LOSS_PCT REORDER_PCT] [--play-arg ARG]... [--sub-rcvbuf SIZE]
+#                          [--max-late-ms MS] [SIZE [RATE_HZ [KEYS [MAX_RATIO]]]]
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib/netns.sh"
@@ -17,15 +20,23 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 BIN=${BIN:?set BIN to the bin directory of the build}
 impair=""
 play_args=()
+sub_rcvbuf=""
+max_late=""
 while [ $# -gt 0 ]; do
   case $1 in
     --impair) impair="$2 $3"; shift 3 ;;
     --play-arg) play_args+=("$2"); shift 2 ;;
+    --sub-rcvbuf) sub_rcvbuf=$2; shift 2 ;;
+    --max-late-ms) max_late=$2; shift 2 ;;
     *) break ;;
   esac
 done
 size=${1:-64} rate=${2:-5000} keys=${3:-1} max_ratio=${4:-}
 ddsperf_require
+if [ -n "$sub_rcvbuf" ] && [ $(($(cat /proc/sys/net/core/rmem_max) * 2)) -lt "$sub_rcvbuf" ]; then
+  echo "SKIP: a $sub_rcvbuf-B socket buffer needs net.core.rmem_max >= $((sub_rcvbuf / 2))"
+  exit 77
+fi
 for b in pubsub-recorder pubsub-replay; do
   [ -x "$BIN/$b" ] || { echo "FAIL: $b not built ($BIN/$b); build it first"; exit 1; }
 done
@@ -64,7 +75,7 @@ if [ -n "$impair" ]; then
   # shellcheck disable=SC2086
   { impair_link 1 $impair && impair_link 2 $impair; } || { echo "FAIL: impairment setup"; exit 1; }
 fi
-netns_run 2 90 env "$(ddsperf_env 2)" ddsperf -D 20 -n "$keys" -Qsamples:"$n" sub >"$out/sub.out" 2>&1 &
+netns_run 2 90 env "$(ddsperf_env 2 "$sub_rcvbuf")" ddsperf -D 20 -n "$keys" -Qsamples:"$n" sub >"$out/sub.out" 2>&1 &
 sub=$!
 netns_run 1 60 "$BIN/pubsub-replay" play "$out/rec" --nic veth1 --topics DDSPerfRDataKS \
   --wait-readers 1 "${play_args[@]}" 2>"$out/replay.err"
@@ -81,4 +92,7 @@ echo "recorded $n samples; ddsperf sub received ${total:-none}, exit $sub_rc"
 [ "${total:-0}" = "$n" ] || { echo "FAIL: ddsperf sub received ${total:-0} of $n"; exit 1; }
 if [ -n "$max_ratio" ]; then
   check_replay_duration "$out/replay.err" "$max_ratio" || exit 1
+fi
+if [ -n "$max_late" ]; then
+  check_replay_late "$out/replay.err" "$max_late" || exit 1
 fi

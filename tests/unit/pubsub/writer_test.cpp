@@ -469,3 +469,35 @@ TEST_CASE(
   REQUIRE(f.nack_frag(std::chrono::milliseconds(10)).size() == 1);
   REQUIRE(f.w.stats().window_bytes == 256u << 10);
 }
+
+TEST_CASE(
+    "An answer held back raises the window's cap, unless the reader queues its answers (Cyclone "
+    "DDS)") {
+  using namespace std::chrono_literals;
+  // A HEARTBEAT announces sample 1; sample 2 goes out after it; 5 ms later the reader
+  // acknowledges both - more than the HEARTBEAT announced, so the delay was not its queue's.
+  auto after_late_answer = [](bool queued) {
+    RecordingTransport t;
+    rtps::WriterConfig cfg = BigDatagramWriter::config();  // KEEP_LAST: writes never wait
+    rtps::StatefulWriter w(cfg, t, GuidPrefix{});
+    auto r = reader(1, uc(1), {});
+    r.reliable = true;
+    r.queued_answers = queued;
+    const auto t0 = std::chrono::steady_clock::now();
+    w.add_reader(r, t0);
+    t.sizes_of_write(w, 1000);
+    w.on_timer(t0 + 1s);  // the periodic HEARTBEAT: 1 unacknowledged
+    t.sizes_of_write(w, 1000);
+    w.on_acknack(r.guid.prefix, acknack(r, cfg, 3, 0, {}, 1),
+                 std::chrono::steady_clock::now() + 5ms);
+    return w.stats();
+  };
+  const size_t base = rtps::WriterConfig{}.max_unacked_bytes;
+  const auto late = after_late_answer(false);
+  CHECK(late.ack_delay_us >= 5000);
+  CHECK(late.ack_delay_us < 6000);
+  CHECK(late.window_cap_bytes >= 5 * base);
+  const auto queued = after_late_answer(true);
+  CHECK(queued.ack_delay_us == 0);
+  CHECK(queued.window_cap_bytes == base);
+}
