@@ -8,11 +8,14 @@
 //   scans forward from there, adding valid unindexed chunks and stopping (cutting, when allowed
 //   to modify files) at the first incomplete or corrupt one. Segment files newer than the index
 //   knows are scanned the same way.
+// - recover() is resync allowed to modify files: what it cuts (torn tails, segments without a valid
+//   header) is first copied (moved) to DIR/recovered/ and synced; the index then says "recovered".
 // - A Cursor streams chunk rows from one SQL statement ordered by first reception time, loads a
 //   chunk only when the merge frontier reaches its first reception time, and merges loaded chunks
 //   with a heap. Each loaded chunk keeps its decoded body; record views point into it.
 #include "storage/recording.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -50,7 +53,63 @@ const char* to_string(Problem::Kind kind) {
   return "?";
 }
 
+const char* to_string(CloseState state) {
+  switch (state) {
+    case CloseState::kClean:
+      return "clean";
+    case CloseState::kRecovered:
+      return "recovered";
+    case CloseState::kUnclean:
+      return "unclean";
+  }
+  return "?";
+}
+
 namespace {
+
+// The index's meta "clean": "1" written by the writer's close, "recovered" by recover(), "0" (or
+// nothing) while a writer has it open.
+constexpr const char* kMetaRecovered = "recovered";
+CloseState state_of(const std::optional<std::string>& meta_clean) {
+  if (meta_clean && *meta_clean == "1") return CloseState::kClean;
+  if (meta_clean && *meta_clean == kMetaRecovered) return CloseState::kRecovered;
+  return CloseState::kUnclean;
+}
+
+std::string recovered_dir(const std::string& dir) {
+  return dir + "/recovered";
+}
+
+// Copies bytes [from, end) of `src` to a new file `to` and syncs it: recover() keeps what it cuts.
+Status copy_tail(const ByteSource& src, uint64_t from, const std::string& to) {
+  const int fd = ::open(to.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return errno_status(errno, "create " + to);
+  Bytes buf(static_cast<size_t>(std::min<uint64_t>(src.size() - from, 1u << 20)));
+  Status st = Status::ok();
+  for (uint64_t pos = from; st && pos < src.size();) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), src.size() - pos));
+    st = src.read_at(pos, std::span(buf.data(), n));
+    for (size_t done = 0; st && done < n;) {
+      const ssize_t w = ::write(fd, buf.data() + done, n - done);
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) st = errno_status(errno, "write " + to);
+      if (w > 0) done += static_cast<size_t>(w);
+    }
+    pos += n;
+  }
+  if (st && ::fsync(fd) != 0) st = errno_status(errno, "fsync " + to);
+  ::close(fd);
+  return st;
+}
+
+Status sync_dir(const std::string& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return errno_status(errno, "open " + dir);
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  return rc == 0 ? Status::ok() : errno_status(err, "fsync " + dir);
+}
 
 bool file_exists(const std::string& p) {
   struct stat st {};
@@ -76,10 +135,46 @@ struct Resync {
   format::DecodeLimits limits;
   const ProblemCallback& cb;
   RecoveryReport rep;
+  std::set<uint64_t> cut_chunks;  // sequences whose records are counted in rep.records_cut
 
   void report(const Problem& p) {
     ++rep.problems;
+    if (p.kind == Problem::Kind::kTornTail && p.chunk_sequence != 0 &&
+        cut_chunks.insert(p.chunk_sequence).second)
+      rep.records_cut += p.records;
     if (cb) cb(p);
+  }
+
+  // recover(): DIR/recovered/<file name><suffix>, the directory made on first use.
+  Result<std::string> save_path(uint64_t seg, const std::string& suffix) {
+    const std::string d = recovered_dir(dir);
+    if (::mkdir(d.c_str(), 0755) != 0 && errno != EEXIST) return errno_status(errno, "mkdir " + d);
+    const std::string seg_path = detail::segment_path(dir, seg);
+    const std::string to = d + seg_path.substr(seg_path.rfind('/')) + suffix;
+    rep.saved_files.push_back(to);
+    return to;
+  }
+
+  // Cuts segment `seg` at `end` after copying the rest to DIR/recovered/.
+  Status cut_tail(const ByteSource& src, uint64_t seg, uint64_t end) {
+    auto to = save_path(seg, ".from-" + std::to_string(end));
+    if (!to) return to.status();
+    if (auto s = copy_tail(src, end, *to); !s) return s;
+    if (auto s = sync_dir(recovered_dir(dir)); !s) return s;
+    const std::string path = detail::segment_path(dir, seg);
+    if (::truncate(path.c_str(), static_cast<off_t>(end)) != 0)
+      return errno_status(errno, "truncate " + path);
+    return Status::ok();
+  }
+
+  // Moves a segment without a valid header to DIR/recovered/.
+  Status set_aside(uint64_t seg) {
+    auto to = save_path(seg, "");
+    if (!to) return to.status();
+    const std::string path = detail::segment_path(dir, seg);
+    if (::rename(path.c_str(), to->c_str()) != 0) return errno_status(errno, "rename " + path);
+    if (auto s = sync_dir(recovered_dir(dir)); !s) return s;
+    return sync_dir(detail::segments_dir(dir));
   }
 
   // Scans `src` from `pos`, adding valid chunks to the index; returns the end of the last good one.
@@ -145,7 +240,7 @@ struct Resync {
       report(p);
       if (modify) {
         if (auto s = idx.delete_segment(seg); !s) return s;
-        ::unlink(path.c_str());
+        if (auto s = set_aside(seg); !s) return s;
       }
       return Status::ok();
     }
@@ -176,15 +271,15 @@ struct Resync {
     auto end = scan_forward(**src, seg, pos);
     if (!end) return end.status();
     if (modify) {
-      if (*end < (*src)->size() && ::truncate(path.c_str(), static_cast<off_t>(*end)) != 0)
-        return errno_status(errno, "truncate " + path);
+      if (*end < (*src)->size())
+        if (auto s = cut_tail(**src, seg, *end); !s) return s;
       if (auto s = idx.set_segment_closed(seg, true); !s) return s;
     }
     return Status::ok();
   }
 
   Status run() {
-    rep.was_clean = false;
+    rep.state = CloseState::kUnclean;
     auto segs = idx.segments();
     if (!segs) return segs.status();
     std::set<uint64_t> on_disk;
@@ -233,7 +328,7 @@ Status resync(Index& idx, const std::string& dir, bool modify, const format::Dec
   Resync r{idx, dir, modify, limits, cb, {}};
   if (auto s = idx.begin(); !s) return s;
   Status st = r.run();
-  if (st && modify) st = idx.set_meta("clean", "1");
+  if (st && modify) st = idx.set_meta("clean", kMetaRecovered);
   if (st) {
     st = idx.commit();
   } else {
@@ -281,8 +376,9 @@ Result<std::unique_ptr<Recording>> Recording::open(const std::string& dir,
   auto v = (*idx)->meta("format_version");
   if (!v || *v != std::to_string(format::kFormatVersion))
     return Status{ErrorCode::kUnsupported, "index format version " + v.value_or("(none)")};
-  auto clean = (*idx)->meta("clean");
-  if (clean && *clean == "1") {
+  const CloseState state = state_of((*idx)->meta("clean"));
+  impl->recovery.state = state;
+  if (state != CloseState::kUnclean) {
     impl->idx = std::move(*idx);
   } else {
     idx->reset();
@@ -304,11 +400,19 @@ Result<RecoveryReport> Recording::recover(const std::string& dir, ProblemCallbac
   auto idx = Index::open(ipath, Index::Mode::kReadWrite);
   if (!idx) return idx.status();
   RecoveryReport rep;
-  auto clean = (*idx)->meta("clean");
-  if (!clean || *clean != "1")
+  rep.state = state_of((*idx)->meta("clean"));
+  if (rep.state == CloseState::kUnclean)
     if (auto s = resync(**idx, dir, true, {}, on_problem, rep); !s) return s;
   (void)(*idx)->exec("PRAGMA journal_mode=DELETE");  // at rest without -wal/-shm files
   return rep;
+}
+
+Result<CloseState> Recording::close_state(const std::string& dir) {
+  const std::string ipath = detail::index_path(dir);
+  if (!file_exists(ipath)) return Status{ErrorCode::kNotFound, ipath + " does not exist"};
+  auto idx = Index::open(ipath, Index::Mode::kReadOnly);
+  if (!idx) return idx.status();
+  return state_of((*idx)->meta("clean"));
 }
 
 Result<ReindexReport> Recording::reindex(const std::string& dir, ProblemCallback on_problem) {
@@ -317,6 +421,9 @@ Result<ReindexReport> Recording::reindex(const std::string& dir, ProblemCallback
   for (const char* suffix : {"", "-wal", "-shm", "-journal"}) ::unlink((tmp + suffix).c_str());
   ReindexReport rep;
   std::string recording_id;
+  // The close state is kept (read before the old index is replaced), never upgraded.
+  std::optional<CloseState> old_state;
+  if (auto st = close_state(dir)) old_state = *st;
   {
     auto idx = Index::open(tmp, Index::Mode::kCreate);
     if (!idx) return idx.status();
@@ -324,8 +431,10 @@ Result<ReindexReport> Recording::reindex(const std::string& dir, ProblemCallback
     if (auto s = x.begin(); !s) return s;
     const auto report = [&](const Problem& p) {
       ++rep.problems;
+      if (p.kind == Problem::Kind::kTornTail) ++rep.torn_tails;
       if (on_problem) on_problem(p);
     };
+    uint64_t last_seg = 0;
     Bytes stored, raw;
     ChunkRow row;
     for (uint64_t seg : detail::list_segment_files(dir)) {
@@ -351,6 +460,8 @@ Result<ReindexReport> Recording::reindex(const std::string& dir, ProblemCallback
         }
       if (auto s = x.put_segment(seg, sh->created_ns); !s) return s;
       ++rep.segments;
+      last_seg = seg;
+      const uint64_t torn_before = rep.torn_tails;
       uint64_t pos = format::kSegmentHeaderSize;
       const uint64_t size = (*src)->size();
       while (pos < size) {
@@ -404,11 +515,20 @@ Result<ReindexReport> Recording::reindex(const std::string& dir, ProblemCallback
         if (!found) break;
         pos = next;
       }
-      if (auto s = x.set_segment_closed(seg, true); !s) return s;
+      // A torn segment stays open: opening the recording checks its tail again.
+      if (rep.torn_tails == torn_before)
+        if (auto s = x.set_segment_closed(seg, true); !s) return s;
     }
+    rep.state =
+        rep.torn_tails > 0 ? CloseState::kUnclean : old_state.value_or(CloseState::kRecovered);
     Status s = x.set_meta("format_version", std::to_string(format::kFormatVersion));
     if (s) s = x.set_meta("recording_id", recording_id);
-    if (s) s = x.set_meta("clean", "1");
+    if (s && rep.state == CloseState::kUnclean && rep.segments > 0)
+      s = x.set_segment_closed(last_seg, false);
+    if (s)
+      s = x.set_meta("clean", rep.state == CloseState::kClean       ? "1"
+                              : rep.state == CloseState::kRecovered ? kMetaRecovered
+                                                                    : "0");
     if (s) s = x.commit();
     if (s) s = x.exec("PRAGMA journal_mode=DELETE");
     if (!s) return s;
@@ -736,7 +856,8 @@ Result<VerifyReport> Recording::verify(const ProblemCallback& on_problem) {
         p.segment = s.number;
         p.offset = from;
         if (!h) {
-          p.kind = Problem::Kind::kTornTail;
+          // At the end of the file a torn tail; between indexed chunks damage.
+          p.kind = to == (*src)->size() ? Problem::Kind::kTornTail : Problem::Kind::kCorruptChunk;
           p.message = std::to_string(to - from) + " bytes not covered by the index (" +
                       h.status().message() + ")";
           report(p);
@@ -813,6 +934,13 @@ Result<VerifyReport> Recording::verify(const ProblemCallback& on_problem) {
     p.kind = Problem::Kind::kUnindexedChunk;
     p.segment = n;
     p.message = "segment file not in the index";
+    std::byte hb[format::kSegmentHeaderSize];
+    auto src = FileSource::open(detail::segment_path(impl_->dir, n));
+    if (!src || !(*src)->read_at(0, hb) ||
+        !format::decode_segment_header(ByteSpan(hb, sizeof hb))) {
+      p.kind = Problem::Kind::kBadSegment;
+      p.message = "segment file not in the index, without a valid header";
+    }
     report(p);
   }
   return rep;

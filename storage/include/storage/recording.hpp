@@ -4,9 +4,13 @@
 // was not closed cleanly (writer killed, disk full, power loss), open() checks the tail of every
 // unfinished segment chunk by chunk and works on a private in-memory copy of the index in which
 // chunks past the first incomplete or corrupt one are dropped and chunks written but not indexed
-// are added. Recording::recover() does the same on disk: it truncates the torn tails and
-// re-syncs index.sqlite3 (needs write access). Recording::reindex() rebuilds index.sqlite3 from
-// the segment files alone.
+// are added. Recording::recover() does the same on disk: it copies the torn tails to
+// DIR/recovered/, truncates them, re-syncs index.sqlite3 and marks the recording recovered
+// (needs write access). Recording::reindex() rebuilds index.sqlite3 from the segment files alone.
+//
+// How a recording was closed (CloseState) is kept in the index: clean (the writer closed it),
+// recovered (recover() finished it after a crash) or unclean (neither). Only the writer's close
+// and recover() change it; reindex() keeps it (and never makes an unclean recording clean).
 //
 // Threads: a Recording and its cursors belong to one thread at a time (they share one SQLite
 // connection and file handles). Open several Recordings for parallel readers.
@@ -47,6 +51,10 @@ struct Problem {
   std::string message;   // what is wrong
 };
 const char* to_string(Problem::Kind kind);
+
+enum class CloseState { kClean, kRecovered, kUnclean };
+// "clean", "recovered", "unclean".
+const char* to_string(CloseState state);
 using ProblemCallback = std::function<void(const Problem&)>;
 
 struct RecordingOptions {
@@ -61,12 +69,15 @@ struct RecordingOptions {
 
 // What opening (or recover()) found and repaired.
 struct RecoveryReport {
-  bool was_clean = true;        // the writer closed the recording; nothing was checked
-  uint64_t chunks_checked = 0;  // tail chunks read and verified
-  uint64_t chunks_added = 0;    // valid chunks that were missing from the index
+  CloseState state = CloseState::kClean;  // as found: unclean ones were checked
+  uint64_t chunks_checked = 0;            // tail chunks read and verified
+  uint64_t chunks_added = 0;              // valid chunks that were missing from the index
   uint64_t chunks_dropped = 0;  // index rows removed (chunk missing, truncated or corrupt)
-  uint64_t bytes_cut = 0;       // bytes past the last good chunk of each unfinished segment
+  uint64_t bytes_cut = 0;       // bytes past the last good chunk of unfinished segments
+  uint64_t records_cut = 0;     // samples the cut chunks held, where their header or row says
   uint64_t problems = 0;
+  // recover() only: where the cut bytes were copied (DIR/recovered/...), one file per cut.
+  std::vector<std::string> saved_files;
 };
 
 struct VerifyReport {
@@ -83,6 +94,8 @@ struct ReindexReport {
   uint64_t chunks = 0;
   uint64_t records = 0;
   uint64_t problems = 0;  // bad chunks skipped, torn tails ignored
+  uint64_t torn_tails = 0;
+  CloseState state = CloseState::kUnclean;  // of the new index
 };
 
 struct Totals {
@@ -136,11 +149,16 @@ class Recording {
   // Opens read-only; see the top of this file for what happens after a crash.
   static Result<std::unique_ptr<Recording>> open(const std::string& dir,
                                                  RecordingOptions options = {});
-  // Repairs the recording in place: truncates torn segment tails and re-syncs the index, then
-  // marks it clean. Safe to run on a clean recording (does nothing).
+  // Repairs an unclean recording in place: copies each torn segment tail (and each segment
+  // without a valid header) to DIR/recovered/, truncates the tails, re-syncs the index and marks
+  // the recording recovered. Does nothing to a clean or recovered one (idempotent).
   static Result<RecoveryReport> recover(const std::string& dir, ProblemCallback on_problem = {});
+  // How the recording in `dir` was closed, from its index alone.
+  static Result<CloseState> close_state(const std::string& dir);
   // Rebuilds index.sqlite3 from the segment files alone (atomically replaces the old one).
-  // Corrupt chunks are reported and left out; torn tails are ignored (not cut).
+  // Corrupt chunks are reported and left out; torn tails are ignored (not cut). The close state
+  // is the old index's; without a readable old index it is unclean when a tail is torn, else
+  // recovered (nothing shows how the writer ended).
   static Result<ReindexReport> reindex(const std::string& dir, ProblemCallback on_problem = {});
 
   ~Recording();
@@ -148,6 +166,7 @@ class Recording {
   Recording& operator=(const Recording&) = delete;
 
   const RecoveryReport& recovery() const;
+  CloseState close_state() const { return recovery().state; }
   Result<std::vector<TopicInfo>> topics();
   Result<std::vector<WriterInfo>> writers();
   Result<std::vector<SegmentInfo>> segments();

@@ -151,7 +151,7 @@ TEST_CASE(
       opt.on_problem = [&](const Problem& p) { problems.push_back(p); };
       auto rec = Recording::open(dir, opt);
       REQUIRE(rec.is_ok());
-      CHECK_FALSE((*rec)->recovery().was_clean);
+      CHECK((*rec)->close_state() == CloseState::kUnclean);
       n_ro = check_stream(**rec);
       REQUIRE(n_ro >= durable);
       auto totals = (*rec)->totals();
@@ -169,7 +169,7 @@ TEST_CASE(
     REQUIRE(rep.is_ok());
     auto rec = Recording::open(dir);
     REQUIRE(rec.is_ok());
-    CHECK((*rec)->recovery().was_clean);
+    CHECK((*rec)->close_state() == CloseState::kRecovered);
     CHECK(check_stream(**rec) == n_ro);
     auto v = (*rec)->verify();
     REQUIRE(v.is_ok());

@@ -165,7 +165,7 @@ TEST_CASE("Truncating the last segment at random offsets: everything before the 
     {
       auto rec = Recording::open(work, opt);
       REQUIRE(rec.is_ok());
-      CHECK_FALSE((*rec)->recovery().was_clean);
+      CHECK((*rec)->close_state() == CloseState::kUnclean);
       uint64_t read_problems = 0;
       check_prefix(storage_test::read_all(**rec, {}, &read_problems), recs, before + whole);
       CHECK(read_problems == 0);
@@ -193,10 +193,36 @@ TEST_CASE("Truncating the last segment at random offsets: everything before the 
       for (auto& c : chunks)
         if (c.end <= cut) good_end = c.end;
       CHECK(fs::file_size(seg) == good_end);
+      // What was cut is kept, byte for byte, in DIR/recovered/.
+      if (good_end < cut) {
+        const std::string saved =
+            work + "/recovered" + seg.substr(seg.rfind('/')) + ".from-" + std::to_string(good_end);
+        REQUIRE(rep->saved_files == std::vector<std::string>{saved});
+        CHECK(fs::file_size(saved) == cut - good_end);
+        CHECK(rep->bytes_cut == cut - good_end);
+      }
+      // Every chunk past the cut is indexed (the writer flushed): their rows give the count.
+      uint64_t lost = 0;
+      for (auto& c : chunks)
+        if (c.end > cut) lost += c.h.record_count;
+      CHECK(rep->records_cut == lost);
+      if (good_end == cut) CHECK(rep->saved_files.empty());
+    } else {
+      // A segment without a whole header is moved aside, not deleted.
+      REQUIRE(rep->saved_files.size() == 1);
+      CHECK(fs::file_size(rep->saved_files[0]) == cut);
+      CHECK_FALSE(fs::exists(seg));
     }
+    CHECK(rep->state == CloseState::kUnclean);
+    // Idempotent: a second recover() finds a recovered recording and does nothing.
+    auto again = Recording::recover(work);
+    REQUIRE(again.is_ok());
+    CHECK(again->state == CloseState::kRecovered);
+    CHECK(again->bytes_cut == 0);
+    CHECK(again->saved_files.empty());
     auto rec = Recording::open(work);
     REQUIRE(rec.is_ok());
-    CHECK((*rec)->recovery().was_clean);
+    CHECK((*rec)->close_state() == CloseState::kRecovered);
     check_prefix(storage_test::read_all(**rec), recs, before + whole);
     auto v = (*rec)->verify();
     REQUIRE(v.is_ok());
@@ -310,8 +336,10 @@ TEST_CASE("Recovery adds chunks that were written but not indexed, and drops sta
   }
   auto rep = Recording::recover(dir);
   REQUIRE(rep.is_ok());
-  // A clean index is trusted as is (fast path) - recover() did nothing.
-  CHECK(rep->was_clean);
+  // The index reindex built from segments without a torn tail says "recovered": trusted as is
+  // (fast path) - recover() did nothing.
+  CHECK(rep->state == CloseState::kRecovered);
+  CHECK(rep->bytes_cut == 0);
   // Force the unclean path the way a crashed writer leaves it.
   {
     auto idx_path = dir + "/index.sqlite3";
@@ -332,7 +360,7 @@ TEST_CASE("Recovery adds chunks that were written but not indexed, and drops sta
   CHECK(fs::file_size(seg) == chunks.back().end);
   auto rec = Recording::open(dir);
   REQUIRE(rec.is_ok());
-  CHECK((*rec)->recovery().was_clean);
+  CHECK((*rec)->close_state() == CloseState::kRecovered);
   check_prefix(storage_test::read_all(**rec), recs, recs.size());
   CHECK((*rec)->verify()->ok());
 }

@@ -171,7 +171,7 @@ TEST_CASE("SegmentWriter round trip: random records read back byte-identical and
   }
   auto rec = Recording::open(dir.path());
   REQUIRE(rec.is_ok());
-  CHECK((*rec)->recovery().was_clean);
+  CHECK((*rec)->close_state() == CloseState::kClean);
 
   check_query(**rec, wl, {});
 
@@ -396,7 +396,7 @@ TEST_CASE("SegmentWriter closes chunks by age and poll, and flush makes them rea
     // Readable while the writer is still open (not clean: recovered in memory, files untouched).
     auto rec = Recording::open(dir.path());
     REQUIRE(rec.is_ok());
-    CHECK_FALSE((*rec)->recovery().was_clean);
+    CHECK((*rec)->close_state() == CloseState::kUnclean);
     CHECK((*rec)->recovery().problems == 0);
     CHECK(storage_test::read_all(**rec).size() == 2);
   }
