@@ -147,10 +147,23 @@ int run(int argc, char** argv) {
   ver->add_option("DIR", a.dir, "Recording directory (required)");
   auto* rei = app.add_subcommand("reindex", "Rebuild index.sqlite3 from the segment files");
   rei->add_option("DIR", a.dir, "Recording directory (required)");
+  auto* rec =
+      app.add_subcommand("recover",
+                         "Finish a recording that was not closed cleanly: cut torn tails (kept in "
+                         "DIR/recovered/), bring the index in line");
+  rec->add_option("DIR", a.dir, "Recording directory (required)");
 
-  for (auto* sub : {info, exp, ver, rei}) {
+  for (auto* sub : {info, exp, rei}) {
     sub->footer("Exit status: 0 ok, 1 problems found, 2 bad arguments or unusable recording.");
   }
+  ver->footer(
+      "Exit status: 0 clean (or recovered) and no damage, 1 damage found, 2 bad arguments or "
+      "unusable recording, 3 not closed cleanly with nothing worse than a torn tail (run "
+      "'pubsub-replay recover DIR').");
+  rec->footer(
+      "Idempotent: a clean or recovered recording is left as it is.\n"
+      "Exit status: 0 the recording is usable (recovered, or nothing to do), 1 it could not be "
+      "repaired, 2 bad arguments or not a recording.");
   play->footer(
       "One writer per recorded writer, with the recorded topic and type names, keyedness and "
       "reliability, and new sequence numbers from 1; payloads, key hashes and source timestamps "
@@ -167,11 +180,12 @@ int run(int argc, char** argv) {
     for (auto* s : app.get_subcommands()) sub = s->get_name();
     if (sub.empty() && argc > 1 && argv[1][0] != '-') {
       return usage_error(std::string("unknown command '") + argv[1] +
-                             "' (commands: info, play, export, verify, reindex)",
+                             "' (commands: info, play, export, verify, recover, reindex)",
                          sub);
     }
     if (sub.empty() && argc == 1) {
-      return usage_error("a command is needed: info, play, export, verify or reindex", sub);
+      return usage_error("a command is needed: info, play, export, verify, recover or reindex",
+                         sub);
     }
     return usage_error(e.what(), sub);
   }
@@ -186,6 +200,7 @@ int run(int argc, char** argv) {
   if (name == "info") return replay::info({a.dir, a.json}, std::cout, std::cerr);
   if (name == "verify") return replay::verify(a.dir, std::cout, std::cerr);
   if (name == "reindex") return replay::reindex(a.dir, std::cout, std::cerr);
+  if (name == "recover") return replay::recover(a.dir, std::cout, std::cerr);
 
   replay::Selection sel;
   sel.topics = a.topics;

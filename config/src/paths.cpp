@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "config/recorder_config.hpp"
+#include "storage/recording.hpp"
 
 namespace config {
 
@@ -104,7 +105,16 @@ ConfigResult<void> validate_storage_path(const RecorderConfig& config) {
   if (!S_ISDIR(st.st_mode)) return fail(" is not a directory");
   const std::string index = p + "/index.sqlite3";
   if (::lstat(index.c_str(), &st) == 0) {
-    return fail(" already holds a recording (index.sqlite3 present)");
+    auto state = storage::Recording::close_state(p);
+    if (state && *state == storage::CloseState::kUnclean) {
+      return fail(
+          " holds a recording that was not closed cleanly (or is being written): the recorder "
+          "never appends to a recording; run 'pubsub-replay recover " +
+          p + "' to finish it, and record into a new directory");
+    }
+    return fail(
+        " already holds a recording (index.sqlite3 present); the recorder never appends to one: "
+        "record into a new directory");
   }
   DIR* dir = ::opendir(p.c_str());
   if (dir == nullptr) return fail(std::string(": cannot list it: ") + std::strerror(errno));

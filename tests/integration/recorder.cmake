@@ -28,3 +28,6 @@ set_tests_properties("recorder: bad configurations are clear errors, exit 2, not
                      PROPERTIES ENVIRONMENT "BIN=${CMAKE_BINARY_DIR}/bin" TIMEOUT 60)
 # 5. SIGTERM and SIGKILL mid-run.
 pubsub_netns_test("recorder: SIGTERM and SIGKILL mid-run leave a verifiable recording" ${IT}/recorder/signals.sh)
+# 6. Twenty SIGKILLs at random moments, each followed by recover -> verify exit 0.
+pubsub_netns_test("recorder: SIGKILL x20 under load then recover - verify exits 0 and nothing is lost"
+                  ${IT}/recorder/crash_recover.sh 20)

@@ -16,7 +16,8 @@
 // after the file has been read. Nothing in this library throws, and nothing creates files
 // (validate_storage_path creates and at once removes one probe directory, see there).
 //
-// Mapping onto the other modules (done by the recorder, so this library depends on neither):
+// Mapping onto the other modules (done by the recorder; this header depends on neither, the
+// library privately on libpubsub for glob_error and on storage for the recording's close state):
 //   storage.*, queue_max_bytes, max_sample_bytes -> storage::SegmentWriterOptions
 //   domain, interface, peers, max_sample_bytes   -> pubsub::ParticipantOptions
 //   topics.include / topics.exclude              -> pubsub::RawReaderOptions topic patterns

@@ -1,4 +1,5 @@
-// info, verify and reindex: read-only views of a recording (reindex rewrites only the index).
+// info, verify, recover and reindex: views of a recording and its repairs (reindex rewrites only
+// the index; recover cuts torn tails after copying them to DIR/recovered/).
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -57,6 +58,26 @@ void print_table(std::ostream& out, const std::vector<std::vector<std::string>>&
   }
 }
 
+const char* state_note(storage::CloseState state) {
+  switch (state) {
+    case storage::CloseState::kClean:
+      return "";
+    case storage::CloseState::kRecovered:
+      return ", recovered after an unclean close";
+    case storage::CloseState::kUnclean:
+      return ", not closed cleanly (read up to the last good chunk; 'pubsub-replay recover' "
+             "finishes it)";
+  }
+  return "";
+}
+
+// Damage a crash leaves at the end of a recording: a torn last chunk, or a segment newer than
+// every indexed one whose header was not completely written.
+bool tail_damage(const storage::Problem& p, uint64_t last_indexed_segment) {
+  return p.kind == storage::Problem::Kind::kTornTail ||
+         (p.kind == storage::Problem::Kind::kBadSegment && p.segment > last_indexed_segment);
+}
+
 }  // namespace
 
 int info(const InfoOptions& o, std::ostream& out, std::ostream& err) {
@@ -89,7 +110,7 @@ int info(const InfoOptions& o, std::ostream& out, std::ostream& err) {
     j["writers"] = totals->writers;
     j["segments"] = totals->segments;
     j["chunks"] = totals->chunks;
-    j["clean"] = (*rec)->recovery().was_clean;
+    j["state"] = storage::to_string((*rec)->close_state());
     j["topics"] = nlohmann::json::array();
     for (const auto& t : *topics) {
       nlohmann::json tj;
@@ -113,9 +134,7 @@ int info(const InfoOptions& o, std::ostream& out, std::ostream& err) {
 
   out << "recording " << o.dir << ": " << totals->segments << " segment"
       << (totals->segments == 1 ? "" : "s") << ", " << totals->chunks << " chunks"
-      << ((*rec)->recovery().was_clean ? ""
-                                       : ", not closed cleanly (read up to the last good chunk)")
-      << '\n';
+      << state_note((*rec)->close_state()) << '\n';
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"TOPIC", "TYPE", "KEYED", "RELIABILITY", "SAMPLES", "BYTES", "RATE/s", "WRITERS",
                   "LOST", "START", "END"});
@@ -146,6 +165,36 @@ int info(const InfoOptions& o, std::ostream& out, std::ostream& err) {
   return kExitOk;
 }
 
+void print_gaps(storage::Recording& rec, const std::map<storage::TopicId, std::string>& names,
+                std::ostream& out) {
+  // Recorded loss: what the recorder knew it never received. Information, not damage.
+  auto gaps = rec.gaps();
+  auto writers = rec.writers();
+  if (!gaps || !writers || gaps->empty()) return;
+  std::map<storage::WriterId, const storage::WriterInfo*> by_id;
+  for (const auto& w : *writers) by_id[w.id] = &w;
+  uint64_t lost = 0;
+  for (const auto& g : *gaps) lost += static_cast<uint64_t>(g.last_missing - g.first_missing + 1);
+  out << "loss: " << gaps->size() << " gap" << (gaps->size() == 1 ? "" : "s") << ", " << lost
+      << " samples the recorder never received (recorded loss, not damage)\n";
+  size_t shown = 0;
+  for (const auto& g : *gaps) {
+    if (++shown > 20) {
+      out << "  ... and " << gaps->size() - 20 << " more\n";
+      break;
+    }
+    auto it = by_id.find(g.writer);
+    std::string topic = "?", guid = "?";
+    if (it != by_id.end()) {
+      auto n = names.find(it->second->def.topic);
+      if (n != names.end()) topic = n->second;
+      guid = detail::hex(it->second->def.guid);
+    }
+    out << "  " << topic << " writer " << guid << ": seq " << g.first_missing << ".."
+        << g.last_missing << " (" << g.last_missing - g.first_missing + 1 << ")\n";
+  }
+}
+
 int verify(const std::string& dir, std::ostream& out, std::ostream& err) {
   std::vector<storage::Problem> problems;
   auto rec = detail::open_recording(dir, [&](const storage::Problem& p) { problems.push_back(p); });
@@ -154,43 +203,31 @@ int verify(const std::string& dir, std::ostream& out, std::ostream& err) {
   if (auto topics = (*rec)->topics()) {
     for (const auto& t : *topics) names[t.id] = t.def.name;
   }
+  uint64_t last_segment = 0;
+  if (auto segs = (*rec)->segments())
+    for (const auto& sg : *segs) last_segment = std::max(last_segment, sg.number);
   auto rep = (*rec)->verify([&](const storage::Problem& p) { problems.push_back(p); });
   if (!rep) return report(err, {kExitUsage, dir + ": cannot verify: " + rep.status().message()});
+  const storage::CloseState state = (*rec)->close_state();
   out << "recording " << dir << ": " << rep->segments << " segments, "
       << rep->chunks_ok + rep->chunks_bad << " chunks (" << rep->chunks_ok << " good, "
       << rep->chunks_bad << " bad), " << rep->records << " samples in the good chunks\n";
-  if (!(*rec)->recovery().was_clean) {
+  out << "state: " << storage::to_string(state) << '\n';
+  if (state == storage::CloseState::kUnclean) {
     out << "note: the recording was not closed cleanly; " << (*rec)->recovery().chunks_checked
         << " tail chunks checked, " << (*rec)->recovery().bytes_cut
         << " bytes past the last good chunk\n";
   }
   for (const auto& p : problems) out << "problem: " << detail::describe(p, names) << '\n';
-
-  // Recorded loss: what the recorder knew it never received. Information, not damage.
-  auto gaps = (*rec)->gaps();
-  auto writers = (*rec)->writers();
-  if (gaps && writers && !gaps->empty()) {
-    std::map<storage::WriterId, const storage::WriterInfo*> by_id;
-    for (const auto& w : *writers) by_id[w.id] = &w;
-    uint64_t lost = 0;
-    for (const auto& g : *gaps) lost += static_cast<uint64_t>(g.last_missing - g.first_missing + 1);
-    out << "loss: " << gaps->size() << " gap" << (gaps->size() == 1 ? "" : "s") << ", " << lost
-        << " samples the recorder never received (recorded loss, not damage)\n";
-    size_t shown = 0;
-    for (const auto& g : *gaps) {
-      if (++shown > 20) {
-        out << "  ... and " << gaps->size() - 20 << " more\n";
-        break;
-      }
-      auto it = by_id.find(g.writer);
-      std::string topic = "?", guid = "?";
-      if (it != by_id.end()) {
-        topic = names.count(it->second->def.topic) ? names[it->second->def.topic] : "?";
-        guid = detail::hex(it->second->def.guid);
-      }
-      out << "  " << topic << " writer " << guid << ": seq " << g.first_missing << ".."
-          << g.last_missing << " (" << g.last_missing - g.first_missing + 1 << ")\n";
-    }
+  print_gaps(**rec, names, out);
+  const bool tail_only = std::all_of(problems.begin(), problems.end(),
+                                     [&](const auto& p) { return tail_damage(p, last_segment); });
+  if (state == storage::CloseState::kUnclean && tail_only) {
+    out << "result: not closed cleanly";
+    if (!problems.empty()) out << ", torn tail only";
+    out << "; run 'pubsub-replay recover " << dir << "' to finish it\n";
+    out.flush();
+    return kExitNotClosed;
   }
   if (problems.empty()) {
     out << "result: ok\n";
@@ -201,6 +238,42 @@ int verify(const std::string& dir, std::ostream& out, std::ostream& err) {
       << " found\n";
   out.flush();
   return kExitProblems;
+}
+
+int recover(const std::string& dir, std::ostream& out, std::ostream& err) {
+  {
+    auto rec = detail::open_recording(dir);  // the same checks and messages as the other commands
+    if (!rec) return report(err, rec.error());
+  }
+  std::vector<storage::Problem> problems;
+  auto rep =
+      storage::Recording::recover(dir, [&](const storage::Problem& p) { problems.push_back(p); });
+  if (!rep) {
+    return report(err, {kExitProblems, dir + ": recover failed: " + rep.status().message()});
+  }
+  if (rep->state != storage::CloseState::kUnclean) {
+    out << "recording " << dir << " is " << storage::to_string(rep->state)
+        << "; nothing to recover\n";
+    out.flush();
+    return kExitOk;
+  }
+  for (const auto& p : problems) out << "cut: " << detail::describe(p, {}) << '\n';
+  for (const auto& f : rep->saved_files) out << "saved: " << f << '\n';
+  out << "recovered " << dir << ": " << rep->bytes_cut << " bytes cut ("
+      << detail::human_bytes(rep->bytes_cut) << ", about " << rep->records_cut
+      << " samples by the cut chunks' headers), " << rep->chunks_dropped << " index rows dropped, "
+      << rep->chunks_added << " chunks added to the index\n";
+  auto rec = detail::open_recording(dir);
+  if (!rec) return report(err, rec.error());
+  auto totals = (*rec)->totals();
+  if (!totals) {
+    return report(err, {kExitProblems,
+                        dir + ": cannot read the recovered index: " + totals.status().message()});
+  }
+  out << "state: " << storage::to_string((*rec)->close_state()) << "; " << totals->records
+      << " samples, " << totals->bytes << " bytes\n";
+  out.flush();
+  return kExitOk;
 }
 
 int reindex(const std::string& dir, std::ostream& out, std::ostream& err) {
@@ -217,8 +290,11 @@ int reindex(const std::string& dir, std::ostream& out, std::ostream& err) {
       storage::Recording::reindex(dir, [&](const storage::Problem& p) { problems.push_back(p); });
   if (!rep) return report(err, {kExitUsage, dir + ": reindex failed: " + rep.status().message()});
   out << "reindexed " << dir << ": " << rep->segments << " segments, " << rep->chunks << " chunks, "
-      << rep->records << " samples\n";
+      << rep->records << " samples; state " << storage::to_string(rep->state) << '\n';
   for (const auto& p : problems) out << "problem: " << detail::describe(p, {}) << '\n';
+  if (rep->state == storage::CloseState::kUnclean) {
+    out << "note: not closed cleanly; 'pubsub-replay recover " << dir << "' finishes it\n";
+  }
   if (!problems.empty()) {
     out << "result: " << problems.size() << " problem" << (problems.size() == 1 ? "" : "s")
         << "; damaged chunks were left out of the index\n";

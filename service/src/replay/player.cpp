@@ -286,7 +286,7 @@ int play(const PlayOptions& o, std::ostream& err, PlayReport* report_out) {
       });
   if (!rec) return report(err, rec.error());
   for (const auto& p : open_problems) warn(err, p);
-  if (!(*rec)->recovery().was_clean) {
+  if ((*rec)->close_state() == storage::CloseState::kUnclean) {
     warn(err, o.dir + " was not closed cleanly; playing it up to its last good chunk");
   }
   auto sel = detail::resolve_selection(**rec, o.selection);

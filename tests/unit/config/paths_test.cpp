@@ -8,10 +8,12 @@
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
 
+#include "storage/segment_writer.hpp"
 #include "test_util.hpp"
 
 using namespace config;
@@ -107,7 +109,29 @@ TEST_CASE("validate_storage_path refuses a directory that already holds a record
   touch(dir.str("rec/index.sqlite3"));
   CHECK(storage_messages(dir.str("rec")) ==
         Messages{"storage path \"" + dir.str("rec") +
-                 "\" already holds a recording (index.sqlite3 present)"});
+                 "\" already holds a recording (index.sqlite3 present); the recorder never "
+                 "appends to one: record into a new directory"});
+}
+
+TEST_CASE("validate_storage_path sends a recording that was not closed cleanly to recover") {
+  TempDir dir;
+  const std::string rec = dir.str("rec");
+  // A writer that dies without closing leaves the index marked unclean.
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    auto w = storage::SegmentWriter::create(rec);
+    ::_exit(w ? 0 : 1);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  CHECK(storage_messages(rec) ==
+        Messages{"storage path \"" + rec +
+                 "\" holds a recording that was not closed cleanly (or is being written): the "
+                 "recorder never appends to a recording; run 'pubsub-replay recover " +
+                 rec + "' to finish it, and record into a new directory"});
 }
 
 TEST_CASE("validate_storage_path refuses a non-empty directory without an index") {

@@ -1,5 +1,10 @@
-// info, export, verify and reindex against a recording whose content the test knows exactly.
+// info, export, verify, recover and reindex against a recording whose content the test knows
+// exactly.
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -56,6 +61,35 @@ std::vector<const RecordSpec*> expected(const Model& m, const std::set<std::stri
   return v;
 }
 
+// The model recorded by a writer that died without closing (written in a child process), with
+// `torn` bytes of a chunk it did not finish at the end of the segment. Returns the segment's
+// size before those bytes.
+uint64_t write_killed_recording(const std::string& dir, Model& m, const std::string& torn) {
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    try {
+      write_recording(dir, m, {}, false);
+    } catch (...) {
+      ::_exit(1);
+    }
+    ::_exit(0);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  const std::string seg = dir + "/segments/00000001.seg";
+  const uint64_t size = std::filesystem::file_size(seg);
+  std::ofstream(seg, std::ios::binary | std::ios::app) << torn;
+  return size;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
 }  // namespace
 
 TEST_CASE("info --json gives exact totals and per-topic statistics") {
@@ -73,6 +107,7 @@ TEST_CASE("info --json gives exact totals and per-topic statistics") {
   CHECK(j["start"] == "2026-11-21T23:38:00.001Z");
   CHECK(j["end"] == "2026-11-21T23:38:02.993Z");
   CHECK(j["writers"] == 5);
+  CHECK(j["state"] == "clean");
   REQUIRE(j["topics"].size() == 4);
   const json& sq = j["topics"][0];
   CHECK(sq["name"] == "Square");
@@ -276,9 +311,96 @@ TEST_CASE("reindex after deleting the index restores identical info") {
   std::ostringstream out, err;
   REQUIRE(replay::reindex(f.dir, out, err) == replay::kExitOk);
   CHECK(out.str().find("reindexed") == 0);
-  CHECK(info_json(f.dir) == before);
+  // Segments alone do not show how the writer ended: the rebuilt index says "recovered".
+  CHECK(out.str().find("; state recovered\n") != std::string::npos);
+  json was = json::parse(before), now = json::parse(info_json(f.dir));
+  CHECK(was["state"] == "clean");
+  CHECK(now["state"] == "recovered");
+  was.erase("state");
+  now.erase("state");
+  CHECK(now == was);
   std::ostringstream vout, verr;
   CHECK(replay::verify(f.dir, vout, verr) == replay::kExitOk);
+}
+
+TEST_CASE("verify exits 3 on a killed recording, recover cuts its torn tail into recovered/") {
+  TempDir tmp;
+  const std::string dir = tmp.sub("rec");
+  Model m = make_shapes();
+  const std::string torn = "PSCK" + std::string(96, 'x');
+  const uint64_t good_end = write_killed_recording(dir, m, torn);
+  const json before = json::parse(info_json(dir));
+  CHECK(before["state"] == "unclean");
+  CHECK(before["samples"] == m.records.size());
+  {
+    std::ostringstream out, err;
+    CHECK(replay::verify(dir, out, err) == replay::kExitNotClosed);
+    INFO(out.str());
+    CHECK(out.str().find("state: unclean\n") != std::string::npos);
+    CHECK(out.str().find("problem: torn tail in segments/00000001.seg at offset " +
+                         std::to_string(good_end)) != std::string::npos);
+    CHECK(out.str().find("result: not closed cleanly, torn tail only; run 'pubsub-replay "
+                         "recover " +
+                         dir + "' to finish it\n") != std::string::npos);
+  }
+  {
+    std::ostringstream out, err;
+    CHECK(replay::recover(dir, out, err) == replay::kExitOk);
+    INFO(out.str() << err.str());
+    const std::string saved = dir + "/recovered/00000001.seg.from-" + std::to_string(good_end);
+    CHECK(out.str().find("saved: " + saved + "\n") != std::string::npos);
+    CHECK(out.str().find("recovered " + dir + ": 100 bytes cut (") != std::string::npos);
+    CHECK(out.str().find("state: recovered; " + std::to_string(m.records.size()) + " samples") !=
+          std::string::npos);
+    CHECK(read_file(saved) == torn);
+    CHECK(std::filesystem::file_size(dir + "/segments/00000001.seg") == good_end);
+  }
+  {
+    std::ostringstream out, err;
+    CHECK(replay::verify(dir, out, err) == replay::kExitOk);
+    CHECK(out.str().find("state: recovered\n") != std::string::npos);
+    CHECK(out.str().find("result: ok\n") != std::string::npos);
+  }
+  json after = json::parse(info_json(dir));
+  CHECK(after["state"] == "recovered");
+  after["state"] = "unclean";
+  CHECK(after == before);
+  {
+    std::ostringstream out, err;  // idempotent
+    CHECK(replay::recover(dir, out, err) == replay::kExitOk);
+    CHECK(out.str() == "recording " + dir + " is recovered; nothing to recover\n");
+  }
+}
+
+TEST_CASE("reindex keeps a killed recording unclean and verify still exits 3") {
+  TempDir tmp;
+  const std::string dir = tmp.sub("rec");
+  Model m = make_shapes();
+  const uint64_t good_end = write_killed_recording(dir, m, "PSCK" + std::string(60, 'y'));
+  std::filesystem::remove(dir + "/index.sqlite3");
+  std::ostringstream out, err;
+  CHECK(replay::reindex(dir, out, err) == replay::kExitProblems);
+  CHECK(out.str().find("; state unclean\n") != std::string::npos);
+  CHECK(out.str().find("note: not closed cleanly; 'pubsub-replay recover " + dir +
+                       "' finishes it\n") != std::string::npos);
+  CHECK(json::parse(info_json(dir))["state"] == "unclean");
+  std::ostringstream vout, verr;
+  CHECK(replay::verify(dir, vout, verr) == replay::kExitNotClosed);
+  std::ostringstream rout, rerr;
+  CHECK(replay::recover(dir, rout, rerr) == replay::kExitOk);
+  CHECK(std::filesystem::file_size(dir + "/segments/00000001.seg") == good_end);
+  std::ostringstream v2out, v2err;
+  CHECK(replay::verify(dir, v2out, v2err) == replay::kExitOk);
+}
+
+TEST_CASE("recover on a clean recording changes nothing") {
+  Fixture f;
+  const std::string before = info_json(f.dir);
+  std::ostringstream out, err;
+  CHECK(replay::recover(f.dir, out, err) == replay::kExitOk);
+  CHECK(out.str() == "recording " + f.dir + " is clean; nothing to recover\n");
+  CHECK(info_json(f.dir) == before);
+  CHECK_FALSE(std::filesystem::exists(f.dir + "/recovered"));
 }
 
 TEST_CASE("reindex refuses a directory without segments") {

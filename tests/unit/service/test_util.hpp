@@ -141,9 +141,10 @@ inline RecordSpec& add_record(Model& m, size_t writer, int64_t seq, int64_t recv
 }
 
 // Writes the model as a recording in `dir` (topic defs through service::topic_def, as the
-// recorder does).
+// recorder does). With close = false everything is flushed but the recording is left open, as a
+// killed recorder leaves it (call it in a child process that then exits).
 inline void write_recording(const std::string& dir, Model& m,
-                            storage::SegmentWriterOptions opt = {}) {
+                            storage::SegmentWriterOptions opt = {}, bool close = true) {
   opt.fsync = storage::FsyncPolicy::kNone;
   auto w = storage::SegmentWriter::create(dir, opt);
   if (!w) throw std::runtime_error("SegmentWriter::create: " + w.status().to_string());
@@ -172,6 +173,12 @@ inline void write_recording(const std::string& dir, Model& m,
     r.meta.writer = wids[r.writer];
     auto s = (*w)->append(r.meta, r.payload);
     if (!s) throw std::runtime_error("append: " + s.to_string());
+  }
+  if (!close) {
+    auto s = (*w)->flush();
+    if (!s) throw std::runtime_error("flush: " + s.to_string());
+    (void)w->release();  // never closed
+    return;
   }
   auto s = (*w)->close();
   if (!s) throw std::runtime_error("close: " + s.to_string());

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# pubsub-recorder killed with SIGKILL at random moments while it records random 4096-B samples,
+# ROUNDS times (default 20). After each kill: `info --json` says "unclean"; `verify` exits 3
+# (not closed cleanly, torn tail only); a restart of the recorder on the directory is refused
+# with a message naming `pubsub-replay recover`; `recover` exits 0 and keeps what it cuts in
+# DIR/recovered/; then `verify` exits 0, `info --json` says "recovered" with at least the samples
+# it showed before, the writer's sequence is contiguous, and a second `recover` changes nothing.
+# Usage: crash_recover.sh [ROUNDS]
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/../lib/netns.sh"
+BIN=${BIN:?set BIN to the bin directory of the build}
+rounds=${1:-20}
+netns_setup 2
+out=$(mktemp -d) || exit 1  # removed on exit: only what this script made
+trap 'netns_cleanup; rm -rf "$out"' EXIT
+status=0
+fail() {
+  echo "FAIL round $i: $*"
+  status=1
+}
+json_field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$@"; }
+
+# wait_for_line FILE PATTERN SECONDS: until FILE has a line matching PATTERN (bounded).
+wait_for_line() {
+  local n=$(($3 * 20))
+  while [ $n -gt 0 ]; do
+    grep -q "$2" "$1" 2>/dev/null && return 0
+    sleep 0.05
+    n=$((n - 1))
+  done
+  return 1
+}
+
+torn_rounds=0 total_cut=0
+for i in $(seq 1 "$rounds"); do
+  dir=$out/r$i
+  echo '{"domain": 5, "interface": "veth1", "storage": {"path": "'"$dir"'", "chunk_max_age_ms": 20}}' >"$out/r.json"
+  netns_spawn 1 60 "$BIN/pubsub-recorder" --config "$out/r.json" >"$out/rec$i.log" 2>&1
+  rec=$SPAWNED
+  n=200  # the recording exists before the publisher starts
+  while [ ! -e "$dir/index.sqlite3" ] && [ $n -gt 0 ]; do sleep 0.05; n=$((n - 1)); done
+  netns_spawn 0 40 "$BIN/pubsub-perftest" -pub -domain 5 -nic veth0 -datalen 4096 -exec 30 \
+    -noPrint -payload random 2>"$out/pub$i.err"
+  pub=$SPAWNED
+  # The recorder has the topic and is storing, then dies at a random moment 0-1.5 s later.
+  wait_for_line "$out/rec$i.log" " matched" 10 || fail "the recorder never matched the writer"
+  sleep "0.$((RANDOM % 10))$((RANDOM % 10))"
+  sleep "$((RANDOM % 2))"
+  recorder_pid=$(pgrep -P "$rec" -x pubsub-recorder)
+  if [ -z "$recorder_pid" ]; then
+    fail "no recorder process under timeout $rec to kill"
+    kill "$pub" 2>/dev/null
+    wait "$pub" "$rec" 2>/dev/null
+    continue
+  fi
+  kill -KILL "$recorder_pid" || fail "kill -KILL $recorder_pid failed"
+  wait "$rec"
+  rc=$?
+  kill "$pub" 2>/dev/null
+  wait "$pub" 2>/dev/null
+  [ $rc -eq 137 ] || fail "recorder exit status $rc, expected 137 (SIGKILL)"
+
+  "$BIN/pubsub-replay" info --json "$dir" >"$out/info-before.json" ||
+    { fail "info on the killed recording failed"; continue; }
+  before=$(json_field "$out/info-before.json" samples)
+  state=$(json_field "$out/info-before.json" state)
+  [ "$state" = unclean ] || fail "state '$state' after SIGKILL, expected unclean"
+  "$BIN/pubsub-replay" verify "$dir" >"$out/verify-before.txt" 2>&1
+  rc=$?
+  [ $rc -eq 3 ] || { fail "verify exit $rc before recover, expected 3"; cat "$out/verify-before.txt"; }
+  grep -q "run 'pubsub-replay recover $dir'" "$out/verify-before.txt" ||
+    fail "verify does not say to run recover"
+  grep -q "torn tail" "$out/verify-before.txt" && torn_rounds=$((torn_rounds + 1))
+
+  if [ "$i" -eq 1 ]; then  # a restart on the killed recording is refused, nothing appended
+    size_before=$(du -sb "$dir" | cut -f1)
+    ip netns exec "${NS_PREFIX}1" "$BIN/pubsub-recorder" --config "$out/r.json" --duration 1 \
+      >"$out/restart.log" 2>&1
+    rc=$?
+    [ $rc -eq 2 ] || fail "restart on an unclean recording: exit $rc, expected 2"
+    grep -q "not closed cleanly.*pubsub-replay recover $dir" "$out/restart.log" ||
+      { fail "restart message does not name recover"; cat "$out/restart.log"; }
+    [ "$(du -sb "$dir" | cut -f1)" = "$size_before" ] || fail "the refused restart changed $dir"
+  fi
+
+  "$BIN/pubsub-replay" recover "$dir" >"$out/recover.txt" 2>&1
+  rc=$?
+  [ $rc -eq 0 ] || { fail "recover exit $rc"; cat "$out/recover.txt"; continue; }
+  cut_bytes=$(sed -n 's/^recovered .*: \([0-9]*\) bytes cut.*/\1/p' "$out/recover.txt")
+  [ -n "$cut_bytes" ] || { fail "recover printed no summary"; cat "$out/recover.txt"; }
+  total_cut=$((total_cut + ${cut_bytes:-0}))
+  saved=$(cat "$dir"/recovered/* 2>/dev/null | wc -c)
+  [ "${cut_bytes:-0}" -eq "$saved" ] ||
+    fail "recover cut $cut_bytes bytes but kept $saved in $dir/recovered"
+  "$BIN/pubsub-replay" verify "$dir" >"$out/verify-after.txt" 2>&1
+  rc=$?
+  [ $rc -eq 0 ] || { fail "verify exit $rc after recover"; cat "$out/verify-after.txt"; }
+  grep -qx "state: recovered" "$out/verify-after.txt" || fail "verify does not say recovered"
+  "$BIN/pubsub-replay" info --json "$dir" >"$out/info-after.json" || fail "info after recover"
+  after=$(json_field "$out/info-after.json" samples)
+  [ "$(json_field "$out/info-after.json" state)" = recovered ] || fail "state after recover"
+  [ "$after" -ge "$before" ] || fail "$after samples after recover, $before before"
+  [ "$after" -gt 0 ] || fail "nothing recorded before the kill"
+  summary=$("$BIN/recording_summary" "$dir" --verify)
+  python3 - "$summary" <<'PY' || fail "recording is not a contiguous sequence: $summary"
+import json, sys
+s = json.loads(sys.argv[1])
+ok = s["verify_problems"] == 0 and all(
+    not w["out_of_order"] and w["last_seq"] - w["first_seq"] + 1 == w["samples"]
+    for w in s["writers"])
+sys.exit(0 if ok else 1)
+PY
+  "$BIN/pubsub-replay" recover "$dir" >"$out/again.txt" 2>&1 || fail "second recover failed"
+  grep -q "is recovered; nothing to recover" "$out/again.txt" || fail "second recover did something"
+  echo "round $i: $before samples before recover, $after after, ${cut_bytes:-?} bytes cut"
+  rm -rf "$dir"
+done
+echo "$rounds kills, $torn_rounds with a torn tail, $total_cut bytes cut in all"
+[ $torn_rounds -gt 0 ] || { echo "FAIL: no kill left a torn tail: the test exercised no cut"; status=1; }
+exit $status
