@@ -298,7 +298,7 @@ ns_signal() {
 }
 
 python3 - "$out/env.json" "$CMDLINE" "$bin" "$MTU" "$NS_PREFIX" "$ROOT" "${#RUNS[@]}" "$exec_s" <<'PY'
-import json, os, platform, subprocess, sys, time
+import json, os, platform, re, subprocess, sys, time
 path, cmdline, bindir, mtu, prefix, root, nruns, exec_s = sys.argv[1:9]
 def sh(*a):
     try:
@@ -320,6 +320,10 @@ mem_kb = 0
 for line in open("/proc/meminfo"):
     if line.startswith("MemTotal:"):
         mem_kb = int(line.split()[1])
+# Committed reports name files relative to the repository: no machine paths.
+cmdline = re.sub(r"(--out[ =])\S+", r"\1DIR", cmdline)
+if os.path.abspath(bindir).startswith(os.path.abspath(root) + os.sep):
+    bindir = os.path.relpath(bindir, root)
 env = {
     "cmdline": cmdline, "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "start_ts": time.time(),
     "nproc": os.cpu_count(), "cpu": cpu, "kernel": platform.release(), "mem_gb": round(mem_kb / 2**20, 1),
