@@ -90,10 +90,6 @@ uint32_t Locator::ipv4() const {
          address[15];
 }
 
-bool Locator::is_multicast() const {
-  return kind == kUdpV4 && (address[12] & 0xf0) == 0xe0;
-}
-
 std::string Locator::to_string() const {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%u.%u.%u.%u:%u", address[12], address[13], address[14],

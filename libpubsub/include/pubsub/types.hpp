@@ -133,8 +133,7 @@ struct Locator {
   std::array<uint8_t, 16> address{};  // IPv4 in the last 4 bytes
 
   static Locator udp_v4(uint32_t ipv4_host_order, uint32_t port);
-  uint32_t ipv4() const;  // host order
-  bool is_multicast() const;
+  uint32_t ipv4() const;          // host order
   std::string to_string() const;  // "198.18.0.1:7411"
   auto operator<=>(const Locator&) const = default;
 };

@@ -1170,13 +1170,6 @@ size_t StatefulWriter::matched_readers() const {
   return readers_.size();
 }
 
-size_t StatefulWriter::synced_readers() const {
-  std::lock_guard lk(mu_);
-  size_t n = 0;
-  for (const auto& r : readers_) n += (!r.info.reliable || r.synced);
-  return n;
-}
-
 bool StatefulWriter::wait_for_readers(size_t n, SteadyTime deadline) {
   std::unique_lock lk(mu_);
   auto ready = [&] {

@@ -169,8 +169,6 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
   void add_reader(const RemoteReaderInfo& reader, SteadyTime now);
   void remove_reader(const Guid& reader);
   size_t matched_readers() const;
-  // Reliable readers that have acknowledged at least once (they have a sync point).
-  size_t synced_readers() const;
   // Waits until every reliable reader acknowledged everything written so far.
   bool wait_for_acknowledgments(SteadyTime deadline);
   // Waits until at least n readers are matched (and, if reliable, have acknowledged once).
@@ -234,9 +232,6 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
       return loans.registry ? std::min(acked, loans.registry->lowest() - 1) : acked;
     }
   };
-
-  // Datagram assembly into send_buf_ (copying), for control traffic and retransmissions.
-  class Assembler;
 
   static WriterHistory make_history(const WriterConfig& config, shm::WriterSegment* segment);
   bool have_room_locked(size_t size, size_t window) const;

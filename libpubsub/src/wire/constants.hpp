@@ -68,10 +68,6 @@ inline constexpr bool is_writer_kind(uint8_t kind) {
   const uint8_t k = kind & 0x3f;
   return k == 0x02 || k == 0x03;
 }
-inline constexpr bool is_reader_kind(uint8_t kind) {
-  const uint8_t k = kind & 0x3f;
-  return k == 0x04 || k == 0x07;
-}
 
 // Builtin endpoint set bits (PID_BUILTIN_ENDPOINT_SET).
 inline constexpr uint32_t kBuiltinParticipantAnnouncer = 1u << 0;
