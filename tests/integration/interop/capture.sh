@@ -40,6 +40,7 @@ sleep 1
 kill -INT $tshark_pid; wait $tshark_pid
 tail -n 1 "$out/pub.err" "$out/sub1.err"
 [ $pub_rc -eq 0 ] && [ $s1_rc -eq 0 ] || { echo "FAIL: run failed (pub $pub_rc, sub $s1_rc)"; exit 1; }
+impair_check 5 0 0 || exit 1
 packets=$(tshark -r "$out/cap.pcap" -Y rtps 2>/dev/null | wc -l)
 malformed=$(tshark -r "$out/cap.pcap" -o rtps.enable_rtps_reassembly:TRUE -Y _ws.malformed 2>/dev/null)
 echo "$packets RTPS packets captured"

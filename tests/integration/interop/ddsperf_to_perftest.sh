@@ -26,6 +26,7 @@ cat "$out/sub.out"
 tail -n 3 "$out/pub.out" "$out/sub.err"
 [ $pub_rc -eq 0 ] || { echo "FAIL: ddsperf pub exit $pub_rc"; exit 1; }
 [ $sub_rc -eq 0 ] || { echo "FAIL: pubsub-perftest -sub exit $sub_rc"; exit 1; }
+if [ "${3:-}" = "--impair" ]; then impair_check "$4" "$5" 0 1 || exit 1; fi
 python3 - "$out/sub.json" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))

@@ -31,6 +31,7 @@ total=$(ddsperf_total "$out/sub.out")
 echo "written $written, ddsperf received ${total:-none}"
 [ $pub_rc -eq 0 ] || { echo "FAIL: pubsub-perftest -pub exit $pub_rc"; exit 1; }
 [ $sub_rc -eq 0 ] || { echo "FAIL: ddsperf sub exit $sub_rc"; tail -n 25 "$out/sub.out"; exit 1; }
+if [ "${4:-}" = "--impair" ]; then impair_check "$5" "$6" 0 1 || exit 1; fi
 if [ "$mode" = reliable ] && [ "$total" != "$written" ]; then
   echo "FAIL: ddsperf received $total of $written samples"
   exit 1

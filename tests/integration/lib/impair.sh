@@ -33,3 +33,29 @@ impair_drops() {
   netns_exec "$1" tc -s qdisc show dev "$(netns_dev "$1")" |
     awk '/^qdisc clsact/ {c = 1} c && /dropped/ {gsub(",", "", $7); print $7 + 0; exit}'
 }
+
+# Packets the impairment delayed behind the others (reordered) on namespace i's device: those
+# sent through the slow class 1:20 ("Sent N bytes M pkt").
+impair_reordered() {
+  netns_exec "$1" tc -s class show dev "$(netns_dev "$1")" |
+    awk '$1 == "class" {c = $3 == "1:20"} c && $1 == "Sent" {print $4 + 0; exit}'
+}
+
+# impair_check LOSS_PCT REORDER_PCT I...: prints what the impairment did on namespaces I... and
+# fails unless it dropped packets (LOSS_PCT > 0) and reordered packets (REORDER_PCT > 0) - an
+# impaired run that was not impaired proves nothing.
+impair_check() {
+  local loss=$1 reorder=$2 i d r drops="" delayed="" nd=0 nr=0
+  shift 2
+  for i in "$@"; do
+    d=$(impair_drops "$i") r=$(impair_reordered "$i")
+    drops+="${drops:+ + }${d:-?}" delayed+="${delayed:+ + }${r:-?}"
+    nd=$((nd + ${d:-0})) nr=$((nr + ${r:-0}))
+  done
+  echo "impairment dropped $drops packets, reordered $delayed"
+  local bad=0
+  if [ "$loss" != 0 ] && [ $nd -eq 0 ]; then echo "FAIL: ${loss}% loss dropped nothing"; bad=1; fi
+  if [ "$reorder" != 0 ] && [ $nr -eq 0 ]; then echo "FAIL: ${reorder}% reordering reordered nothing"; bad=1; fi
+  if [ $((nd + nr)) -eq 0 ]; then echo "FAIL: the impairment dropped and reordered nothing"; bad=1; fi
+  return $bad
+}

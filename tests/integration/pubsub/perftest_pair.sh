@@ -3,6 +3,7 @@
 # Usage: perftest_pair.sh [--impair LOSS_PCT REORDER_PCT] [--exec S] [--min N] [--fastdds-sub]
 #                         [--datagrams-per-sample MIN MAX] -- PERFTEST ARGS
 # Without --best, the run must be complete, exactly once, in order (check_json.py --reliable).
+# --impair: the impairment must have dropped and reordered packets (impair_check).
 # --fastdds-sub: the subscriber is fastdds_perftest (Fast DDS 2.9; the same topic, type and
 # summary), given only -datalen. --datagrams-per-sample: the publisher's datagrams (data, repairs
 # and control) over the samples it wrote must lie within [MIN, MAX].
@@ -12,10 +13,10 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib/impair.sh"
 . "$HERE/../lib/perftest_sub.sh"
 BIN=${BIN:?set BIN to the bin directory of the build}
-loss=0 reorder=0 exec_s=3 min=1 fastdds_sub=0 dps=""
+impair="" loss=0 reorder=0 exec_s=3 min=1 fastdds_sub=0 dps=""
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do
   case $1 in
-    --impair) loss=$2 reorder=$3; shift 3 ;;
+    --impair) impair=1 loss=$2 reorder=$3; shift 3 ;;
     --exec) exec_s=$2; shift 2 ;;
     --min) min=$2; shift 2 ;;
     --fastdds-sub) fastdds_sub=1; shift ;;
@@ -33,7 +34,7 @@ for b in pubsub-perftest $sub_exe; do
 done
 
 netns_setup 2
-if [ "$loss" != 0 ] || [ "$reorder" != 0 ]; then
+if [ -n "$impair" ]; then
   impair_link 0 "$loss" "$reorder" && impair_link 1 "$loss" "$reorder" || { echo "FAIL: impairment setup"; exit 1; }
 fi
 out=$(mktemp -d) || exit 1  # removed on exit: only what this script made
@@ -48,7 +49,7 @@ wait $sub
 sub_rc=$?
 cat "$out/sub.out"
 tail -n 2 "$out/pub.err" "$out/sub.err"
-if [ "$loss" != 0 ]; then echo "impairment dropped $(impair_drops 0) + $(impair_drops 1) packets"; fi
+if [ -n "$impair" ]; then impair_check "$loss" "$reorder" 0 1 || exit 1; fi
 [ $pub_rc -eq 0 ] || { echo "FAIL: publisher exit $pub_rc"; exit 1; }
 [ $sub_rc -eq 0 ] || { echo "FAIL: subscriber exit $sub_rc"; exit 1; }
 python3 "$HERE/../lib/check_json.py" "$out/pub.json" "$out/sub.json" $reliable --min "$min" || exit 1

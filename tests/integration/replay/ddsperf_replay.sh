@@ -86,7 +86,8 @@ tail -n 2 "$out/replay.err"
 grep -E "size|lost" "$out/sub.out" | tail -n 2
 total=$(ddsperf_total "$out/sub.out")
 echo "recorded $n samples; ddsperf sub received ${total:-none}, exit $sub_rc"
-[ -n "$impair" ] && echo "impairment dropped $(impair_drops 1) + $(impair_drops 2) packets"
+# shellcheck disable=SC2086
+if [ -n "$impair" ]; then impair_check $impair 1 2 || exit 1; fi
 [ $replay_rc -eq 0 ] || { echo "FAIL: pubsub-replay play exit $replay_rc"; cat "$out/replay.err"; exit 1; }
 [ $sub_rc -eq 0 ] || { echo "FAIL: ddsperf sub exit $sub_rc"; tail -n 25 "$out/sub.out"; exit 1; }
 [ "${total:-0}" = "$n" ] || { echo "FAIL: ddsperf sub received ${total:-0} of $n"; exit 1; }

@@ -71,7 +71,8 @@ wait $sub
 sub_rc=$?
 tail -n 3 "$out/replay.err"
 cat "$out/sub.out"
-[ -n "$impair" ] && echo "impairment dropped $(impair_drops 1) + $(impair_drops 2) packets"
+# shellcheck disable=SC2086
+if [ -n "$impair" ]; then impair_check $impair 1 2 || exit 1; fi
 [ $replay_rc -eq 0 ] || { echo "FAIL: pubsub-replay play exit $replay_rc"; cat "$out/replay.err"; exit 1; }
 [ $sub_rc -eq 0 ] || { echo "FAIL: subscriber exit $sub_rc"; tail "$out/sub.err"; exit 1; }
 python3 "$HERE/../lib/check_json.py" "$out/pub.json" "$out/sub.json" --reliable || exit 1
