@@ -95,3 +95,15 @@ netns_spawn() {
   timeout -k 5 "$secs" ip netns exec "${NS_PREFIX}$i" "$@" &
   SPAWNED=$!
 }
+
+# wait_for SECONDS WHAT CMD...: runs CMD every 0.1 s until it succeeds; after SECONDS (a whole
+# number) prints "FAIL: no WHAT within SECONDS s" and returns 1. Synchronisation for tests.
+wait_for() {
+  local secs=$1 what=$2 end
+  shift 2
+  end=$(($(date +%s) + secs))
+  until "$@"; do
+    [ "$(date +%s)" -lt $end ] || { echo "FAIL: no $what within $secs s"; return 1; }
+    sleep 0.1
+  done
+}

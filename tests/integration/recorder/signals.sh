@@ -18,15 +18,28 @@ for sig in TERM KILL; do
   netns_spawn 0 40 "$BIN/pubsub-perftest" -pub -domain 3 -nic veth0 -datalen 1024 -exec 6 -noPrint \
     -payload random 2>"$out/pub-$sig.err"
   pub=$SPAWNED
-  sleep 3
-  pid=$(pgrep -P $rec | head -n 1)
-  kill -$sig "$pid"
+  # Killed mid-run: 2 s after the recorder matched the writer, of the publisher's 6.
+  if wait_for 20 "'writer ... matched' in the recorder's log" \
+      grep -q "writer .* on PubsubPerftest_Data matched" "$out/rec-$sig.log"; then
+    sleep 2
+    pid=$(pgrep -P $rec -x pubsub-recorder)
+  else
+    pid=""
+  fi
+  kill -0 $pub 2>/dev/null || { echo "FAIL: the publisher ended before SIG$sig"; status=1; }
+  if [ -z "$pid" ] || ! kill -$sig "$pid"; then
+    echo "FAIL: no pubsub-recorder to send SIG$sig (pid '${pid}')"; tail "$out/rec-$sig.log"
+    kill $rec $pub 2>/dev/null; wait $rec $pub 2>/dev/null; status=1; continue
+  fi
   wait $rec
   rc=$?
   kill $pub 2>/dev/null
   wait $pub 2>/dev/null
+  # timeout passes on how its child ended: 0 (the recorder handles TERM), 128 + 9 after KILL.
+  want=0
+  [ $sig = KILL ] && want=137
+  [ $rc -eq $want ] || { echo "FAIL: exit $rc after SIG$sig, expected $want"; tail "$out/rec-$sig.log"; status=1; }
   if [ $sig = TERM ]; then
-    [ $rc -eq 0 ] || { echo "FAIL: exit $rc after SIGTERM"; tail "$out/rec-$sig.log"; status=1; }
     summary=$("$BIN/recording_summary" "$out/rec" --verify)
   else
     # Open read-only first (must work on the unrepaired recording), then repair and verify.
@@ -42,8 +55,9 @@ if s["samples"] < 1000: bad.append("only %d samples recorded" % s["samples"])
 if s["verify_problems"]: bad.append("%d verify problems" % s["verify_problems"])
 if len(s["writers"]) != 1: bad.append("%d writers recorded, expected 1" % len(s["writers"]))
 for w in s["writers"]:
-    if w["out_of_order"] or w["last_seq"] - w["first_seq"] + 1 != w["samples"]:
-        bad.append("writer %d: not a complete sequence" % w["id"])
+    if w["first_seq"] != 1 or w["out_of_order"] or w["last_seq"] != w["samples"]:
+        bad.append("writer %d: sequence %d..%d for %d samples, %d out of order: not a complete prefix"
+                   % (w["id"], w["first_seq"], w["last_seq"], w["samples"], w["out_of_order"]))
 for b in bad: print("FAIL:", b)
 sys.exit(1 if bad else 0)
 PY
