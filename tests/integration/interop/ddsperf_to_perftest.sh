@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ddsperf publishes to pubsub-perftest -sub -ddsperfCompat across two namespaces.
 # Usage: ddsperf_to_perftest.sh SIZE [KEYS] [--impair LOSS REORDER]
-# Passes when the subscriber saw the writer's run end, every sample in sequence, 0 lost.
+# Passes when the subscriber saw the writer's run end and its whole stream: one writer, its
+# samples numbered 0..N-1 (ddsperf's KeyedSeq.seq counts from 0, across keys), N received, 0 lost.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib/netns.sh"
@@ -34,10 +35,11 @@ bad = []
 if not s["completed"]: bad.append("run did not complete")
 if s["samples"] < 10: bad.append(f"only {s['samples']} samples")
 if s["lost"]: bad.append(f"{s['lost']} lost")
+if len(s["writers"]) != 1: bad.append(f"{len(s['writers'])} writers, expected ddsperf's one")
 for w in s["writers"]:
-    span = w["last_seq"] - w["first_seq"] + 1
     print(f"writer {w['guid']}: {w['samples']} samples, seq {w['first_seq']}..{w['last_seq']}, lost {w['lost']}")
-    if span != w["samples"]: bad.append(f"seq span {span} != samples {w['samples']}")
+    if w["first_seq"] != 0 or w["last_seq"] != w["samples"] - 1 or w["lost"]:
+        bad.append(f"seq {w['first_seq']}..{w['last_seq']} for {w['samples']} samples, expected 0..{w['samples'] - 1}")
 for b in bad: print("FAIL:", b)
 sys.exit(1 if bad else 0)
 PY
