@@ -5,7 +5,7 @@
 // --perftest leaves out pubsub-perftest's end-of-run markers (kind 1), as its subscriber does.
 // --verify also runs Recording::verify and adds "verify_problems" (and lists them on stderr).
 // --recover first repairs the recording in place (Recording::recover: cuts a torn tail).
-// Exit 2 if the recording cannot be opened.
+// Exit 2 if the recording cannot be opened or read (its records, verification or gaps).
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -95,7 +95,11 @@ int main(int argc, char** argv) {
     verify_problems += report.value().chunks_bad;
   }
   auto gaps_r = rec.value()->gaps();
-  const size_t gaps = gaps_r ? gaps_r.value().size() : 0;
+  if (!gaps_r) {
+    std::fprintf(stderr, "recording_summary: gaps: %s\n", gaps_r.status().message().c_str());
+    return 2;
+  }
+  const size_t gaps = gaps_r.value().size();
   std::printf("{\"samples\": %" PRIu64 ", \"checksum\": \"%016" PRIx64
               "\", \"key_hashes\": %" PRIu64 ", \"gaps\": %zu, \"verify_problems\": %" PRIu64
               ", \"writers\": [",

@@ -66,7 +66,7 @@ grep -E "recorded|error|stopping" "$out/recorder.log" | tail -n 3
 [ $pub_rc -eq 0 ] || { echo "FAIL: publisher exit $pub_rc"; tail "$out/pub.err"; exit 1; }
 [ $sub_rc -eq 0 ] || { echo "FAIL: subscriber exit $sub_rc"; tail "$out/sub.err"; exit 1; }
 [ $rec_rc -eq 0 ] || { echo "FAIL: recorder exit $rec_rc on SIGTERM"; tail "$out/recorder.log"; exit 1; }
-"$BIN/recording_summary" "$out/rec" --perftest --verify >"$out/rec.json" || { echo "FAIL: recording does not open"; exit 1; }
+"$BIN/recording_summary" "$out/rec" --perftest --verify >"$out/rec.json" || { echo "FAIL: recording_summary cannot read the recording"; exit 1; }
 keyed=0
 for a in "${args[@]}"; do [ "$a" = "-keyed" ] && keyed=1; done
 python3 - "$out/pub.json" "$out/sub.json" "$out/rec.json" "$out/pub.err" "${out}/rss_peak_kb" \
