@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ddsperf pub to ddsperf sub plus pubsub-recorder: ddsperf sub reports 0 lost, and the
-# recording holds every sample ddsperf published (a complete sequence, as many as ddsperf sub
-# received).
+# recording holds every sample ddsperf published: its writer's complete sequence from 1, recorded
+# until the writer left (Cyclone deletes a writer once its readers acknowledged everything), and
+# as many samples as ddsperf sub received. (ddsperf pub itself does not count what it wrote.)
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib/netns.sh"
@@ -15,15 +16,23 @@ trap 'netns_cleanup; rm -rf "$out"' EXIT
 echo '{"domain": 0, "interface": "veth2", "storage": {"path": "'"$out/rec"'"}}' >"$out/r.json"
 netns_spawn 2 60 "$BIN/pubsub-recorder" --config "$out/r.json" >"$out/rec.log" 2>&1
 rec=$SPAWNED
-sleep 1
+# The publisher waits for ddsperf sub (-Qminmatch:1), which starts once the recorder has matched
+# the publisher's data writer: the recorder is known to it before the first sample.
+netns_run 0 60 env "$(ddsperf_env 0)" ddsperf -D 3 -Qminmatch:1 -Qinitwait:15 pub size "$size" \
+  >"$out/pub.out" 2>&1 &
+pub=$!
+wait_for 10 "'writer ... on DDSPerfRDataKS matched' in the recorder's log" \
+  grep -q "on DDSPerfRDataKS matched" "$out/rec.log" || { tail "$out/rec.log"; exit 1; }
+w=$(grep -m 1 -o "writer [^ ]* on DDSPerfRDataKS matched" "$out/rec.log" | cut -d " " -f 2)
 netns_run 1 60 env "$(ddsperf_env 1)" ddsperf -D 8 sub >"$out/sub.out" 2>&1 &
 sub=$!
-# The recorder is matched by the time ddsperf sub is (both were up before the publisher).
-netns_run 0 60 env "$(ddsperf_env 0)" ddsperf -D 3 -Qminmatch:1 -Qinitwait:10 pub size "$size" \
-  >"$out/pub.out" 2>&1
+wait $pub
 pub_rc=$?
 wait $sub
 sub_rc=$?
+# ddsperf sub has a DDSPerfRDataKS writer as well: the publisher's is the one matched first.
+wait_for 15 "'writer $w on DDSPerfRDataKS gone' in the recorder's log" \
+  grep -q "writer $w on DDSPerfRDataKS gone" "$out/rec.log" || { tail "$out/rec.log"; exit 1; }
 kill -TERM $rec
 wait $rec
 rec_rc=$?
@@ -33,7 +42,8 @@ grep -E "recorded" "$out/rec.log"
 [ $pub_rc -eq 0 ] || { echo "FAIL: ddsperf pub exit $pub_rc"; tail "$out/pub.out"; exit 1; }
 [ $sub_rc -eq 0 ] || { echo "FAIL: ddsperf sub exit $sub_rc (loss?)"; tail "$out/sub.out"; exit 1; }
 [ $rec_rc -eq 0 ] || { echo "FAIL: recorder exit $rec_rc"; exit 1; }
-summary=$("$BIN/recording_summary" "$out/rec" --topic DDSPerfRDataKS --verify)
+summary=$("$BIN/recording_summary" "$out/rec" --topic DDSPerfRDataKS --verify) ||
+  { echo "FAIL: recording_summary cannot read the recording"; exit 1; }
 echo "ddsperf sub received $total; recording: $summary" | cut -c1-400
 python3 - "$summary" "${total:-0}" <<'PY'
 import json, sys
