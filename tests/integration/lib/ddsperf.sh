@@ -18,3 +18,28 @@ ddsperf_env() {
 ddsperf_total() {
   grep -o 'total [0-9]*' "$1" | tail -n 1 | awk '{print $2}'
 }
+# ddsperf_check_recording BIN REC SUB_OUT: recording REC of one ddsperf publisher must hold its
+# data writer's whole sequence 1..N (DDSPerfRDataKS), without gaps or damage, and N must be what
+# the ddsperf sub whose output is SUB_OUT received. Prints both; sets DDSPERF_N to N.
+ddsperf_check_recording() {
+  local summary
+  summary=$("$1/recording_summary" "$2" --topic DDSPerfRDataKS --verify) ||
+    { echo "FAIL: recording_summary cannot read the recording"; return 1; }
+  echo "ddsperf sub received $(ddsperf_total "$3"); recording: $summary" | cut -c1-400
+  DDSPERF_N=$(python3 - "$summary" "$(ddsperf_total "$3")" <<'PY'
+import json, sys
+s, total = json.loads(sys.argv[1]), int(sys.argv[2] or 0)
+bad = []
+if s["samples"] != total: bad.append("recorded %d, ddsperf sub received %d" % (s["samples"], total))
+if len(s["writers"]) != 1: bad.append("%d data writers recorded" % len(s["writers"]))
+for w in s["writers"]:
+    if w["first_seq"] != 1 or w["out_of_order"] or w["last_seq"] != w["samples"]:
+        bad.append("writer sequence %d..%d for %d samples" % (w["first_seq"], w["last_seq"], w["samples"]))
+if s["verify_problems"] or s["gaps"]: bad.append("recording has problems or gaps")
+if not s["samples"]: bad.append("nothing recorded")
+for b in bad: print("FAIL:", b, file=sys.stderr)
+print(s["samples"])
+sys.exit(1 if bad else 0)
+PY
+  )
+}

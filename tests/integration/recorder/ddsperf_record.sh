@@ -36,25 +36,9 @@ wait_for 15 "'writer $w on DDSPerfRDataKS gone' in the recorder's log" \
 kill -TERM $rec
 wait $rec
 rec_rc=$?
-total=$(ddsperf_total "$out/sub.out")
 grep -E "size" "$out/sub.out" | tail -n 2
 grep -E "recorded" "$out/rec.log"
 [ $pub_rc -eq 0 ] || { echo "FAIL: ddsperf pub exit $pub_rc"; tail "$out/pub.out"; exit 1; }
 [ $sub_rc -eq 0 ] || { echo "FAIL: ddsperf sub exit $sub_rc (loss?)"; tail "$out/sub.out"; exit 1; }
 [ $rec_rc -eq 0 ] || { echo "FAIL: recorder exit $rec_rc"; exit 1; }
-summary=$("$BIN/recording_summary" "$out/rec" --topic DDSPerfRDataKS --verify) ||
-  { echo "FAIL: recording_summary cannot read the recording"; exit 1; }
-echo "ddsperf sub received $total; recording: $summary" | cut -c1-400
-python3 - "$summary" "${total:-0}" <<'PY'
-import json, sys
-s, total = json.loads(sys.argv[1]), int(sys.argv[2])
-bad = []
-if s["samples"] != total: bad.append("recorded %d, ddsperf sub received %d" % (s["samples"], total))
-if len(s["writers"]) != 1: bad.append("%d data writers recorded" % len(s["writers"]))
-for w in s["writers"]:
-    if w["first_seq"] != 1 or w["out_of_order"] or w["last_seq"] != w["samples"]:
-        bad.append("writer sequence %d..%d for %d samples" % (w["first_seq"], w["last_seq"], w["samples"]))
-if s["verify_problems"] or s["gaps"]: bad.append("recording has problems or gaps")
-for b in bad: print("FAIL:", b)
-sys.exit(1 if bad else 0)
-PY
+ddsperf_check_recording "$BIN" "$out/rec" "$out/sub.out"

@@ -37,38 +37,44 @@ if [ -n "$sub_rcvbuf" ] && [ $(($(cat /proc/sys/net/core/rmem_max) * 2)) -lt "$s
   echo "SKIP: a $sub_rcvbuf-B socket buffer needs net.core.rmem_max >= $((sub_rcvbuf / 2))"
   exit 77
 fi
-for b in pubsub-recorder pubsub-replay; do
+for b in pubsub-recorder pubsub-replay recording_summary; do
   [ -x "$BIN/$b" ] || { echo "FAIL: $b not built ($BIN/$b); build it first"; exit 1; }
 done
 netns_setup 3
 out=$(mktemp -d) || exit 1  # removed on exit: only what this script made
 trap 'netns_cleanup; rm -rf "$out"' EXIT
 
-# 1. Record: ddsperf pub (namespace 0) to ddsperf sub (namespace 2) and the recorder (namespace 1),
-#    both up before the publisher starts (it waits for the ddsperf peer with -Qminmatch).
+# 1. Record: ddsperf pub (namespace 0) to ddsperf sub (namespace 2) and the recorder (namespace 1).
+#    The publisher waits for ddsperf sub (-Qminmatch), started once the recorder has matched the
+#    publisher's data writer; the recorder stops once that writer is gone (all acknowledged).
 echo '{"domain": 0, "interface": "veth1", "topics": {"include": ["DDSPerfRDataKS"]},
        "storage": {"path": "'"$out/rec"'"}}' >"$out/r.json"
 netns_spawn 1 60 "$BIN/pubsub-recorder" --config "$out/r.json" >"$out/rec.log" 2>&1
 rec=$SPAWNED
-sleep 1
+netns_run 0 60 env "$(ddsperf_env 0)" ddsperf -D 3 -n "$keys" -Qminmatch:1 -Qinitwait:15 \
+  pub "${rate}Hz" size "$size" >"$out/pub.out" 2>&1 &
+pub=$!
+wait_for 10 "'writer ... on DDSPerfRDataKS matched' in the recorder's log" \
+  grep -q "on DDSPerfRDataKS matched" "$out/rec.log" || { tail "$out/rec.log"; exit 1; }
+w=$(grep -m 1 -o "writer [^ ]* on DDSPerfRDataKS matched" "$out/rec.log" | cut -d " " -f 2)
 netns_run 2 60 env "$(ddsperf_env 2)" ddsperf -D 8 -n "$keys" sub >"$out/sub0.out" 2>&1 &
 sub0=$!
-netns_run 0 60 env "$(ddsperf_env 0)" ddsperf -D 3 -n "$keys" -Qminmatch:1 -Qinitwait:10 \
-  pub "${rate}Hz" size "$size" >"$out/pub.out" 2>&1
+wait $pub
 pub_rc=$?
 wait $sub0
-sleep 1
+sub0_rc=$?
+# ddsperf sub has a DDSPerfRDataKS writer as well: the publisher's is the one matched first.
+wait_for 15 "'writer $w on DDSPerfRDataKS gone' in the recorder's log" \
+  grep -q "writer $w on DDSPerfRDataKS gone" "$out/rec.log" || { tail "$out/rec.log"; exit 1; }
 kill -TERM $rec
 wait $rec
 rec_rc=$?
 [ $pub_rc -eq 0 ] || { echo "FAIL: ddsperf pub exit $pub_rc"; tail "$out/pub.out"; exit 1; }
+[ $sub0_rc -eq 0 ] || { echo "FAIL: ddsperf sub (recording) exit $sub0_rc"; tail "$out/sub0.out"; exit 1; }
 [ $rec_rc -eq 0 ] || { echo "FAIL: recorder exit $rec_rc"; tail "$out/rec.log"; exit 1; }
 "$BIN/pubsub-replay" info "$out/rec"
-n=$("$BIN/pubsub-replay" info "$out/rec" --json | python3 -c '
-import json, sys
-t = [t for t in json.load(sys.stdin)["topics"] if t["name"] == "DDSPerfRDataKS"]
-print(t[0]["samples"] if t else 0)')
-[ "${n:-0}" -gt 0 ] || { echo "FAIL: nothing recorded on DDSPerfRDataKS"; tail "$out/rec.log"; exit 1; }
+ddsperf_check_recording "$BIN" "$out/rec" "$out/sub0.out" || exit 1
+n=$DDSPERF_N
 
 # 2. Replay (namespace 1) into ddsperf sub (namespace 2), started first; replay waits for it.
 if [ -n "$impair" ]; then
