@@ -1,5 +1,6 @@
 // discovery_probe: joins a domain with a RawReader on every topic and prints discovery events,
 // one per line, with the milliseconds since it started:
+//   <ms> ready                (listening: the participant and its reader exist)
 //   <ms> participant+ <guid prefix> <user data>
 //   <ms> writer+ <topic> <writer guid>
 //   <ms> writer- <topic> <writer guid>
@@ -60,6 +61,11 @@ int main(int argc, char** argv) {
   if (!raw) {
     std::fprintf(stderr, "discovery_probe: %s\n", raw.error().message.c_str());
     return 2;
+  }
+  {
+    std::lock_guard lk(out_mu);
+    std::printf("%lld ready\n", ms());
+    std::fflush(stdout);
   }
   std::map<std::string, std::string> known;
   const auto end = std::chrono::steady_clock::now() +

@@ -11,15 +11,17 @@ LEASE_S=3
 DDSPERF_LEASE=${LEASE_S}s
 netns_setup 2
 out=$(mktemp -d) || exit 1  # removed on exit: only what this script made
+dp=""
 trap 'kill -9 $dp 2>/dev/null; netns_cleanup; rm -rf "$out"' EXIT
 netns_run 1 40 "$BIN/discovery_probe" -nic veth1 -domain 0 -seconds 14 >"$out/probe.log" 2>&1 &
 probe=$!
-sleep 1
+wait_for 10 "'ready' from discovery_probe" grep -q " ready" "$out/probe.log" || exit 1
 start_ms=$(( $(date +%s%N) / 1000000 ))
 ip netns exec "${NS_PREFIX}0" env "$(ddsperf_env 0)" ddsperf -D 60 pub 10Hz size 32 >"$out/dp.out" 2>&1 &
 dp=$!
-sleep 4
-kill -9 $dp
+wait_for 10 "ddsperf writer matched by discovery_probe" grep -q " writer+ DDSPerfRDataKS " "$out/probe.log" ||
+  { cat "$out/probe.log"; exit 1; }
+kill -9 $dp || { echo "FAIL: ddsperf (pid $dp) already gone before SIGKILL"; exit 1; }
 kill_ms=$(( $(date +%s%N) / 1000000 ))
 wait $probe
 cat "$out/probe.log"
