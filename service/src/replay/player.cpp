@@ -1,20 +1,43 @@
 // play: publishes a recording's samples with their original timing.
 //
 // OVERVIEW
-// Two threads:
-// - the read-ahead thread owns the storage::Recording once publishing starts. It walks the query
-//   cursor (reception-time order, across topics), copies the records into batches and hands them
-//   over through a queue bounded in bytes (PlayOptions::queue_max_bytes), once per loop. Chunk
-//   loads (read, checksum, LZ4) thus happen off the pacing thread.
-// - the calling thread paces: it takes batches, sleeps until each sample is due
+// Two threads: the read-ahead thread and the calling thread, which paces and publishes and alone
+// writes to `err` (progress, warnings, summary). play() runs the stages below; each has its
+// section in this file, in this order.
+// - read-ahead (Batch, ReadAhead; its own thread): owns the storage::Recording once publishing
+//   starts. It walks the query cursor (reception-time order, across topics), copies the records
+//   into batches and hands them over through a queue bounded in bytes
+//   (PlayOptions::queue_max_bytes), once per loop. Chunk loads (read, checksum, LZ4) thus happen
+//   off the pacing thread. Problems it meets are queued for the calling thread to print.
+// - selection (ProblemSink, Source, select_source; calling thread): opens the recording,
+//   resolves the topics and the time range, picks the recorded writers with samples in it.
+//   ProblemSink routes the damage the recording reports: collected (and printed) while opening,
+//   handed to the ReadAhead once it runs.
+// - loop control (stopped, RunEnd, LoopClock; calling thread): --loop N is the ReadAhead walking
+//   the selection N times (0: until stopped), tagging each batch with its loop. LoopClock places
+//   each loop on the monotonic clock and counts the loops completed. The stop flag
+//   (PlayOptions::stop, set by the SIGINT handler) is polled while pacing, while a write is
+//   blocked and while waiting for readers or acknowledgements; the sample loop ends done,
+//   stopped or failed (RunEnd).
+// - progress line (Progress; calling thread): every progress_interval, after the problems the
+//   ReadAhead queued.
+// - publishing (ReplayWriter, Publisher, wait_for_readers, write_sample, publish_sample,
+//   await_acknowledgments; calling thread): one participant, one writer per recorded writer,
+//   created (and, with wait_readers, matched) before the first sample is due, so discovery never
+//   counts as lateness; Writer::write_serialized per sample; at the end a flush of every writer
+//   and the wait for acknowledgements. Publisher owns the participant and the writers.
+// - pacing (RealtimeScope, TimerSlack, Pacer; calling thread): sleeps until each sample is due
 //   (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME) until `spin` before, then spins; `spin`
-//   follows the observed wake-up latency), publishes it
-//   with Writer::write_serialized and measures how late it went out. It alone writes to `err`
-//   (progress, warnings); problems the reader thread meets are queued for it to print.
+//   follows the observed wake-up latency), flushing partial batches before it sleeps, and
+//   measures how late each sample went out. Lowers the thread's timer slack and, when asked, runs
+//   it SCHED_FIFO for as long as the run lasts.
+// - summary (print_summary; calling thread): the last line on `err`.
+// - Run: the sample loop on the calling thread, from the ReadAhead through LoopClock, Pacer and
+//   publish_sample; owns the Pacer, the LoopClock and the Progress.
+// play() owns the ProblemSink, the ReadAhead (declared before the Publisher, so its thread is
+// joined after the writers are gone), the Source, the Publisher and the Run.
 // Due time of a sample = loop start + (reception - first reception of the loop) / rate. Loop k+1
 // starts one mean recorded inter-sample interval (scaled) after the last sample of loop k.
-// Writers are created (and, with wait_readers, matched) before the first sample is due, so
-// discovery never counts as lateness.
 #include <pthread.h>
 #include <sched.h>
 #include <sys/prctl.h>
@@ -28,7 +51,9 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <ostream>
 #include <set>
 #include <string>
@@ -205,7 +230,218 @@ class ReadAhead {
   uint64_t problem_count_ = 0;
 };
 
-// ---- writers ----------------------------------------------------------------------------------
+// ---- selection ----------------------------------------------------------------------------------
+
+// Where the recording reports damage it skips. Problems met while opening (calling thread) are
+// collected here; once a ReadAhead is attached they are met on its thread and go through it.
+// Must outlive the ReadAhead, which joins its thread when destroyed, so the callback never sees
+// a dead pointer.
+class ProblemSink {
+ public:
+  void note(const storage::Problem& p) {
+    if (reader_) {
+      reader_->note_problem(p);
+    } else {
+      open_problems_.push_back("skipping damaged data: " + detail::describe(p, {}));
+    }
+  }
+  // Before the ReadAhead's thread starts.
+  void attach(ReadAhead* reader) { reader_ = reader; }
+  const std::vector<std::string>& open_problems() const { return open_problems_; }
+
+ private:
+  ReadAhead* reader_ = nullptr;
+  std::vector<std::string> open_problems_;
+};
+
+// The recording, the selection and the recorded writers with samples in it (none: nothing to
+// play).
+struct Source {
+  std::unique_ptr<storage::Recording> rec;
+  detail::ResolvedSelection sel;
+  std::vector<storage::WriterInfo> writers;
+};
+
+// Opens the recording (printing the damage met on the way), resolves the selection and picks the
+// writers.
+Result<Source> select_source(const PlayOptions& o, ProblemSink& problems, std::ostream& err) {
+  auto rec =
+      detail::open_recording(o.dir, [&problems](const storage::Problem& p) { problems.note(p); });
+  if (!rec) return rec.error();
+  for (const auto& p : problems.open_problems()) warn(err, p);
+  if ((*rec)->close_state() == storage::CloseState::kUnclean) {
+    warn(err, o.dir + " was not closed cleanly; playing it up to its last good chunk");
+  }
+  auto sel = detail::resolve_selection(**rec, o.selection);
+  if (!sel) return sel.error();
+  auto all_writers = (*rec)->writers();
+  if (!all_writers) {
+    return Error{kExitUsage,
+                 o.dir + ": cannot read the writers: " + all_writers.status().message()};
+  }
+  Source src{std::move(*rec), std::move(*sel), {}};
+  for (const auto& w : *all_writers) {
+    if (!src.sel.topic_index.count(w.def.topic) || w.count == 0) continue;
+    if (w.last_recv_ns < src.sel.query.start_ns || w.first_recv_ns >= src.sel.query.end_ns) {
+      continue;
+    }
+    src.writers.push_back(w);
+  }
+  return src;
+}
+
+// ---- loop control -------------------------------------------------------------------------------
+
+// The stop flag (PlayOptions::stop), set e.g. by a SIGINT handler.
+bool stopped(const PlayOptions& o) {
+  return o.stop && o.stop->load(std::memory_order_relaxed);
+}
+
+// How the sample loop ended: the ReadAhead had no more (all loops, or a read error), the stop
+// flag was set, or publishing failed.
+enum class RunEnd { kDone, kStopped, kFailed };
+
+// Where each loop lies on the monotonic clock (pacing thread). The first loop starts at its
+// first sample; loop k+1 one mean recorded inter-sample interval of the first loop (1 s with
+// fewer than two samples), scaled by the rate, after the last sample of loop k.
+class LoopClock {
+ public:
+  explicit LoopClock(double rate) : inv_rate_(1.0 / rate) {}
+
+  // Every sample, in order, before it is paced; counts the loops left behind.
+  void on_sample(uint64_t loop, int64_t reception_ns, uint64_t& loops_completed) {
+    if (loop != cur_loop_) {
+      // A new loop: the first loop starts now; later ones one mean interval after the last.
+      if (cur_loop_ == UINT64_MAX) {
+        loop_base_ = mono_ns();
+        first_due_ = loop_base_;
+      } else {
+        loops_completed++;
+        int64_t gap = 1'000'000'000;
+        if (first_loop_samples_ > 1) {
+          gap = (first_loop_last_ - first_loop_first_) /
+                static_cast<int64_t>(first_loop_samples_ - 1);
+        }
+        loop_base_ = last_due_ + static_cast<int64_t>(static_cast<double>(gap) * inv_rate_);
+      }
+      cur_loop_ = loop;
+      loop_origin_ = reception_ns;
+    }
+    if (cur_loop_ == 0) {
+      if (first_loop_samples_++ == 0) first_loop_first_ = reception_ns;
+      first_loop_last_ = reception_ns;
+    }
+  }
+  // When a sample of the current loop is due.
+  int64_t due(int64_t reception_ns) const {
+    return loop_base_ +
+           static_cast<int64_t>(static_cast<double>(reception_ns - loop_origin_) * inv_rate_);
+  }
+  // The due time (paced) or the time (fast) of the sample just let out.
+  void went_out(int64_t t) { last_due_ = t; }
+  // Reception offset of a sample in the current loop.
+  int64_t position(int64_t reception_ns) const { return reception_ns - loop_origin_; }
+  bool started() const { return cur_loop_ != UINT64_MAX; }
+  uint64_t current_loop() const { return cur_loop_; }  // UINT64_MAX before the first sample
+  int64_t first_due() const { return first_due_; }
+
+ private:
+  const double inv_rate_;
+  int64_t loop_base_ = 0, loop_origin_ = 0, last_due_ = 0, first_due_ = 0;
+  uint64_t cur_loop_ = UINT64_MAX;
+  uint64_t first_loop_samples_ = 0;
+  int64_t first_loop_first_ = 0, first_loop_last_ = 0;
+};
+
+// ---- progress line ------------------------------------------------------------------------------
+
+// The progress line on `err` every progress_interval (pacing thread): position in the loop, the
+// samples published, samples/s and late p99 since the last line, the loop; first the problems the
+// ReadAhead queued. With progress_tty the line is rewritten in place (\r).
+class Progress {
+ public:
+  Progress(const PlayOptions& o, std::ostream& err, ReadAhead& reader, const PlayReport& rep,
+           const LoopClock& clock, int64_t total_span)
+      : o_(o),
+        err_(err),
+        reader_(reader),
+        rep_(rep),
+        clock_(clock),
+        total_span_(total_span),
+        next_(mono_ns() + o.progress_interval.count()),
+        window_start_(mono_ns()) {}
+
+  // When the next line is due.
+  int64_t next() const { return next_; }
+  // Prints the line when it is due.
+  void tick(int64_t now) {
+    if (now >= next_) {
+      print(now);
+      next_ = now + o_.progress_interval.count();
+    }
+  }
+  void late(int64_t ns) { window_late_.record(ns); }
+  // A sample went out at `position_ns` (reception offset in its loop).
+  void published(int64_t position_ns) {
+    window_samples_++;
+    position_ns_ = position_ns;
+  }
+  // Before a warning: ends the line being rewritten in place.
+  void end_line() {
+    if (printed_ && o_.progress_tty) err_ << '\n';
+  }
+
+ private:
+  void print(int64_t now) {
+    for (const auto& p : reader_.take_problems()) {
+      end_line();
+      warn(err_, p);
+    }
+    if (!o_.progress) return;
+    char line[256];
+    const double secs = static_cast<double>(now - window_start_) / 1e9;
+    int n = std::snprintf(line, sizeof line, "%.1f/%.1f s  %llu samples  %.0f samples/s",
+                          static_cast<double>(position_ns_) / 1e9,
+                          static_cast<double>(total_span_) / 1e9,
+                          static_cast<unsigned long long>(rep_.samples),
+                          secs > 0 ? static_cast<double>(window_samples_) / secs : 0.0);
+    if (!o_.fast && window_late_.count()) {
+      n += std::snprintf(line + n, sizeof line - static_cast<size_t>(n), "  late p99 %s",
+                         us(window_late_.percentile(0.99)).c_str());
+    }
+    if (o_.loops != 1) {
+      const uint64_t loop = clock_.current_loop();
+      std::snprintf(line + n, sizeof line - static_cast<size_t>(n), "  loop %llu%s",
+                    static_cast<unsigned long long>(loop == UINT64_MAX ? 1 : loop + 1),
+                    o_.loops ? ("/" + std::to_string(o_.loops)).c_str() : "");
+    }
+    if (o_.progress_tty) {
+      err_ << "\r" << line << "\033[K";
+    } else {
+      err_ << "pubsub-replay: " << line << '\n';
+    }
+    err_.flush();
+    printed_ = true;
+    window_late_.reset();
+    window_samples_ = 0;
+    window_start_ = now;
+  }
+
+  const PlayOptions& o_;
+  std::ostream& err_;
+  ReadAhead& reader_;
+  const PlayReport& rep_;
+  const LoopClock& clock_;
+  const int64_t total_span_;  // reception span of the selection
+  int64_t next_;
+  int64_t window_start_;
+  uint64_t window_samples_ = 0;
+  detail::Histogram window_late_;
+  int64_t position_ns_ = 0;  // reception offset of the last sample written, in its loop
+  bool printed_ = false;
+};
+
+// ---- publishing ---------------------------------------------------------------------------------
 
 struct ReplayWriter {
   std::unique_ptr<pubsub::Writer> writer;
@@ -214,9 +450,246 @@ struct ReplayWriter {
   bool dirty = false;  // written since the last flush
 };
 
-bool stopped(const PlayOptions& o) {
-  return o.stop && o.stop->load(std::memory_order_relaxed);
+// Batching: samples recorded together (a burst, one datagram of the original writer) go out
+// packed together; before the pacing thread sleeps it flushes, so a sample that is due alone is
+// sent at once.
+pubsub::WriterQos batched_writer_qos(const RecordedQos& qos) {
+  pubsub::WriterQos wq = replay_writer_qos(qos);
+  wq.batching.enabled = true;
+  wq.batching.max_bytes = 65000;  // the most allowed; the transport's datagram size caps it
+  wq.batching.max_samples = 4096;
+  wq.batching.max_flush_delay = std::chrono::milliseconds(1);
+  return wq;
 }
+
+// One participant and one writer per played recorded writer, and which of them hold a partial
+// batch (calling thread).
+class Publisher {
+ public:
+  // Joins the domain and creates the writers of `src`.
+  std::optional<Error> open(const PlayOptions& o, const Source& src, std::ostream& err) {
+    pubsub::ParticipantOptions po = o.participant;
+    if (po.user_data.empty()) po.user_data = "pubsub-replay";
+    auto participant = pubsub::Participant::create(po);
+    if (!participant) {
+      const auto code = participant.error().code;
+      return Error{
+          code == pubsub::ErrorCode::kNotFound || code == pubsub::ErrorCode::kInvalidArgument
+              ? kExitUsage
+              : kExitProblems,
+          "cannot join domain " + std::to_string(po.domain_id) + ": " +
+              participant.error().message};
+    }
+    participant_ = std::move(participant).value();
+    for (const storage::WriterInfo& w : src.writers) {
+      const storage::TopicInfo& t = src.sel.topics[src.sel.topic_index.at(w.def.topic)];
+      if (auto e = add_writer(w, t, err)) return e;
+    }
+    return std::nullopt;
+  }
+
+  std::vector<ReplayWriter>& writers() { return writers_; }
+  // The writer replaying recorded writer `id`: its slot, -1 when it is not played.
+  int slot_of(storage::WriterId id) const { return id < slots_.size() ? slots_[id] : -1; }
+  ReplayWriter& at(size_t slot) { return writers_[slot]; }
+  // A sample went out on `slot`: flush it before the next sleep.
+  void mark_dirty(size_t slot) {
+    if (!writers_[slot].dirty) {
+      writers_[slot].dirty = true;
+      dirty_.push_back(slot);
+    }
+  }
+  bool has_dirty() const { return !dirty_.empty(); }
+  void flush_dirty() {
+    for (size_t i : dirty_) {
+      writers_[i].writer->flush();
+      writers_[i].dirty = false;
+    }
+    dirty_.clear();
+  }
+  // The writers, as the report shows them.
+  void report_to(PlayReport& rep) const {
+    rep.writers.clear();
+    for (const auto& w : writers_) rep.writers.push_back(w.info);
+  }
+
+ private:
+  std::optional<Error> add_writer(const storage::WriterInfo& w, const storage::TopicInfo& t,
+                                  std::ostream& err) {
+    RecordedQos qos;
+    std::string why;
+    if (!t.def.qos.empty() && !decode_qos(t.def.qos, qos, &why)) {
+      warn(err, "topic " + t.def.name + ": recorded QoS unreadable (" + why +
+                    "); replaying it reliable with default QoS");
+      qos = RecordedQos{};
+    }
+    const pubsub::WriterQos wq = batched_writer_qos(qos);
+    auto created = participant_->create_writer(replay_topic(t.def, qos), wq);
+    if (!created) {
+      return Error{kExitProblems, "cannot create a writer on topic " + t.def.name + " (type " +
+                                      t.def.type_name + "): " + created.error().message};
+    }
+    ReplayWriter rw;
+    rw.writer = std::move(created).value();
+    rw.info.topic = t.def.name;
+    rw.info.recorded_id = w.id;
+    rw.info.recorded_guid = w.def.guid;
+    rw.info.replay_guid = rw.writer->guid();
+    rw.info.reliable = qos.reliability == pubsub::ReliabilityKind::kReliable;
+    if (slots_.size() <= w.id) slots_.resize(w.id + 1, -1);
+    slots_[w.id] = static_cast<int>(writers_.size());
+    writers_.push_back(std::move(rw));
+    return std::nullopt;
+  }
+
+  std::unique_ptr<pubsub::Participant> participant_;
+  std::vector<ReplayWriter> writers_;
+  std::vector<int> slots_;     // storage WriterId -> index in writers_, -1 when not played
+  std::vector<size_t> dirty_;  // writers with a partial batch
+};
+
+// "A (0 matched), B (1 matched)": the topics of the writers not ready, with their fewest matched
+// readers.
+std::string unready_topics(const std::vector<ReplayWriter>& writers,
+                           const std::vector<bool>& ready) {
+  std::map<std::string, size_t> topics;  // topic -> fewest matched readers
+  for (size_t i = 0; i < writers.size(); ++i) {
+    if (ready[i]) continue;
+    const size_t m = writers[i].writer->matched_readers();
+    auto [it, fresh] = topics.emplace(writers[i].info.topic, m);
+    if (!fresh) it->second = std::min(it->second, m);
+  }
+  std::string list;
+  for (const auto& [name, m] : topics) {
+    list += (list.empty() ? "" : ", ") + name + " (" + std::to_string(m) + " matched)";
+  }
+  return list;
+}
+
+// With wait_readers: waits until every writer has that many matched readers that acknowledged
+// it. An exit code when play() ends here (stopped, or not enough readers in time).
+std::optional<int> wait_for_readers(std::vector<ReplayWriter>& writers, const PlayOptions& o,
+                                    std::ostream& err, PlayReport& rep) {
+  if (o.wait_readers == 0) return std::nullopt;
+  const int64_t deadline = mono_ns() + o.wait_timeout.count();
+  std::vector<bool> ready(writers.size(), false);
+  for (;;) {
+    size_t missing = 0;
+    for (size_t i = 0; i < writers.size(); ++i) {
+      if (!ready[i]) ready[i] = writers[i].writer->wait_for_readers(o.wait_readers, {});
+      missing += !ready[i];
+    }
+    if (missing == 0) return std::nullopt;
+    if (stopped(o)) {
+      rep.interrupted = true;
+      err << "pubsub-replay: interrupted while waiting for readers; nothing was published\n";
+      return kExitOk;
+    }
+    if (mono_ns() >= deadline) {
+      return report(
+          err, {kExitProblems, "no readers: after " + seconds(o.wait_timeout) +
+                                   " s these topics still have fewer than " +
+                                   std::to_string(o.wait_readers) +
+                                   " acknowledged reader(s): " + unready_topics(writers, ready)});
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+// Publishes one recorded sample as recorded: payload, key hash, source timestamp (else the
+// reception time), dispose/unregister status. Reliable readers that have not acknowledged enough
+// block the write: it is retried (they may be slow), printing progress meanwhile, until the stop
+// flag is set or block_timeout has passed.
+pubsub::Result<void> write_sample(pubsub::Writer& writer, const storage::RecordMeta& m,
+                                  storage::ByteSpan payload, const PlayOptions& o,
+                                  Progress& progress) {
+  pubsub::WriteOptions wo;
+  pubsub::KeyHash kh;
+  if (m.has_key_hash) {
+    kh.value = m.key_hash;
+    wo.key_hash = &kh;
+  }
+  wo.timestamp = pubsub::Time{(m.flags & kFlagHasSourceTimestamp) ? m.source_ns : m.reception_ns};
+  wo.status_info =
+      ((m.flags & kFlagDisposed) ? 1u : 0u) | ((m.flags & kFlagUnregistered) ? 2u : 0u);
+  const int64_t write_start = mono_ns();
+  auto res = writer.write_serialized(pubsub::Bytes(payload.data(), payload.size()), wo);
+  while (!res && res.error().code == pubsub::ErrorCode::kTimeout) {
+    if (stopped(o)) break;
+    if (mono_ns() - write_start > o.block_timeout.count()) break;
+    progress.tick(mono_ns());
+    res = writer.write_serialized(pubsub::Bytes(payload.data(), payload.size()), wo);
+  }
+  return res;
+}
+
+// What became of one sample handed to a writer.
+enum class Sent { kOk, kSkipped, kStopped, kFailed };
+
+// write_sample, and what its result means for the run: a sample the writer cannot take is
+// skipped (the first one of each writer with a warning); a write blocked when the stop flag is
+// set stops the run; anything else fails it, with `failure` saying why.
+Sent publish_sample(ReplayWriter& w, const storage::RecordMeta& m, storage::ByteSpan payload,
+                    const PlayOptions& o, std::ostream& err, Progress& progress, Error& failure) {
+  const auto res = write_sample(*w.writer, m, payload, o, progress);
+  if (res) return Sent::kOk;
+  const pubsub::Error& e = res.error();
+  if (e.code == pubsub::ErrorCode::kTimeout && stopped(o)) return Sent::kStopped;
+  if (e.code == pubsub::ErrorCode::kInvalidArgument ||
+      e.code == pubsub::ErrorCode::kResourceLimit) {
+    // This one sample cannot be published (e.g. larger than the writer's history); the rest can.
+    if (!w.warned) {
+      progress.end_line();
+      warn(err, "topic " + w.info.topic + ": sample seq " + std::to_string(m.sequence) +
+                    " not published: " + e.message + " (further ones not reported)");
+      w.warned = true;
+    }
+    return Sent::kSkipped;
+  }
+  failure = {kExitProblems,
+             "publishing on topic " + w.info.topic + " failed: " + e.message +
+                 (e.code == pubsub::ErrorCode::kTimeout
+                      ? " (readers stopped acknowledging for " +
+                            std::to_string(
+                                std::chrono::duration_cast<std::chrono::seconds>(o.block_timeout)
+                                    .count()) +
+                            " s)"
+                      : "")};
+  return Sent::kFailed;
+}
+
+// At the end: everything out, and acknowledged by the reliable readers within ack_timeout
+// (2 s at most when interrupted); warns about the writers whose readers did not.
+void await_acknowledgments(std::vector<ReplayWriter>& writers, const PlayOptions& o,
+                           std::ostream& err, PlayReport& rep) {
+  for (auto& w : writers) w.writer->flush();
+  const auto ack_budget =
+      rep.interrupted ? std::min<std::chrono::nanoseconds>(o.ack_timeout, std::chrono::seconds(2))
+                      : o.ack_timeout;
+  const int64_t ack_deadline = mono_ns() + ack_budget.count();
+  for (auto& w : writers) {
+    bool acked = false;
+    for (;;) {
+      const int64_t left = ack_deadline - mono_ns();
+      acked = w.writer->wait_for_acknowledgments(
+          std::chrono::nanoseconds(std::clamp<int64_t>(left, 0, 100'000'000)));
+      if (acked || left <= 0) break;
+      if (!rep.interrupted && stopped(o)) {
+        rep.interrupted = true;
+        break;
+      }
+    }
+    w.info.acknowledged = acked;
+    w.info.matched_readers = w.writer->matched_readers();
+    if (!acked) {
+      warn(err, "topic " + w.info.topic + ": not every reader acknowledged everything within " +
+                    seconds(ack_budget) + " s (" + std::to_string(w.info.matched_readers) +
+                    " matched)");
+    }
+  }
+}
+
+// ---- pacing -------------------------------------------------------------------------------------
 
 // SCHED_FIFO for the pacing thread while the run lasts (when asked and allowed).
 class RealtimeScope {
@@ -259,236 +732,60 @@ class TimerSlack {
   int old_;
 };
 
-}  // namespace
-
-int play(const PlayOptions& o, std::ostream& err, PlayReport* report_out) {
-  PlayReport local_report;
-  PlayReport& rep = report_out ? *report_out : local_report;
-  rep = PlayReport{};
-  if (!(o.rate > 0) || !std::isfinite(o.rate)) {
-    return report(err, {kExitUsage, "--rate must be a positive number"});
-  }
-
-  // The recording, the selection and the writers it needs.
-  // Problems met while opening (main thread) are printed at once; those met while reading
-  // (reader thread) go through the ReadAhead. Declared before the ReadAhead, which joins its
-  // thread when destroyed, so the callback never sees a dead pointer.
-  std::vector<std::string> open_problems;
-  ReadAhead* reader_ptr = nullptr;
-  std::unique_ptr<ReadAhead> reader_holder;
-  auto rec =
-      detail::open_recording(o.dir, [&reader_ptr, &open_problems](const storage::Problem& p) {
-        if (reader_ptr) {
-          reader_ptr->note_problem(p);
-        } else {
-          open_problems.push_back("skipping damaged data: " + detail::describe(p, {}));
-        }
-      });
-  if (!rec) return report(err, rec.error());
-  for (const auto& p : open_problems) warn(err, p);
-  if ((*rec)->close_state() == storage::CloseState::kUnclean) {
-    warn(err, o.dir + " was not closed cleanly; playing it up to its last good chunk");
-  }
-  auto sel = detail::resolve_selection(**rec, o.selection);
-  if (!sel) return report(err, sel.error());
-  auto all_writers = (*rec)->writers();
-  if (!all_writers) {
-    return report(
-        err, {kExitUsage, o.dir + ": cannot read the writers: " + all_writers.status().message()});
-  }
-  rep.recorded_seconds = static_cast<double>(sel->last_ns - sel->first_ns) / 1e9;
-  std::vector<const storage::WriterInfo*> chosen;
-  for (const auto& w : *all_writers) {
-    if (!sel->topic_index.count(w.def.topic) || w.count == 0) continue;
-    if (w.last_recv_ns < sel->query.start_ns || w.first_recv_ns >= sel->query.end_ns) continue;
-    chosen.push_back(&w);
-  }
-  if (chosen.empty()) {
-    err << "pubsub-replay: nothing to play: the selection holds no samples\n";
-    return kExitOk;
-  }
-
-  // One participant, one writer per recorded writer.
-  pubsub::ParticipantOptions po = o.participant;
-  if (po.user_data.empty()) po.user_data = "pubsub-replay";
-  auto participant = pubsub::Participant::create(po);
-  if (!participant) {
-    const auto code = participant.error().code;
-    return report(
-        err, {code == pubsub::ErrorCode::kNotFound || code == pubsub::ErrorCode::kInvalidArgument
-                  ? kExitUsage
-                  : kExitProblems,
-              "cannot join domain " + std::to_string(po.domain_id) + ": " +
-                  participant.error().message});
-  }
-  std::vector<ReplayWriter> writers;
-  std::vector<int> writer_slot;  // storage WriterId -> index in writers, -1 when not played
-  for (const storage::WriterInfo* w : chosen) {
-    const storage::TopicInfo& t = sel->topics[sel->topic_index.at(w->def.topic)];
-    RecordedQos qos;
-    std::string why;
-    if (!t.def.qos.empty() && !decode_qos(t.def.qos, qos, &why)) {
-      warn(err, "topic " + t.def.name + ": recorded QoS unreadable (" + why +
-                    "); replaying it reliable with default QoS");
-      qos = RecordedQos{};
-    }
-    // Batching: samples recorded together (a burst, one datagram of the original writer) go out
-    // packed together; before the pacing thread sleeps it flushes, so a sample that is due alone
-    // is sent at once.
-    pubsub::WriterQos wq = replay_writer_qos(qos);
-    wq.batching.enabled = true;
-    wq.batching.max_bytes = 65000;  // the most allowed; the transport's datagram size caps it
-    wq.batching.max_samples = 4096;
-    wq.batching.max_flush_delay = std::chrono::milliseconds(1);
-    auto created = (*participant)->create_writer(replay_topic(t.def, qos), wq);
-    if (!created) {
-      return report(err,
-                    {kExitProblems, "cannot create a writer on topic " + t.def.name + " (type " +
-                                        t.def.type_name + "): " + created.error().message});
-    }
-    ReplayWriter rw;
-    rw.writer = std::move(created).value();
-    rw.info.topic = t.def.name;
-    rw.info.recorded_id = w->id;
-    rw.info.recorded_guid = w->def.guid;
-    rw.info.replay_guid = rw.writer->guid();
-    rw.info.reliable = qos.reliability == pubsub::ReliabilityKind::kReliable;
-    if (writer_slot.size() <= w->id) writer_slot.resize(w->id + 1, -1);
-    writer_slot[w->id] = static_cast<int>(writers.size());
-    writers.push_back(std::move(rw));
-  }
-  auto sync_report = [&] {
-    rep.writers.clear();
-    for (const auto& w : writers) rep.writers.push_back(w.info);
-  };
-  sync_report();
-
-  // Readers first, when asked.
-  if (o.wait_readers > 0) {
-    const int64_t deadline = mono_ns() + o.wait_timeout.count();
-    std::vector<bool> ready(writers.size(), false);
-    for (;;) {
-      size_t missing = 0;
-      for (size_t i = 0; i < writers.size(); ++i) {
-        if (!ready[i]) ready[i] = writers[i].writer->wait_for_readers(o.wait_readers, {});
-        missing += !ready[i];
-      }
-      if (missing == 0) break;
-      if (stopped(o)) {
-        rep.interrupted = true;
-        err << "pubsub-replay: interrupted while waiting for readers; nothing was published\n";
-        return kExitOk;
-      }
-      if (mono_ns() >= deadline) {
-        std::map<std::string, size_t> topics;  // topic -> fewest matched readers
-        for (size_t i = 0; i < writers.size(); ++i) {
-          if (ready[i]) continue;
-          const size_t m = writers[i].writer->matched_readers();
-          auto [it, fresh] = topics.emplace(writers[i].info.topic, m);
-          if (!fresh) it->second = std::min(it->second, m);
-        }
-        std::string list;
-        for (const auto& [name, m] : topics) {
-          list += (list.empty() ? "" : ", ") + name + " (" + std::to_string(m) + " matched)";
-        }
-        return report(err, {kExitProblems, "no readers: after " + seconds(o.wait_timeout) +
-                                               " s these topics still have fewer than " +
-                                               std::to_string(o.wait_readers) +
-                                               " acknowledged reader(s): " + list});
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-  }
-
-  // Publishing.
-  reader_holder =
-      std::make_unique<ReadAhead>(std::move(*rec), sel->query, o.loops, o.queue_max_bytes);
-  reader_ptr = reader_holder.get();
-  ReadAhead& reader = *reader_holder;
-  reader.start();
-
-  TimerSlack slack;
-  RealtimeScope realtime(o.realtime_priority, err);
-  detail::Histogram total_late, window_late;
-  const double inv_rate = 1.0 / o.rate;
-  const int64_t total_span = sel->last_ns - sel->first_ns;
-  int64_t loop_base = 0, loop_origin = 0, last_due = 0, first_due = 0;
-  uint64_t cur_loop = UINT64_MAX;
-  uint64_t first_loop_samples = 0;
-  int64_t first_loop_first = 0, first_loop_last = 0;
-  int64_t position_ns = 0;  // reception offset of the last sample written, in its loop
-  int64_t next_progress = mono_ns() + o.progress_interval.count();
-  int64_t window_start = mono_ns();
-  uint64_t window_samples = 0;
-  bool progress_printed = false;
-  Error failure;
-  bool failed = false;
-  int64_t last_write_done = 0;
-
-  auto print_progress = [&](int64_t now) {
-    for (const auto& p : reader.take_problems()) {
-      if (progress_printed && o.progress_tty) err << '\n';
-      warn(err, p);
-    }
-    if (!o.progress) return;
-    char line[256];
-    const double secs = static_cast<double>(now - window_start) / 1e9;
-    int n =
-        std::snprintf(line, sizeof line, "%.1f/%.1f s  %llu samples  %.0f samples/s",
-                      static_cast<double>(position_ns) / 1e9, static_cast<double>(total_span) / 1e9,
-                      static_cast<unsigned long long>(rep.samples),
-                      secs > 0 ? static_cast<double>(window_samples) / secs : 0.0);
-    if (!o.fast && window_late.count()) {
-      n += std::snprintf(line + n, sizeof line - static_cast<size_t>(n), "  late p99 %s",
-                         us(window_late.percentile(0.99)).c_str());
-    }
-    if (o.loops != 1) {
-      std::snprintf(line + n, sizeof line - static_cast<size_t>(n), "  loop %llu%s",
-                    static_cast<unsigned long long>(cur_loop == UINT64_MAX ? 1 : cur_loop + 1),
-                    o.loops ? ("/" + std::to_string(o.loops)).c_str() : "");
-    }
-    if (o.progress_tty) {
-      err << "\r" << line << "\033[K";
-    } else {
-      err << "pubsub-replay: " << line << '\n';
-    }
-    err.flush();
-    progress_printed = true;
-    window_late.reset();
-    window_samples = 0;
-    window_start = now;
-  };
-
+// Waits for due times on the pacing thread: sleeps until `spin` before, then spins. Lowers the
+// thread's timer slack and, with realtime_priority, runs it SCHED_FIFO while it exists.
+// Lets each sample out when it is due (pacing thread): sleeps until `spin` before, then spins,
+// and measures how late it went out. Lowers the thread's timer slack and, with
+// realtime_priority, runs it SCHED_FIFO for as long as it exists.
+class Pacer {
+ public:
   // Under SCHED_FIFO wake-ups are prompt, and a thread that never sleeps would run into the
   // kernel's real-time throttling (stalls of ~50 ms): keep the spin window at its minimum.
-  const int64_t spin_min = o.spin_min.count();
-  const int64_t spin_max =
-      realtime.active() ? spin_min : std::max<int64_t>(o.spin_max.count(), spin_min);
-  int64_t spin_ns = spin_min;
-  std::vector<size_t> dirty;  // writers with a partial batch
-  auto flush_dirty = [&] {
-    for (size_t i : dirty) {
-      writers[i].writer->flush();
-      writers[i].dirty = false;
+  Pacer(const PlayOptions& o, std::ostream& err)
+      : o_(o),
+        realtime_(o.realtime_priority, err),
+        spin_min_(o.spin_min.count()),
+        spin_max_(realtime_.active() ? spin_min_
+                                     : std::max<int64_t>(o.spin_max.count(), spin_min_)),
+        spin_ns_(spin_min_) {}
+
+  // Waits until `m` is due (not at all with --fast), flushing partial batches before it sleeps.
+  // False when stopped.
+  bool release(const storage::RecordMeta& m, LoopClock& clock, Publisher& pub, Progress& progress) {
+    if (o_.fast) {
+      if (stopped(o_)) return false;
+      const int64_t now = mono_ns();
+      progress.tick(now);
+      clock.went_out(now);
+      return true;
     }
-    dirty.clear();
-  };
-  // Sleeps until `due` (monotonic), flushing partial batches first and printing progress on the
-  // way. False when stopped.
-  auto wait_until = [&](int64_t due) {
-    if (!dirty.empty() && mono_ns() < due) flush_dirty();
+    const int64_t due = clock.due(m.reception_ns);
+    if (pub.has_dirty() && mono_ns() < due) pub.flush_dirty();
+    if (!wait_until(due, progress)) return false;
+    const int64_t late = mono_ns() - due;
+    total_late_.record(late);
+    progress.late(late);
+    clock.went_out(due);
+    return true;
+  }
+  // How late the samples went out (paced runs only).
+  LatenessStats lateness() const {
+    return {total_late_.count(), total_late_.percentile(0.5), total_late_.percentile(0.99),
+            total_late_.max()};
+  }
+
+ private:
+  // Sleeps until `due` (monotonic), printing progress on the way. False when stopped.
+  bool wait_until(int64_t due, Progress& progress) {
     for (;;) {
       int64_t now = mono_ns();
-      if (now >= next_progress) {
-        print_progress(now);
-        next_progress = now + o.progress_interval.count();
-      }
-      if (stopped(o)) return false;
+      progress.tick(now);
+      if (stopped(o_)) return false;
       if (now >= due) return true;
       const int64_t remaining = due - now;
-      if (remaining > spin_ns) {
-        int64_t target = due - spin_ns;
-        target = std::min({target, now + 50'000'000, next_progress});
+      if (remaining > spin_ns_) {
+        int64_t target = due - spin_ns_;
+        target = std::min({target, now + 50'000'000, progress.next()});
         sleep_until_mono(target);
         // Follow the wake-up latency: move a quarter of the way up towards a late wake-up
         // (plus a quarter of margin), relax by 1/64 towards earlier ones; a lone long stall
@@ -496,194 +793,42 @@ int play(const PlayOptions& o, std::ostream& err, PlayReport* report_out) {
         const int64_t over = mono_ns() - target;
         if (over > 0) {
           const int64_t want = over + over / 4;
-          spin_ns += want > spin_ns ? (want - spin_ns) / 4 : -((spin_ns - want) / 64);
-          spin_ns = std::clamp(spin_ns, spin_min, spin_max);
+          spin_ns_ += want > spin_ns_ ? (want - spin_ns_) / 4 : -((spin_ns_ - want) / 64);
+          spin_ns_ = std::clamp(spin_ns_, spin_min_, spin_max_);
         }
       } else {
         while (mono_ns() < due) cpu_relax();
-        return !stopped(o);
+        return !stopped(o_);
       }
-    }
-  };
-
-  Batch batch;
-  bool running = true;
-  while (running && reader.pop(batch)) {
-    for (size_t i = 0; i < batch.metas.size(); ++i) {
-      const storage::RecordMeta& m = batch.metas[i];
-      if (batch.loop != cur_loop) {
-        // A new loop: the first loop starts now; later ones one mean interval after the last.
-        if (cur_loop == UINT64_MAX) {
-          loop_base = mono_ns();
-          first_due = loop_base;
-        } else {
-          rep.loops++;
-          int64_t gap = 1'000'000'000;
-          if (first_loop_samples > 1) {
-            gap =
-                (first_loop_last - first_loop_first) / static_cast<int64_t>(first_loop_samples - 1);
-          }
-          loop_base = last_due + static_cast<int64_t>(static_cast<double>(gap) * inv_rate);
-        }
-        cur_loop = batch.loop;
-        loop_origin = m.reception_ns;
-      }
-      if (cur_loop == 0) {
-        if (first_loop_samples++ == 0) first_loop_first = m.reception_ns;
-        first_loop_last = m.reception_ns;
-      }
-
-      const int slot = m.writer < writer_slot.size() ? writer_slot[m.writer] : -1;
-      if (slot < 0) continue;  // not selected (cannot happen with the query's topic filter)
-      ReplayWriter& w = writers[static_cast<size_t>(slot)];
-
-      if (o.fast) {
-        if (stopped(o)) {
-          running = false;
-          break;
-        }
-        const int64_t now = mono_ns();
-        if (now >= next_progress) {
-          print_progress(now);
-          next_progress = now + o.progress_interval.count();
-        }
-        last_due = now;
-      } else {
-        const int64_t due =
-            loop_base +
-            static_cast<int64_t>(static_cast<double>(m.reception_ns - loop_origin) * inv_rate);
-        if (!wait_until(due)) {
-          running = false;
-          break;
-        }
-        const int64_t late = mono_ns() - due;
-        total_late.record(late);
-        window_late.record(late);
-        last_due = due;
-      }
-
-      pubsub::WriteOptions wo;
-      pubsub::KeyHash kh;
-      if (m.has_key_hash) {
-        kh.value = m.key_hash;
-        wo.key_hash = &kh;
-      }
-      wo.timestamp =
-          pubsub::Time{(m.flags & kFlagHasSourceTimestamp) ? m.source_ns : m.reception_ns};
-      wo.status_info =
-          ((m.flags & kFlagDisposed) ? 1u : 0u) | ((m.flags & kFlagUnregistered) ? 2u : 0u);
-      const storage::ByteSpan payload = batch.payload(i);
-      const int64_t write_start = mono_ns();
-      auto res = w.writer->write_serialized(pubsub::Bytes(payload.data(), payload.size()), wo);
-      while (!res && res.error().code == pubsub::ErrorCode::kTimeout) {
-        // Reliable readers have not acknowledged enough: keep trying (they may be slow), but
-        // not forever.
-        if (stopped(o)) break;
-        if (mono_ns() - write_start > o.block_timeout.count()) break;
-        const int64_t now = mono_ns();
-        if (now >= next_progress) {
-          print_progress(now);
-          next_progress = now + o.progress_interval.count();
-        }
-        res = w.writer->write_serialized(pubsub::Bytes(payload.data(), payload.size()), wo);
-      }
-      if (!res) {
-        if (res.error().code == pubsub::ErrorCode::kTimeout && stopped(o)) {
-          running = false;
-          break;
-        }
-        if (res.error().code == pubsub::ErrorCode::kInvalidArgument ||
-            res.error().code == pubsub::ErrorCode::kResourceLimit) {
-          // This one sample cannot be published (e.g. larger than the writer's history); the
-          // rest can.
-          if (!w.warned) {
-            if (progress_printed && o.progress_tty) err << '\n';
-            warn(err, "topic " + w.info.topic + ": sample seq " + std::to_string(m.sequence) +
-                          " not published: " + res.error().message +
-                          " (further ones not reported)");
-            w.warned = true;
-          }
-          continue;
-        }
-        failure = {kExitProblems,
-                   "publishing on topic " + w.info.topic + " failed: " + res.error().message +
-                       (res.error().code == pubsub::ErrorCode::kTimeout
-                            ? " (readers stopped acknowledging for " +
-                                  std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
-                                                     o.block_timeout)
-                                                     .count()) +
-                                  " s)"
-                            : "")};
-        failed = true;
-        running = false;
-        break;
-      }
-      last_write_done = mono_ns();
-      if (!w.dirty) {
-        w.dirty = true;
-        dirty.push_back(static_cast<size_t>(slot));
-      }
-      w.info.samples++;
-      rep.samples++;
-      rep.bytes += payload.size();
-      window_samples++;
-      position_ns = m.reception_ns - loop_origin;
     }
   }
-  reader.cancel();
-  const std::string read_error = reader.error();
-  if (!failed && !running) {
-    rep.interrupted = true;
-  } else if (!failed && read_error.empty() && cur_loop != UINT64_MAX) {
-    rep.loops++;
-  }
-  if (progress_printed && o.progress_tty) err << '\n';
-  for (const auto& p : reader.take_problems()) warn(err, p);
-  rep.problems = reader.problem_count();
-  if (last_write_done) rep.publish_seconds = static_cast<double>(last_write_done - first_due) / 1e9;
-  rep.lateness = {total_late.count(), total_late.percentile(0.5), total_late.percentile(0.99),
-                  total_late.max()};
 
-  // Everything out, and acknowledged by the reliable readers (briefly when interrupted).
-  for (auto& w : writers) w.writer->flush();
-  const auto ack_budget =
-      rep.interrupted ? std::min<std::chrono::nanoseconds>(o.ack_timeout, std::chrono::seconds(2))
-                      : o.ack_timeout;
-  const int64_t ack_deadline = mono_ns() + ack_budget.count();
-  for (auto& w : writers) {
-    bool acked = false;
-    for (;;) {
-      const int64_t left = ack_deadline - mono_ns();
-      acked = w.writer->wait_for_acknowledgments(
-          std::chrono::nanoseconds(std::clamp<int64_t>(left, 0, 100'000'000)));
-      if (acked || left <= 0) break;
-      if (!rep.interrupted && stopped(o)) {
-        rep.interrupted = true;
-        break;
-      }
-    }
-    w.info.acknowledged = acked;
-    w.info.matched_readers = w.writer->matched_readers();
-    if (!acked) {
-      warn(err, "topic " + w.info.topic + ": not every reader acknowledged everything within " +
-                    seconds(ack_budget) + " s (" + std::to_string(w.info.matched_readers) +
-                    " matched)");
-    }
-  }
-  sync_report();
+  const PlayOptions& o_;
+  TimerSlack slack_;
+  RealtimeScope realtime_;
+  const int64_t spin_min_;
+  const int64_t spin_max_;
+  int64_t spin_ns_;
+  detail::Histogram total_late_;
+};
 
-  // Summary.
+// ---- summary ------------------------------------------------------------------------------------
+
+// "pubsub-replay: played N samples (B bytes) on T topics from W writers in S s (recorded R s,
+// rate X, L loops); late p50 .., p99 .., max .."
+void print_summary(const PlayOptions& o, const PlayReport& rep, std::ostream& err) {
   char line[512];
   std::set<std::string> topic_names;
-  for (const auto& w : writers) topic_names.insert(w.info.topic);
+  for (const auto& w : rep.writers) topic_names.insert(w.topic);
+  const size_t writers = rep.writers.size();
   int n = std::snprintf(
       line, sizeof line,
       "pubsub-replay: %s %llu samples (%llu bytes) on %zu topic%s from %zu writer%s in %.3f s "
       "(recorded %.3f s",
       rep.interrupted ? "interrupted after" : "played",
       static_cast<unsigned long long>(rep.samples), static_cast<unsigned long long>(rep.bytes),
-      topic_names.size(), topic_names.size() == 1 ? "" : "s", writers.size(),
-      writers.size() == 1 ? "" : "s", rep.publish_seconds, rep.recorded_seconds);
+      topic_names.size(), topic_names.size() == 1 ? "" : "s", writers, writers == 1 ? "" : "s",
+      rep.publish_seconds, rep.recorded_seconds);
   if (o.fast) {
     n += std::snprintf(line + n, sizeof line - static_cast<size_t>(n), ", fast");
   } else {
@@ -701,9 +846,142 @@ int play(const PlayOptions& o, std::ostream& err, PlayReport* report_out) {
   }
   err << line << '\n';
   err.flush();
-  if (failed) return report(err, failure);
+}
+
+// ---- the run ------------------------------------------------------------------------------------
+
+// The pacing thread's work: takes the ReadAhead's batches, places each sample in its loop, lets
+// it out when it is due and publishes it.
+class Run {
+ public:
+  Run(const PlayOptions& o, std::ostream& err, PlayReport& rep, Publisher& pub, ReadAhead& reader,
+      int64_t total_span)
+      : o_(o),
+        err_(err),
+        rep_(rep),
+        pub_(pub),
+        reader_(reader),
+        pacer_(o, err),
+        clock_(o.rate),
+        progress_(o, err, reader, rep, clock_, total_span) {}
+
+  // Every sample of every batch until the ReadAhead has no more, the stop flag is set or
+  // publishing fails.
+  RunEnd run() {
+    Batch batch;
+    while (reader_.pop(batch)) {
+      for (size_t i = 0; i < batch.metas.size(); ++i) {
+        const storage::RecordMeta& m = batch.metas[i];
+        clock_.on_sample(batch.loop, m.reception_ns, rep_.loops);
+        const int slot = pub_.slot_of(m.writer);
+        if (slot < 0) continue;  // not selected (cannot happen with the query's topic filter)
+        if (!pacer_.release(m, clock_, pub_, progress_)) return RunEnd::kStopped;
+        switch (publish(static_cast<size_t>(slot), m, batch.payload(i))) {
+          case Sent::kOk:
+          case Sent::kSkipped:
+            break;
+          case Sent::kStopped:
+            return RunEnd::kStopped;
+          case Sent::kFailed:
+            return RunEnd::kFailed;
+        }
+      }
+    }
+    return RunEnd::kDone;
+  }
+
+  // After run(): stops the ReadAhead, prints what it still has to say and fills in the report's
+  // loops, problems, publishing time and lateness. Returns the ReadAhead's error, if any.
+  std::string finish(RunEnd end) {
+    reader_.cancel();
+    std::string read_error = reader_.error();
+    if (end == RunEnd::kStopped) {
+      rep_.interrupted = true;
+    } else if (end == RunEnd::kDone && read_error.empty() && clock_.started()) {
+      rep_.loops++;
+    }
+    progress_.end_line();
+    for (const auto& p : reader_.take_problems()) warn(err_, p);
+    rep_.problems = reader_.problem_count();
+    if (last_write_done_) {
+      rep_.publish_seconds = static_cast<double>(last_write_done_ - clock_.first_due()) / 1e9;
+    }
+    rep_.lateness = pacer_.lateness();
+    return read_error;
+  }
+
+  // Why run() returned kFailed.
+  const Error& failure() const { return failure_; }
+
+ private:
+  Sent publish(size_t slot, const storage::RecordMeta& m, storage::ByteSpan payload) {
+    ReplayWriter& w = pub_.at(slot);
+    const Sent sent = publish_sample(w, m, payload, o_, err_, progress_, failure_);
+    if (sent != Sent::kOk) return sent;
+    last_write_done_ = mono_ns();
+    pub_.mark_dirty(slot);
+    w.info.samples++;
+    rep_.samples++;
+    rep_.bytes += payload.size();
+    progress_.published(clock_.position(m.reception_ns));
+    return Sent::kOk;
+  }
+
+  const PlayOptions& o_;
+  std::ostream& err_;
+  PlayReport& rep_;
+  Publisher& pub_;
+  ReadAhead& reader_;
+  Pacer pacer_;
+  LoopClock clock_;
+  Progress progress_;
+  Error failure_;
+  int64_t last_write_done_ = 0;  // when the last write returned
+};
+
+}  // namespace
+
+int play(const PlayOptions& o, std::ostream& err, PlayReport* report_out) {
+  PlayReport local_report;
+  PlayReport& rep = report_out ? *report_out : local_report;
+  rep = PlayReport{};
+  if (!(o.rate > 0) || !std::isfinite(o.rate)) {
+    return report(err, {kExitUsage, "--rate must be a positive number"});
+  }
+
+  // Selection. `problems` and `reader` come first: the ReadAhead's thread reports into
+  // `problems` and is joined when `reader` is destroyed, after the writers.
+  ProblemSink problems;
+  std::unique_ptr<ReadAhead> reader;
+  auto src = select_source(o, problems, err);
+  if (!src) return report(err, src.error());
+  rep.recorded_seconds = static_cast<double>(src->sel.last_ns - src->sel.first_ns) / 1e9;
+  if (src->writers.empty()) {
+    err << "pubsub-replay: nothing to play: the selection holds no samples\n";
+    return kExitOk;
+  }
+
+  // Writers, and readers first when asked: all before the first sample is due.
+  Publisher pub;
+  if (auto e = pub.open(o, *src, err)) return report(err, *e);
+  pub.report_to(rep);
+  if (auto code = wait_for_readers(pub.writers(), o, err, rep)) return *code;
+
+  // Publishing: the ReadAhead reads on its thread, this thread paces and publishes.
+  reader =
+      std::make_unique<ReadAhead>(std::move(src->rec), src->sel.query, o.loops, o.queue_max_bytes);
+  problems.attach(reader.get());
+  reader->start();
+  Run run(o, err, rep, pub, *reader, src->sel.last_ns - src->sel.first_ns);
+  const RunEnd end = run.run();
+  const std::string read_error = run.finish(end);
+  await_acknowledgments(pub.writers(), o, err, rep);
+  pub.report_to(rep);
+
+  print_summary(o, rep, err);
+  if (end == RunEnd::kFailed) return report(err, run.failure());
   if (!read_error.empty()) return report(err, {kExitProblems, read_error});
-  if (rep.problems || !open_problems.empty()) {
+  if (rep.problems || !problems.open_problems().empty()) {
     return report(err, {kExitProblems,
                         "damaged chunks were skipped; not everything was played "
                         "(see 'pubsub-replay verify " +
