@@ -11,9 +11,9 @@
 #include <limits>
 #include <new>
 
+#include "common/glob.hpp"
 #include "config/recorder_config.hpp"
 #include "json_reader.hpp"
-#include "pubsub/glob.hpp"
 
 namespace config {
 
@@ -192,7 +192,7 @@ class RecorderSchema {
     c_.transport_udp = udp;
   }
 
-  // A list of topic patterns, each checked with pubsub::glob_error.
+  // A list of topic patterns, each checked with common::glob_error.
   void patterns(const Json& v, const std::string& p, std::vector<std::string>& target,
                 bool non_empty) {
     std::vector<std::string> out;
@@ -203,7 +203,7 @@ class RecorderSchema {
             return;
           }
           const auto& pattern = e.get_ref<const std::string&>();
-          if (const std::string why = pubsub::glob_error(pattern); !why.empty()) {
+          if (const std::string why = common::glob_error(pattern); !why.empty()) {
             r_.fail(ep, "invalid topic pattern " + describe(e) + ": " + why);
             return;
           }

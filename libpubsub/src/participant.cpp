@@ -9,6 +9,7 @@
 
 #include <arpa/inet.h>
 
+#include "common/glob.hpp"
 #include "discovery/matching.hpp"
 #include "wire/constants.hpp"
 
@@ -412,10 +413,10 @@ void ParticipantImpl::publish_routes_locked() {
 
 bool RawReaderImpl::wants(const std::string& topic) const {
   bool in = false;
-  for (const auto& p : options.include) in = in || discovery::glob_match(p, topic);
+  for (const auto& p : options.include) in = in || common::glob_match(p, topic);
   if (!in) return false;
   for (const auto& p : options.exclude) {
-    if (discovery::glob_match(p, topic)) return false;
+    if (common::glob_match(p, topic)) return false;
   }
   return true;
 }
@@ -868,7 +869,7 @@ Result<std::shared_ptr<RawReaderImpl>> ParticipantImpl::create_raw_reader(
     const RawReaderOptions& options, RawReaderListener listener) {
   for (const auto* list : {&options.include, &options.exclude}) {
     for (const auto& p : *list) {
-      if (auto why = discovery::glob_error(p); !why.empty()) {
+      if (auto why = common::glob_error(p); !why.empty()) {
         return make_error(ErrorCode::kInvalidArgument, "topic pattern '" + p + "': " + why);
       }
     }

@@ -17,7 +17,8 @@
 // (validate_storage_path creates and at once removes one probe directory, see there).
 //
 // Mapping onto the other modules (done by the recorder; this header depends on neither, the
-// library privately on libpubsub for glob_error and on storage for the recording's close state):
+// library privately on pubsub::common for glob_error and on storage for a recording's close
+// state):
 //   storage.*, queue_max_bytes, max_sample_bytes -> storage::SegmentWriterOptions
 //   domain, interface, peers, max_sample_bytes   -> pubsub::ParticipantOptions
 //   topics.include / topics.exclude              -> pubsub::RawReaderOptions topic patterns
@@ -51,7 +52,7 @@ enum class FsyncPolicy {
 // In spdlog's order; to_string() gives the JSON spelling, which spdlog::level::from_str accepts.
 enum class LogLevel { kTrace, kDebug, kInfo, kWarn, kError, kOff };
 
-// "topics": which topics the recorder subscribes to (glob patterns, see pubsub/glob.hpp).
+// "topics": which topics the recorder subscribes to (glob patterns, see common/glob.hpp).
 struct TopicsConfig {
   // "include": a topic is recorded when its name matches one of these. Never empty. Default ["*"].
   std::vector<std::string> include{"*"};

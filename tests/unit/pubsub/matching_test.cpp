@@ -3,12 +3,13 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "common/glob.hpp"
 #include "discovery/matching.hpp"
 #include "wire/constants.hpp"
 
 using namespace pubsub;
-using pubsub::discovery::glob_error;
-using pubsub::discovery::glob_match;
+using common::glob_error;
+using common::glob_match;
 using pubsub::discovery::match_failure;
 using pubsub::wire::EndpointData;
 

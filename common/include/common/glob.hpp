@@ -1,0 +1,16 @@
+// Topic-name patterns as raw readers, the recorder's configuration and pubsub-replay use them:
+// shell-style globs matched against the whole name. * any run of characters, ? one character,
+// [abc] / [a-z] / [!a] (or [^a]) a class; a ']' right after '[' (or '[!') is a member, a lone '['
+// matches itself.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace common {
+
+bool glob_match(std::string_view pattern, std::string_view name);
+// Empty when the pattern is well formed, else what is wrong with it.
+std::string glob_error(std::string_view pattern);
+
+}  // namespace common
