@@ -322,12 +322,15 @@ for line in open("/proc/meminfo"):
         mem_kb = int(line.split()[1])
 # Committed reports name files relative to the repository: no machine paths.
 cmdline = re.sub(r"(--out[ =])\S+", r"\1DIR", cmdline)
-if os.path.abspath(bindir).startswith(os.path.abspath(root) + os.sep):
-    bindir = os.path.relpath(bindir, root)
+def shown(p):  # a path inside the repository, relative to it
+    a = os.path.abspath(p)
+    return os.path.relpath(a, root) if a.startswith(os.path.abspath(root) + os.sep) else p
+cmdline = re.sub(r"(--bin[ =])(\S+)", lambda m: m.group(1) + shown(m.group(2)), cmdline)
+bin_shown = shown(bindir)
 env = {
     "cmdline": cmdline, "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "start_ts": time.time(),
     "nproc": os.cpu_count(), "cpu": cpu, "kernel": platform.release(), "mem_gb": round(mem_kb / 2**20, 1),
-    "mtu": mtu, "namespaces": prefix, "bin": bindir, "build_type": build_type,
+    "mtu": mtu, "namespaces": prefix, "bin": bin_shown, "build_type": build_type,
     "git": sh("git", "-C", root, "describe", "--always", "--dirty", "--tags"),
     "git_commit": sh("git", "-C", root, "rev-parse", "HEAD"),
     "git_date": sh("git", "-C", root, "log", "-1", "--format=%ci"),
