@@ -31,8 +31,8 @@ endforeach()
 pubsub_netns_test("interop: keyed 16 instances ddsperf to perftest" ${IT}/interop/ddsperf_to_perftest.sh 256 16)
 pubsub_netns_test("interop: keyed 16 instances perftest to ddsperf" ${IT}/interop/perftest_to_ddsperf.sh 256 reliable 16)
 pubsub_netns_test("interop: ddsperf discovery match and lease" ${IT}/interop/discovery.sh)
-pubsub_netns_test("interop: 5% loss ddsperf to perftest" ${IT}/interop/ddsperf_to_perftest.sh 1024 1 --impair 5 0)
-pubsub_netns_test("interop: 5% loss perftest to ddsperf" ${IT}/interop/perftest_to_ddsperf.sh 1024 reliable 1 --impair 5 0)
+pubsub_netns_test("interop: 5% loss 25% reordering ddsperf to perftest" ${IT}/interop/ddsperf_to_perftest.sh 1024 1 --impair 5 25)
+pubsub_netns_test("interop: 5% loss 25% reordering perftest to ddsperf" ${IT}/interop/perftest_to_ddsperf.sh 1024 reliable 1 --impair 5 25)
 pubsub_netns_test("interop: tshark decodes a libpubsub capture with no malformed packets" ${IT}/interop/capture.sh)
 # Datagram size per reader vendor (issue 15): a Fast DDS reader gets 64-KiB datagrams (1 MiB in
 # 17 fragments of 64816 B), our own reader MTU-sized ones (9000-B veth: 120 fragments of 8792 B).

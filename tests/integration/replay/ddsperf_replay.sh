@@ -6,8 +6,9 @@
 # must also end within MAX_RATIO times the recorded duration, plus a second to start up. With
 # --impair, the replay (not the recording) goes through impair.sh loss and reordering, both ways.
 # --play-arg ARG (repeatable) passes ARG to pubsub-replay play. --sub-rcvbuf SIZE gives the
-# replay's ddsperf sub a socket receive buffer of SIZE bytes (ddsperf_env; skipped unless
-# net.core.rmem_max allows it, as the kernel doubles it); --max-late-ms MS also
+# replay's ddsperf sub a socket receive buffer of SIZE bytes (ddsperf_env; the kernel grants at
+# most twice net.core.rmem_max, so a smaller limit is raised for the run and restored at the
+# end); --max-late-ms MS also
 # bounds the p99 of how late the replay sent its samples.
 # Usage: ddsperf_replay.sh [--impair LOSS_PCT REORDER_PCT] [--play-arg ARG]... [--sub-rcvbuf SIZE]
 #                          [--max-late-ms MS] [SIZE [RATE_HZ [KEYS [MAX_RATIO]]]]
@@ -33,16 +34,18 @@ while [ $# -gt 0 ]; do
 done
 size=${1:-64} rate=${2:-5000} keys=${3:-1} max_ratio=${4:-}
 ddsperf_require
-if [ -n "$sub_rcvbuf" ] && [ $(($(cat /proc/sys/net/core/rmem_max) * 2)) -lt "$sub_rcvbuf" ]; then
-  echo "SKIP: a $sub_rcvbuf-B socket buffer needs net.core.rmem_max >= $((sub_rcvbuf / 2))"
-  exit 77
-fi
 for b in pubsub-recorder pubsub-replay recording_summary; do
   [ -x "$BIN/$b" ] || { echo "FAIL: $b not built ($BIN/$b); build it first"; exit 1; }
 done
+rmem_restore=""
+if [ -n "$sub_rcvbuf" ] && [ $(($(cat /proc/sys/net/core/rmem_max) * 2)) -lt "$sub_rcvbuf" ]; then
+  rmem_restore=$(cat /proc/sys/net/core/rmem_max)
+  echo "raising net.core.rmem_max from $rmem_restore to $((sub_rcvbuf / 2)) for this run"
+  sysctl -qw net.core.rmem_max=$((sub_rcvbuf / 2)) || { echo "FAIL: cannot raise net.core.rmem_max"; exit 1; }
+fi
 netns_setup 3
 out=$(mktemp -d) || exit 1  # removed on exit: only what this script made
-trap 'netns_cleanup; rm -rf "$out"' EXIT
+trap 'netns_cleanup; rm -rf "$out"; [ -z "$rmem_restore" ] || sysctl -qw net.core.rmem_max="$rmem_restore"' EXIT
 
 # 1. Record: ddsperf pub (namespace 0) to ddsperf sub (namespace 2) and the recorder (namespace 1).
 #    The publisher waits for ddsperf sub (-Qminmatch), started once the recorder has matched the

@@ -13,6 +13,7 @@
 #include <filesystem>
 
 #include "crash_common.hpp"
+#include "skip.hpp"
 #include "storage/recording.hpp"
 #include "storage/segment_writer.hpp"
 
@@ -20,10 +21,8 @@ using namespace storage;
 namespace fs = std::filesystem;
 
 TEST_CASE("storage: writing into a full filesystem gives a clear error and stays readable") {
-  if (geteuid() != 0 || unshare(CLONE_NEWNS) != 0) {
-    WARN("needs root for a private mount namespace; skipped");
-    return;
-  }
+  if (geteuid() != 0 || unshare(CLONE_NEWNS) != 0)
+    PUBSUB_SKIP("needs root for a private mount namespace");
   REQUIRE(mount("none", "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0);
   const fs::path mnt = fs::temp_directory_path() / ("storage-full-" + std::to_string(getpid()));
   fs::create_directories(mnt);

@@ -13,6 +13,7 @@
 
 #include <fstream>
 
+#include "skip.hpp"
 #include "storage/segment_writer.hpp"
 #include "test_util.hpp"
 
@@ -171,10 +172,7 @@ TEST_CASE("validate_storage_path refuses a parent the user may not write") {
   fs::permissions(dir.path() / "ro", fs::perms(0555));
   const std::string p = dir.str("ro/rec");
   const ChildResult r = as_unprivileged([&] { return storage_messages(p); });
-  if (!r.ran) {
-    WARN("cannot drop privileges to uid 65534; skipped");
-    return;
-  }
+  if (!r.ran) PUBSUB_SKIP("cannot drop privileges to uid 65534");
   CHECK(r.messages == Messages{"storage path \"" + p + "\": parent directory \"" + dir.str("ro") +
                                "\" is not writable (Permission denied)"});
   // The empty directory itself is refused the same way.
@@ -185,10 +183,7 @@ TEST_CASE("validate_storage_path refuses a parent the user may not write") {
 }
 
 TEST_CASE("validate_storage_path refuses a parent on a read-only file system, even for root") {
-  if (::geteuid() != 0) {
-    WARN("not root: cannot mount a read-only file system; skipped");
-    return;
-  }
+  if (::geteuid() != 0) PUBSUB_SKIP("not root: cannot mount a read-only file system");
   TempDir dir;
   fs::create_directory(dir.path() / "mnt");
   const std::string mnt = dir.str("mnt");
@@ -202,10 +197,7 @@ TEST_CASE("validate_storage_path refuses a parent on a read-only file system, ev
     for (auto& s : storage_messages(mnt)) m.push_back(s);
     return m;
   });
-  if (!r.ran) {
-    WARN("cannot mount tmpfs in a private mount namespace; skipped");
-    return;
-  }
+  if (!r.ran) PUBSUB_SKIP("cannot mount tmpfs in a private mount namespace");
   CHECK(r.messages ==
         Messages{"storage path \"" + mnt + "/rec\": parent directory \"" + mnt +
                      "\" is not writable (Read-only file system)",
@@ -235,9 +227,6 @@ TEST_CASE("validate_log_file refuses missing parents, directories and unwritable
   fs::permissions(dir.path() / "ro.log", fs::perms(0444));
   const std::string ro = dir.str("ro.log");
   const ChildResult r = as_unprivileged([&] { return log_messages(ro); });
-  if (!r.ran) {
-    WARN("cannot drop privileges to uid 65534; skipped");
-    return;
-  }
+  if (!r.ran) PUBSUB_SKIP("cannot drop privileges to uid 65534");
   CHECK(r.messages == Messages{"log file \"" + ro + "\" is not writable (Permission denied)"});
 }
