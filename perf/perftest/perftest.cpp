@@ -241,137 +241,58 @@ std::string usage() {
          "                        the subscriber takes samples as loans (LoanedSample)\n";
 }
 
-bool parse_options(int argc, char** argv, Options& o, std::string& error) {
-  for (int i = 1; i < argc; ++i) {
-    std::string flag = argv[i];
-    if (flag.rfind("--", 0) == 0) flag.erase(0, 1);
-    if (flag.empty() || flag[0] != '-') {
-      error = "unexpected argument '" + flag + "'";
-      return false;
-    }
-    std::string f = flag.substr(1);
-    std::transform(f.begin(), f.end(), f.begin(), [](unsigned char c) { return std::tolower(c); });
-    auto value = [&](const char* what) -> const char* {
-      if (i + 1 >= argc) {
-        error = flag + " needs " + what;
-        return nullptr;
-      }
-      return argv[++i];
-    };
-    auto number = [&](const char* what, double lo, double hi, double& out) {
-      const char* v = value(what);
-      if (!v) return false;
-      char* end = nullptr;
-      const double d = std::strtod(v, &end);
-      if (end == v || *end != '\0' || !(d >= lo && d <= hi)) {
-        error = flag + ": '" + v + "' is not " + what;
-        return false;
-      }
-      out = d;
-      return true;
-    };
-    double d = 0;
-    if (f == "pub") {
-      o.pub = true;
-    } else if (f == "sub") {
-      o.sub = true;
-    } else if (f == "datalen") {
-      if (!number("a size in bytes (1..67108864)", 1, 64 << 20, d)) return false;
-      o.datalen = static_cast<uint32_t>(d);
-    } else if (f == "batchsize") {
-      if (!number("a size in bytes (0..65000)", 0, 65000, d)) return false;
-      o.batch_size = static_cast<long>(d);
-    } else if (f == "best" || f == "besteffort") {
-      o.best_effort = true;
-    } else if (f == "keyed") {
-      o.keyed = true;
-    } else if (f == "instances") {
-      if (!number("a count (1..1000000)", 1, 1e6, d)) return false;
-      o.instances = static_cast<uint32_t>(d);
-    } else if (f == "exec" || f == "executiontime") {
-      if (!number("seconds (0.1..86400)", 0.1, 86400, d)) return false;
-      o.exec_seconds = d;
-    } else if (f == "latencytest") {
-      o.latency_test = true;
-    } else if (f == "numsubscribers") {
-      if (!number("a count (1..100)", 1, 100, d)) return false;
-      o.num_subscribers = static_cast<uint32_t>(d);
-    } else if (f == "numpublishers") {
-      if (!number("a count (1..100)", 1, 100, d)) return false;
-      o.num_publishers = static_cast<uint32_t>(d);
-    } else if (f == "domain") {
-      if (!number("a domain id (0..232)", 0, 232, d)) return false;
-      o.domain = static_cast<uint32_t>(d);
-    } else if (f == "nic") {
-      const char* v = value("an interface name or address");
-      if (!v) return false;
-      o.nic = v;
-    } else if (f == "peer") {
-      const char* v = value("an IPv4 address");
-      if (!v) return false;
-      o.peers.emplace_back(v);
-    } else if (f == "maxmessagesize") {
-      if (!number("a datagram size (1024..65000)", 1024, 65000, d)) return false;
-      o.max_message_size = static_cast<size_t>(d);
-    } else if (f == "noprint") {
-      o.no_print = true;
-    } else if (f == "nooutputheaders") {
-      o.no_output_headers = true;
-    } else if (f == "payload") {
-      const char* v = value("zero or random");
-      if (!v) return false;
-      if (std::string(v) == "zero") {
-        o.payload = Payload::kZero;
-      } else if (std::string(v) == "random") {
-        o.payload = Payload::kRandom;
-      } else {
-        error = "-payload: '" + std::string(v) + "' is not zero or random";
-        return false;
-      }
-    } else if (f == "ddsperfcompat") {
-      o.ddsperf_compat = true;
-    } else if (f == "summaryjson") {
-      const char* v = value("a file name");
-      if (!v) return false;
-      o.summary_json = v;
-    } else if (f == "waitsubscribers") {
-      if (!number("seconds (0.1..3600)", 0.1, 3600, d)) return false;
-      o.wait_seconds = d;
-    } else if (f == "historydepth") {
-      if (!number("a depth (1..100000)", 1, 100000, d)) return false;
-      o.history_depth = static_cast<int>(d);
-    } else if (f == "topic") {
-      const char* v = value("a topic name");
-      if (!v) return false;
-      o.topic = v;
-    } else if (f == "pubrate") {
-      if (!number("samples per second (0.001..10000000)", 0.001, 1e7, d)) return false;
-      o.pub_rate = d;
-    } else if (f == "transport") {
-      const char* v = value("UDPv4, SHMEM or INTRA");
-      if (!v) return false;
-      std::string t = v;
-      std::transform(t.begin(), t.end(), t.begin(),
-                     [](unsigned char c) { return std::toupper(c); });
-      if (t == "UDPV4" || t == "UDP") {
-        o.transport = TransportKind::kUdp;
-      } else if (t == "SHMEM" || t == "SHM") {
-        o.transport = TransportKind::kShm;
-      } else if (t == "INTRA") {
-        o.transport = TransportKind::kIntra;
-      } else {
-        error = "-transport: '" + std::string(v) + "' is not UDPv4, SHMEM or INTRA";
-        return false;
-      }
-    } else if (f == "zerocopy") {
-      o.zero_copy = true;
-    } else if (f == "help" || f == "h") {
-      error = "";
-      return false;
+namespace {
+
+// pubsub-perftest's own flags; false when `f` is not one of them or its value is bad.
+bool parse_own_flag(FlagReader& r, const std::string& f, Options& o) {
+  double d = 0;
+  if (f == "batchsize") {
+    if (!r.number("a size in bytes (0..65000)", 0, 65000, d)) return false;
+    o.batch_size = static_cast<long>(d);
+  } else if (f == "keyed") {
+    o.keyed = true;
+  } else if (f == "instances") {
+    if (!r.number("a count (1..1000000)", 1, 1e6, d)) return false;
+    o.instances = static_cast<uint32_t>(d);
+  } else if (f == "maxmessagesize") {
+    if (!r.number("a datagram size (1024..65000)", 1024, 65000, d)) return false;
+    o.max_message_size = static_cast<size_t>(d);
+  } else if (f == "payload") {
+    const char* v = r.value("zero or random");
+    if (!v) return false;
+    if (std::string(v) == "zero") {
+      o.payload = Payload::kZero;
+    } else if (std::string(v) == "random") {
+      o.payload = Payload::kRandom;
     } else {
-      error = "unknown option " + flag;
-      return false;
+      return r.fail("-payload: '" + std::string(v) + "' is not zero or random");
     }
+  } else if (f == "ddsperfcompat") {
+    o.ddsperf_compat = true;
+  } else if (f == "pubrate") {
+    if (!r.number("samples per second (0.001..10000000)", 0.001, 1e7, d)) return false;
+    o.pub_rate = d;
+  } else if (f == "transport") {
+    return r.transport(o.transport);
+  } else if (f == "zerocopy") {
+    o.zero_copy = true;
+  } else {
+    return r.unknown();
+  }
+  return true;
+}
+
+}  // namespace
+
+bool parse_options(int argc, char** argv, Options& o, std::string& error) {
+  FlagReader r(argc, argv);
+  std::string f;
+  while (r.next(f)) {
+    if (!parse_common_flag(r, f, o) && !r.failed()) parse_own_flag(r, f, o);
+  }
+  if (r.failed()) {
+    error = r.error();
+    return false;
   }
   if (o.transport == TransportKind::kIntra) {
     if (o.pub || o.sub) {

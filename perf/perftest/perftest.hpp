@@ -13,38 +13,24 @@
 #include <string>
 #include <vector>
 
+#include "flags.hpp"
+
 namespace perftest {
 
 enum class Payload { kZero, kRandom };
-// -transport: UDPv4 (the network even on one host), SHMEM (shared memory between processes on
-// one host; the subscriber takes nothing else), INTRA (publisher and subscriber in one process).
-enum class TransportKind { kUdp, kShm, kIntra };
+// -transport (TransportKind, flags.hpp): UDPv4 (the network even on one host), SHMEM (shared
+// memory between processes on one host; the subscriber takes nothing else), INTRA (publisher and
+// subscriber in one process).
 
-struct Options {
-  bool pub = false;
-  bool sub = false;
-  uint32_t datalen = 100;  // serialized sample size in bytes (body; whole sample in compat)
-  long batch_size = -1;    // -1: default (8192 in throughput mode when datalen is below it)
-  bool best_effort = false;
+// The common flags (flags.hpp) and pubsub-perftest's own.
+struct Options : CommonOptions {
+  long batch_size = -1;  // -1: default (8192 in throughput mode when datalen is below it)
   bool keyed = false;
   uint32_t instances = 1;
-  double exec_seconds = 10;  // publisher: run time; subscriber: maximum wait
-  bool latency_test = false;
-  uint32_t num_subscribers = 1;
-  uint32_t num_publishers = 1;
-  uint32_t domain = 1;
-  std::string nic;
-  std::vector<std::string> peers;
   size_t max_message_size = 0;  // ParticipantOptions::max_message_size (0: automatic)
-  bool no_print = false;
-  bool no_output_headers = false;
   Payload payload = Payload::kZero;
-  bool ddsperf_compat = false;
-  std::string summary_json;  // write a JSON summary (counts, loss, checksum) to this file
-  double wait_seconds = 30;  // how long the publisher waits for subscribers
-  int history_depth = 0;     // 0: KEEP_ALL; N: KEEP_LAST N (samples may then be skipped by GAPs)
-  std::string topic;         // data topic name (default PubsubPerftest_Data)
-  double pub_rate = 0;       // samples per second; 0 = as fast as possible
+  bool ddsperf_compat = false;  // datalen is then the whole sample
+  double pub_rate = 0;          // samples per second; 0 = as fast as possible
   TransportKind transport = TransportKind::kUdp;
   bool zero_copy = false;  // writer loans (Writer::loan) and in-place reading
 };

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "body_hash.hpp"
+#include "flags.hpp"
 #include "summary_json.hpp"
 
 #include <fastdds/rtps/common/SerializedPayload.h>
@@ -109,13 +110,13 @@ bool ok(const ReturnCode_t& rc) {
 
 // ---- options ----------------------------------------------------------------------------------
 
-enum class Transport { kUdpv4, kShmem, kIntra };
+using Transport = perftest::TransportKind;
 
 const char* transport_name(Transport t) {
   switch (t) {
-    case Transport::kUdpv4:
+    case Transport::kUdp:
       return "UDPv4";
-    case Transport::kShmem:
+    case Transport::kShm:
       return "SHMEM";
     case Transport::kIntra:
       return "INTRA";
@@ -123,25 +124,9 @@ const char* transport_name(Transport t) {
   return "?";
 }
 
-struct Options {
-  bool pub = false;
-  bool sub = false;
-  uint32_t datalen = 100;
-  bool best_effort = false;
-  double exec_seconds = 10;  // publisher: run time; subscriber: maximum wait
-  bool latency_test = false;
-  uint32_t num_subscribers = 1;
-  uint32_t num_publishers = 1;
-  uint32_t domain = 1;
-  std::string nic;
-  std::vector<std::string> peers;
-  bool no_print = false;
-  bool no_output_headers = false;
-  double wait_seconds = 30;  // how long the publisher waits for subscribers
-  int history_depth = 0;     // 0: KEEP_ALL; N: KEEP_LAST N (publisher)
-  std::string topic;         // data topic name (default PubsubPerftest_Data)
-  std::string summary_json;  // subscriber: counts, loss and payload checksum as JSON
-  Transport transport = Transport::kUdpv4;
+// The common flags (perf/perftest/flags.hpp) and this peer's own.
+struct Options : perftest::CommonOptions {
+  Transport transport = Transport::kUdp;
   bool data_sharing = false;
   bool zero_copy = false;  // implies data_sharing
   bool asynchronous = false;
@@ -176,115 +161,24 @@ std::string usage() {
          "                        (default SYNCHRONOUS)\n";
 }
 
+// This peer's own flags; false when `f` is not one of them or its value is bad.
+bool parse_own_flag(perftest::FlagReader& r, const std::string& f, Options& o) {
+  if (f == "transport") return r.transport(o.transport);
+  if (f == "datasharing") return o.data_sharing = true;
+  if (f == "zerocopy") return o.zero_copy = o.data_sharing = true;
+  if (f == "asynchronous") return o.asynchronous = true;
+  return r.unknown();
+}
+
 bool parse_options(int argc, char** argv, Options& o, std::string& error) {
-  for (int i = 1; i < argc; ++i) {
-    std::string flag = argv[i];
-    if (flag.rfind("--", 0) == 0) flag.erase(0, 1);
-    if (flag.empty() || flag[0] != '-') {
-      error = "unexpected argument '" + flag + "'";
-      return false;
-    }
-    std::string f = flag.substr(1);
-    std::transform(f.begin(), f.end(), f.begin(), [](unsigned char c) { return std::tolower(c); });
-    auto value = [&](const char* what) -> const char* {
-      if (i + 1 >= argc) {
-        error = flag + " needs " + what;
-        return nullptr;
-      }
-      return argv[++i];
-    };
-    auto number = [&](const char* what, double lo, double hi, double& out) {
-      const char* v = value(what);
-      if (!v) return false;
-      char* end = nullptr;
-      const double d = std::strtod(v, &end);
-      if (end == v || *end != '\0' || !(d >= lo && d <= hi)) {
-        error = flag + ": '" + v + "' is not " + what;
-        return false;
-      }
-      out = d;
-      return true;
-    };
-    double d = 0;
-    if (f == "pub") {
-      o.pub = true;
-    } else if (f == "sub") {
-      o.sub = true;
-    } else if (f == "datalen") {
-      if (!number("a size in bytes (1..67108864)", 1, 64 << 20, d)) return false;
-      o.datalen = static_cast<uint32_t>(d);
-    } else if (f == "best" || f == "besteffort") {
-      o.best_effort = true;
-    } else if (f == "exec" || f == "executiontime") {
-      if (!number("seconds (0.1..86400)", 0.1, 86400, d)) return false;
-      o.exec_seconds = d;
-    } else if (f == "latencytest") {
-      o.latency_test = true;
-    } else if (f == "numsubscribers") {
-      if (!number("a count (1..100)", 1, 100, d)) return false;
-      o.num_subscribers = static_cast<uint32_t>(d);
-    } else if (f == "numpublishers") {
-      if (!number("a count (1..100)", 1, 100, d)) return false;
-      o.num_publishers = static_cast<uint32_t>(d);
-    } else if (f == "domain") {
-      if (!number("a domain id (0..232)", 0, 232, d)) return false;
-      o.domain = static_cast<uint32_t>(d);
-    } else if (f == "nic") {
-      const char* v = value("an interface name or address");
-      if (!v) return false;
-      o.nic = v;
-    } else if (f == "peer") {
-      const char* v = value("an IPv4 address");
-      if (!v) return false;
-      o.peers.emplace_back(v);
-    } else if (f == "noprint") {
-      o.no_print = true;
-    } else if (f == "nooutputheaders") {
-      o.no_output_headers = true;
-    } else if (f == "waitsubscribers") {
-      if (!number("seconds (0.1..3600)", 0.1, 3600, d)) return false;
-      o.wait_seconds = d;
-    } else if (f == "historydepth") {
-      if (!number("a depth (1..100000)", 1, 100000, d)) return false;
-      o.history_depth = static_cast<int>(d);
-    } else if (f == "summaryjson") {
-      const char* v = value("a file name");
-      if (!v) return false;
-      o.summary_json = v;
-    } else if (f == "topic") {
-      const char* v = value("a topic name");
-      if (!v) return false;
-      o.topic = v;
-    } else if (f == "transport") {
-      const char* v = value("UDPv4, SHMEM or INTRA");
-      if (!v) return false;
-      std::string t = v;
-      std::transform(t.begin(), t.end(), t.begin(),
-                     [](unsigned char c) { return std::tolower(c); });
-      if (t == "udpv4" || t == "udp") {
-        o.transport = Transport::kUdpv4;
-      } else if (t == "shmem" || t == "shm") {
-        o.transport = Transport::kShmem;
-      } else if (t == "intra") {
-        o.transport = Transport::kIntra;
-      } else {
-        error = "-transport: '" + std::string(v) + "' is not UDPv4, SHMEM or INTRA";
-        return false;
-      }
-    } else if (f == "datasharing") {
-      o.data_sharing = true;
-    } else if (f == "zerocopy") {
-      o.zero_copy = true;
-      o.data_sharing = true;
-    } else if (f == "asynchronous") {
-      o.asynchronous = true;
-    } else if (f == "help" || f == "h") {
-      error = "";
-      return false;
-    } else {
-      error = "unknown option " + flag;
-      return false;
-    }
+  perftest::FlagReader r(argc, argv);
+  std::string f;
+  while (r.next(f)) {
+    if (!perftest::parse_common_flag(r, f, o) && !r.failed()) parse_own_flag(r, f, o);
+  }
+  if (r.failed()) {
+    error = r.error();
+    return false;
   }
   if (o.transport == Transport::kIntra) {
     if (o.data_sharing) {
@@ -305,7 +199,7 @@ bool parse_options(int argc, char** argv, Options& o, std::string& error) {
     error = "give exactly one of -pub and -sub";
     return false;
   }
-  if (o.transport == Transport::kShmem && (!o.peers.empty() || !o.nic.empty())) {
+  if (o.transport == Transport::kShm && (!o.peers.empty() || !o.nic.empty())) {
     error = "-nic and -peer apply to -transport UDPv4";
     return false;
   }
@@ -394,7 +288,7 @@ class SampleType final : public dds::TopicDataType {
 // buffers hold only makes the receiver drop datagrams for NACKFRAG repair; at least 16 (so large
 // samples still pipeline) and at most 1000 (Fast DDS searches its histories linearly).
 int32_t history_samples(const Options& o) {
-  const uint64_t budget = (o.transport == Transport::kUdpv4 ? uint64_t{16} : uint64_t{64}) << 20;
+  const uint64_t budget = (o.transport == Transport::kUdp ? uint64_t{16} : uint64_t{64}) << 20;
   const uint64_t n = budget / (uint64_t{o.datalen} + 64);
   return static_cast<int32_t>(std::clamp<uint64_t>(n, 16, 1000));
 }
@@ -433,7 +327,7 @@ class Participant {
     dds::DomainParticipantQos q = dds::PARTICIPANT_QOS_DEFAULT;
     q.name(o.pub ? "fastdds_perftest:pub" : o.sub ? "fastdds_perftest:sub" : "fastdds_perftest");
     q.transport().use_builtin_transports = false;
-    if (o.transport == Transport::kUdpv4) {
+    if (o.transport == Transport::kUdp) {
       auto udp = std::make_shared<eprosima::fastdds::rtps::UDPv4TransportDescriptor>();
       udp->sendBufferSize = 4u << 20;
       udp->receiveBufferSize = 4u << 20;
@@ -459,7 +353,7 @@ class Participant {
     } else {
       // SHMEM; also INTRA, where the transport only carries this participant's announcements.
       auto shm = std::make_shared<eprosima::fastdds::rtps::SharedMemTransportDescriptor>();
-      if (o.transport == Transport::kShmem) {
+      if (o.transport == Transport::kShm) {
         shm->segment_size(shm_segment_size(o));
         shm->port_queue_capacity(shm_port_queue(o));
       }
