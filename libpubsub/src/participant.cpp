@@ -131,8 +131,9 @@ Result<std::shared_ptr<ParticipantImpl>> ParticipantImpl::create(const Participa
 }
 
 Result<void> ParticipantImpl::start() {
-  if (options_.fake_network) {
-    transport_ = options_.fake_network->make_transport(options_.max_message_size);
+  if (options_.transport_factory) {
+    transport_ = options_.transport_factory(options_.max_message_size);
+    if (!transport_) return make_error(ErrorCode::kInvalidArgument, "transport_factory gave none");
   } else {
     UdpTransportOptions t;
     t.domain_id = options_.domain_id;

@@ -77,8 +77,9 @@ struct ParticipantOptions {
   // Where libpubsub reports what it decided on its own (one line each: why shared memory is
   // not used, a dead peer's segment removed...). Default: stderr, prefixed "pubsub: ".
   std::function<void(const std::string&)> log;
-  // Tests: run over this in-process network instead of UDP sockets.
-  std::shared_ptr<FakeNetwork> fake_network;
+  // Builds the participant's transport instead of UDP sockets (argument: max_message_size); the
+  // tests' FakeNetwork (pubsub/testing/fake_network.hpp) is one.
+  std::function<std::unique_ptr<Transport>(size_t)> transport_factory;
 };
 
 struct TopicDescription {

@@ -142,7 +142,7 @@ struct PlayOptions {
   bool fast = false;  // no pacing at all: as fast as the writers and readers allow
   Selection selection;
   uint64_t loops = 1;  // 0: until stopped
-  // Domain, interface, peers; tests set fake_network and short announce periods here.
+  // Domain, interface, peers; tests set a transport_factory and short announce periods here.
   pubsub::ParticipantOptions participant;
   // Before publishing, wait until every writer has this many matched readers that acknowledged
   // it (0: publish at once).

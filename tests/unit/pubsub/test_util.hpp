@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "pubsub/participant.hpp"
+#include "pubsub/testing/fake_network.hpp"
 
 namespace pubsub::test {
 
@@ -26,7 +27,7 @@ bool eventually(Pred pred, std::chrono::milliseconds timeout = std::chrono::seco
 // (the same-host tests turn intra_process or shared_memory on themselves).
 inline ParticipantOptions fake_options(std::shared_ptr<FakeNetwork> net) {
   ParticipantOptions o;
-  o.fake_network = std::move(net);
+  use_fake_network(o, std::move(net));
   o.intra_process = false;
   o.shared_memory = false;
   o.announce_period = std::chrono::milliseconds(200);

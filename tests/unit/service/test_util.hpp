@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "pubsub/participant.hpp"
+#include "pubsub/testing/fake_network.hpp"
 #include "service/recording_schema.hpp"
 #include "service/replay.hpp"
 #include "storage/segment_writer.hpp"
@@ -232,7 +233,7 @@ class Subscriber {
   }
   static pubsub::ParticipantOptions options(std::shared_ptr<pubsub::FakeNetwork> net) {
     pubsub::ParticipantOptions o;
-    o.fake_network = std::move(net);
+    pubsub::use_fake_network(o, std::move(net));
     o.announce_period = std::chrono::milliseconds(100);
     o.lease_duration = std::chrono::seconds(3);
     return o;

@@ -19,7 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "pubsub/transport.hpp"
+#include "pubsub/testing/fake_network.hpp"
 #include "wire/constants.hpp"
 #include "wire/message.hpp"
 
