@@ -5,16 +5,81 @@
 //   one event thread (timers of discovery, writers and readers).
 // - Receive path (the transport's receive workers, each with its own ReceiveWorker state):
 //   on_datagram() renews the sender's lease, decodes the message, and routes each submessage:
-//   builtin entity ids
-//   to Discovery, DATA/DATA_FRAG/HEARTBEAT/GAP/HEARTBEAT_FRAG by remote writer GUID to the local
-//   readers matched with it, ACKNACK/NACK_FRAG by writer entity id to the local writer. Routes
-//   are an immutable snapshot (Routes) swapped atomically on every matching change, so the
-//   receive thread reads them without a lock. Readers that owe an ACKNACK are collected and
-//   answered at on_receive_batch_end().
+//   builtin entity ids to Discovery, DATA/DATA_FRAG/HEARTBEAT/GAP/HEARTBEAT_FRAG by remote
+//   writer GUID to the local readers matched with it, ACKNACK/NACK_FRAG by writer entity id to
+//   the local writer. Routes are an immutable snapshot (Routes) swapped atomically on every
+//   matching change, so the receive thread reads them without a lock. Readers that owe an
+//   ACKNACK are collected and answered at on_receive_batch_end().
 // - Matching runs on whichever thread learns something (receive thread for SEDP, the caller for
 //   new local endpoints, the event thread for lease expiry) under entities_mu_.
+//
+// FILES (one class, five files; each starts with its own overview)
+// - participant.cpp: create()/start()/close(), creating and removing local endpoints
+//   (create_writer, create_reader, create_raw_reader, remove_*), stats() and the raw_* queries.
+// - participant_routing.cpp: the receive path (on_datagram, ReceiveWorker) and
+//   publish_routes_locked(), which builds the Routes it reads.
+// - participant_matching.cpp: the DiscoveryListener callbacks, matching remote endpoints with
+//   local ones, the delivery path of each pair (intra-process, shared memory, network),
+//   raw-reader subscriptions, and the process-wide LocalEndpoints registry.
+// - participant_timers.cpp: the event thread's timer (schedule_timer, wake_at, on_timer).
+// - participant_facade.cpp: the public classes (pubsub::Participant, Writer, Reader, RawReader,
+//   Loan, LoanedSample) and the handles' data path (WriterImpl::write, ReaderImpl::deliver).
+//
+// OWNERSHIP
+// - The participant owns transport_, discovery_, shm_ (the ShmReceiver: our doorbell and the
+//   shared-memory thread; null when shared memory is off), io_, timer_ and event_thread_, and
+//   one ReceiveWorker per transport worker.
+// - Under entities_mu_: writers_ (the WriterImpls), readers_ (a LocalReader per StatefulReader -
+//   each ReaderImpl's and each raw-reader subscription's - with the writers it is connected
+//   to), raw_readers_ and their subscriptions, remote_ (every endpoint Discovery reported, ours
+//   included), doorbells_ (weak: the writers' reader proxies hold the doorbells they ring) and
+//   next_entity_key_.
+// - The public Writer/Reader/RawReader hold a WriterImpl/ReaderImpl/RawReaderImpl, which holds
+//   the participant (shared_ptr). The participant holds the WriterImpls and RawReaderImpls back
+//   (writers_, raw_readers_) and every reader's StatefulReader (readers_). close() clears the
+//   lists to break those cycles; a WriterImpl that outlives it returns kClosed.
+// - routes_ is rebuilt from the lists by publish_routes_locked() after every change. A receive
+//   worker (from handle() to batch_end()) or on_timer() keeps the snapshot it loaded, and the
+//   endpoints in it alive, while it works.
+//
+// THREADS
+// - Receive workers (the transport's: with UDP, worker 0 on the metatraffic and multicast
+//   sockets and worker 1 on user unicast; a FakeNetwork's delivery thread is worker 0):
+//   on_datagram()/on_receive_batch_end(), each through its own ReceiveWorker. They run the
+//   writers' and readers' message handlers and the listeners of network samples, and, through
+//   Discovery's SEDP readers, on_endpoint_discovered()/on_endpoint_lost().
+// - Event thread (io_.run(), started by start(), joined by close()): on_timer() - Discovery's
+//   timer (announcements, lease expiry, which calls on_endpoint_lost()), then every writer's and
+//   reader's. timer_ is used only on this thread (start() arms it before the thread starts);
+//   other threads go through wake_at() or post to io_.
+// - Shared-memory thread (inside shm_): reads matched same-host writers' segments and delivers
+//   through StatefulReader::deliver_local(), so it runs those readers' listeners. Matching
+//   attaches writers to it and detaches them under entities_mu_.
+// - Application threads: create_*/remove_*, stats(), the raw_* queries and close(); and
+//   WriterImpl::write/loan, which take only the writer's own lock and deliver to in-process
+//   readers on the writing thread (their listeners included).
+// - Raw-reader listeners on_writer_matched/on_writer_lost run on the thread that matched, after
+//   entities_mu_ is released (Deferred); for SEDP still inside the SEDP reader's callback.
+//
+// LOCKS
 // Lock order: SEDP reader -> entities_mu_ -> endpoint (writer/reader) locks -> transport.
 // Nothing holding an endpoint lock takes entities_mu_.
+// - SEDP reader: Discovery's builtin readers deliver with their lock held (reader.hpp) and their
+//   callback calls on_endpoint_discovered()/on_endpoint_lost(). They are the only endpoints
+//   whose lock is held when entities_mu_ is taken.
+// - entities_mu_ guards the members listed under OWNERSHIP; methods ending in _locked expect it
+//   held. Under it, matching and endpoint removal take writers' locks (add_reader,
+//   remove_reader), readers' locks (add_writer, remove_writer, add_local_writer,
+//   remove_local_writer, detach, stats) and two leaf locks that take nothing else:
+//   LocalEndpoints::mu and the ShmReceiver's (attach, detach).
+// - Endpoint locks: a writer delivering to an in-process reader holds its own lock while the
+//   reader takes its own (writer.hpp); every listener runs under its reader's lock. So a
+//   listener may write to other writers, but not back to the writer delivering to it (README,
+//   "Threads and rules").
+// - Discovery's mutex is never held while it calls out (discovery.hpp), and entities_mu_ is
+//   never held while calling Discovery: announce(), withdraw(), resolve() and the matching of
+//   our own new endpoints come after it is released.
+// - routes_ and the ReceiveWorkers need no lock (atomic snapshot; one worker per thread).
 #pragma once
 
 #include <utility>  // before asio: Boost 1.74's awaitable.hpp uses std::exchange
@@ -85,10 +150,21 @@ struct Routes {
   Duration min_flush_delay = Duration::max();  // of batching writers
 };
 
+// The endpoints of every participant in this process that allows intra-process delivery: a
+// writer and a reader both listed here are connected directly. A leaf lock (taken under
+// entities_mu_, never the other way round). One per process (participant_matching.cpp).
+struct LocalEndpoints {
+  std::mutex mu;
+  std::unordered_map<Guid, std::weak_ptr<rtps::StatefulReader>> readers;
+  std::unordered_map<Guid, bool> writers;
+};
+LocalEndpoints& local_endpoints();
+
 class ParticipantImpl final : public TransportReceiver,
                               public discovery::DiscoveryListener,
                               public std::enable_shared_from_this<ParticipantImpl> {
  public:
+  // participant.cpp
   static Result<std::shared_ptr<ParticipantImpl>> create(const ParticipantOptions& options);
   ~ParticipantImpl() override;
   void close();
@@ -115,11 +191,11 @@ class ParticipantImpl final : public TransportReceiver,
   ReaderStats raw_stats(const RawReaderImpl& r) const;
   void raw_resume(const RawReaderImpl& r);
 
-  // TransportReceiver (receive workers)
+  // TransportReceiver (receive workers): participant_routing.cpp
   void on_datagram(unsigned worker, const uint8_t* data, size_t size) override;
   void on_receive_batch_end(unsigned worker) override;
 
-  // discovery::DiscoveryListener
+  // discovery::DiscoveryListener: participant_matching.cpp
   void on_endpoint_discovered(const discovery::RemoteEndpoint& e) override;
   void on_endpoint_lost(const Guid& g) override;
 
@@ -133,9 +209,14 @@ class ParticipantImpl final : public TransportReceiver,
   };
   using Deferred = std::vector<std::function<void()>>;
 
+  // participant.cpp
   explicit ParticipantImpl(const ParticipantOptions& options);
   Result<void> start();
-  EntityId next_entity_id(uint8_t kind);
+  void start_shared_memory();
+  EntityId next_entity_id(uint8_t kind);  // under entities_mu_
+  void log(const std::string& message) const;
+
+  // participant_matching.cpp (under entities_mu_)
   void match_remote_writer_locked(const discovery::RemoteEndpoint& e, Deferred& deferred,
                                   std::vector<wire::EndpointData>& announce);
   void match_remote_reader_locked(const discovery::RemoteEndpoint& e);
@@ -148,20 +229,22 @@ class ParticipantImpl final : public TransportReceiver,
                                             const discovery::RemoteEndpoint& e);
   std::shared_ptr<shm::Doorbell> doorbell_locked(const std::string& name);
   LocalReader* find_local_reader_locked(const std::shared_ptr<rtps::StatefulReader>& r);
-  void log(const std::string& message) const;
-  void start_shared_memory();
   RawReaderImpl::Subscription* subscription_for_locked(RawReaderImpl& raw,
                                                        const wire::EndpointData& writer,
                                                        std::vector<wire::EndpointData>& announce);
+
+  // participant_routing.cpp
   void publish_routes_locked();
+  bool for_us(const wire::ReceiveContext& ctx) const;
+
+  // participant_timers.cpp
   void schedule_timer(rtps::SteadyTime at);
   // From any thread: makes the timer run on_timer() no later than `at`.
   void wake_at(rtps::SteadyTime at);
   void on_timer();
-  bool for_us(const wire::ReceiveContext& ctx) const;
 
   // The receive path of one transport worker: its own route snapshot, lookup cache and list of
-  // readers owing an ACKNACK, so that workers never share mutable state.
+  // readers owing an ACKNACK, so that workers never share mutable state (participant_routing.cpp).
   class ReceiveWorker final : public wire::Visitor {
    public:
     ParticipantImpl* p = nullptr;
@@ -198,6 +281,7 @@ class ParticipantImpl final : public TransportReceiver,
   wire::DecodeLimits limits_;
   std::atomic<bool> closed_{false};
 
+  // Guards the five members below, doorbells_ and every RawReaderImpl's subscriptions.
   mutable std::mutex entities_mu_;
   std::vector<std::shared_ptr<WriterImpl>> writers_;
   std::vector<LocalReader> readers_;
@@ -208,7 +292,7 @@ class ParticipantImpl final : public TransportReceiver,
   std::atomic<std::shared_ptr<const Routes>> routes_;
 
   // Shared memory (null when off): our doorbell and reading thread, and the doorbells of
-  // same-host reader participants our writers ring.
+  // same-host reader participants our writers ring (under entities_mu_).
   std::unique_ptr<shm::ShmReceiver> shm_;
   std::unordered_map<std::string, std::weak_ptr<shm::Doorbell>> doorbells_;
 

@@ -1,0 +1,362 @@
+// ParticipantImpl, matching: discovery callbacks, matching remote endpoints with local ones, and
+// the delivery path of each matched pair.
+// participant_impl.hpp has the overview of the whole class (what lives in which file, who owns
+// what, which thread runs what, the lock order).
+//
+// - on_endpoint_discovered()/on_endpoint_lost() are Discovery's listener calls. They run on a
+//   receive worker (SEDP, from inside a builtin reader's delivery callback, with that reader's
+//   lock held; an SPDP dispose), on the event thread (lease expiry), or on the application's
+//   thread (create_* and remove_* report our own endpoints the same way). Under entities_mu_
+//   they update remote_, connect or disconnect, and publish the routes; new raw-reader
+//   subscriptions are announced, and raw-reader listeners called (Deferred), after the lock is
+//   released.
+// - A remote writer is matched with every compatible local reader (discovery::match_failure)
+//   and every raw reader that wants its topic: subscription_for_locked() finds or creates the
+//   raw reader's subscription for it, one per topic, type, keyedness, reliability and partitions.
+//   A remote reader is matched with every compatible local writer.
+// - Paths (docs/ARCHITECTURE.md, "Delivery paths"): intra-process when both endpoints are in the
+//   process-wide LocalEndpoints registry, else shared memory when the peer announced a segment
+//   or doorbell on this host and it opens, else the network - for a reader only while
+//   network_data is on. connect_writer_locked() chooses for a local reader (attaching a
+//   shared-memory writer to shm_), reader_path_locked() for a local writer.
+// - Functions ending in _locked expect entities_mu_ held. LocalEndpoints::mu and the
+//   ShmReceiver's lock are taken under it and are leaves; the writers' and readers' own locks
+//   come after it.
+#include "participant_impl.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "common/glob.hpp"
+#include "discovery/matching.hpp"
+#include "wire/constants.hpp"
+
+namespace pubsub::detail {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+rtps::RemoteWriterInfo writer_info(const discovery::RemoteEndpoint& e) {
+  rtps::RemoteWriterInfo w;
+  w.guid = e.data.guid;
+  w.reliable = e.data.reliability == ReliabilityKind::kReliable;
+  w.unicast = e.unicast;
+  return w;
+}
+
+rtps::RemoteReaderInfo reader_info(const discovery::RemoteEndpoint& e) {
+  rtps::RemoteReaderInfo r;
+  r.guid = e.data.guid;
+  r.reliable = e.data.reliability == ReliabilityKind::kReliable;
+  r.durable = e.data.durability == DurabilityKind::kTransientLocal;
+  r.unicast = e.unicast;
+  r.multicast = e.multicast;
+  return r;
+}
+
+// Datagrams for Fast DDS readers (reader_path_locked).
+constexpr size_t kFastDdsDatagram = 65000;
+
+}  // namespace
+
+LocalEndpoints& local_endpoints() {
+  static auto* e = new LocalEndpoints();  // never destroyed: participants may outlive statics
+  return *e;
+}
+
+// ---- raw readers ----------------------------------------------------------------------------
+
+bool RawReaderImpl::wants(const std::string& topic) const {
+  bool in = false;
+  for (const auto& p : options.include) in = in || common::glob_match(p, topic);
+  if (!in) return false;
+  for (const auto& p : options.exclude) {
+    if (common::glob_match(p, topic)) return false;
+  }
+  return true;
+}
+
+RawReaderImpl::Subscription* ParticipantImpl::subscription_for_locked(
+    RawReaderImpl& raw, const wire::EndpointData& w, std::vector<wire::EndpointData>& announce) {
+  const bool reliable = w.reliability == ReliabilityKind::kReliable;
+  for (auto& s : raw.subscriptions) {
+    const auto& i = s->info;
+    if (i.name == w.topic_name && i.type_name == w.type_name && i.keyed == w.keyed() &&
+        (i.reliability == ReliabilityKind::kReliable) == reliable && i.partitions == w.partitions) {
+      return s.get();
+    }
+  }
+  auto s = std::make_unique<RawReaderImpl::Subscription>();
+  s->info.name = w.topic_name;
+  s->info.type_name = w.type_name;
+  s->info.keyed = w.keyed();
+  s->info.reliability = w.reliability;
+  s->info.durability = w.durability;
+  s->info.history = w.history;
+  s->info.max_blocking_time = w.max_blocking_time;
+  s->info.partitions = w.partitions;
+  s->info.data_representation = w.data_representation;
+  s->info.type_information = w.type_information;
+
+  auto& e = s->endpoint;
+  e.guid =
+      Guid{prefix_, next_entity_id(w.keyed() ? wire::kKindReaderWithKey : wire::kKindReaderNoKey)};
+  e.topic_name = w.topic_name;
+  e.type_name = w.type_name;
+  e.reliability = w.reliability;
+  e.durability = DurabilityKind::kVolatile;
+  e.history = raw.options.qos.history;
+  e.partitions = w.partitions;
+  e.data_representation = {wire::kXcdr1, wire::kXcdr2};
+  if (shm_) e.shm = wire::ShmLocator{shm::host_id(), shm_->doorbell_name()};
+
+  rtps::ReaderConfig rc;
+  rc.guid = e.guid;
+  rc.qos = raw.options.qos;
+  rc.qos.reliability = w.reliability;
+  rc.qos.durability = DurabilityKind::kVolatile;
+  rc.max_sample_size = options_.max_sample_size;
+  RawReaderImpl* rawp = &raw;
+  const TopicInfo* info = &s->info;
+  s->rtps = std::make_shared<rtps::StatefulReader>(
+      rc, *transport_, prefix_, [rawp, info](const rtps::ReceivedSample& x) {
+        if (!rawp->listener.on_sample) return true;
+        RawSample rs;
+        rs.topic = info;
+        rs.writer = x.writer;
+        rs.sequence_number = x.sn;
+        rs.has_source_timestamp = x.has_timestamp;
+        rs.source_timestamp = x.source_timestamp;
+        rs.reception_timestamp = x.reception_timestamp;
+        if (x.has_key_hash) rs.key_hash = x.key_hash;
+        rs.status_info = x.status_info;
+        rs.key_only = x.key_only;
+        rs.serialized = Bytes(reinterpret_cast<const std::byte*>(x.data), x.size);
+        return rawp->listener.on_sample(rs);
+      });
+  readers_.push_back(LocalReader{e, s->rtps, {}, {}, true});
+  if (options_.intra_process) {
+    auto& reg = local_endpoints();
+    std::lock_guard rl(reg.mu);
+    reg.readers[e.guid] = s->rtps;
+  }
+  announce.push_back(e);
+  raw.subscriptions.push_back(std::move(s));
+  return raw.subscriptions.back().get();
+}
+
+// ---- connecting writers and readers ---------------------------------------------------------
+
+// Intra-process when both sides allow it and the writer lives in this process, else shared
+// memory when the writer offers a segment on our host and it opens, else the network.
+bool ParticipantImpl::connect_writer_locked(LocalReader& lr, const discovery::RemoteEndpoint& e) {
+  const Guid& g = e.data.guid;
+  if (std::find(lr.local_writers.begin(), lr.local_writers.end(), g) != lr.local_writers.end()) {
+    return true;
+  }
+  bool local = false;  // in-process or through shared memory
+  if (options_.intra_process) {
+    auto& reg = local_endpoints();
+    std::lock_guard rl(reg.mu);
+    local = reg.writers.count(g) > 0 && reg.readers.count(lr.endpoint.guid) > 0;
+  }
+  if (!local && shm_ && e.data.shm && e.data.shm->host == shm::host_id()) {
+    const bool reliable = e.data.reliability == ReliabilityKind::kReliable &&
+                          lr.endpoint.reliability == ReliabilityKind::kReliable;
+    const bool durable = e.data.durability == DurabilityKind::kTransientLocal &&
+                         lr.endpoint.durability == DurabilityKind::kTransientLocal;
+    auto r = shm_->attach(g, e.data.shm->name, lr.rtps, reliable, durable);
+    if (r) {
+      local = true;
+    } else {
+      log("writer " + g.to_string() + " on topic '" + e.data.topic_name +
+          "': shared memory not usable (" + r.error().message + "); using UDP");
+    }
+  }
+  if (local) {
+    lr.rtps->add_local_writer(g);
+    lr.local_writers.push_back(g);
+    return true;
+  }
+  if (!options_.network_data) {
+    log("writer " + g.to_string() + " on topic '" + e.data.topic_name +
+        "' is not reachable through shared memory and network data is off: not matched");
+    return false;
+  }
+  lr.rtps->add_writer(writer_info(e), Clock::now());
+  if (std::find(lr.matched.begin(), lr.matched.end(), g) == lr.matched.end()) {
+    lr.matched.push_back(g);
+  }
+  return true;
+}
+
+void ParticipantImpl::disconnect_writer_locked(LocalReader& lr, const Guid& writer) {
+  if (auto m = std::find(lr.matched.begin(), lr.matched.end(), writer); m != lr.matched.end()) {
+    lr.matched.erase(m);
+    lr.rtps->remove_writer(writer);
+  }
+  if (auto m = std::find(lr.local_writers.begin(), lr.local_writers.end(), writer);
+      m != lr.local_writers.end()) {
+    lr.local_writers.erase(m);
+    lr.rtps->remove_local_writer(writer);
+    if (shm_) shm_->detach(writer, lr.endpoint.guid);
+  }
+}
+
+ParticipantImpl::LocalReader* ParticipantImpl::find_local_reader_locked(
+    const std::shared_ptr<rtps::StatefulReader>& r) {
+  for (auto& lr : readers_) {
+    if (lr.rtps == r) return &lr;
+  }
+  return nullptr;
+}
+
+void ParticipantImpl::match_remote_writer_locked(const discovery::RemoteEndpoint& e,
+                                                 Deferred& deferred,
+                                                 std::vector<wire::EndpointData>& announce) {
+  for (auto& lr : readers_) {
+    if (lr.raw || !discovery::match_failure(e.data, lr.endpoint).empty()) continue;
+    connect_writer_locked(lr, e);
+  }
+  for (auto& raw : raw_readers_) {
+    if (!raw->wants(e.data.topic_name)) continue;
+    auto* sub = subscription_for_locked(*raw, e.data, announce);
+    if (std::find(sub->writers.begin(), sub->writers.end(), e.data.guid) != sub->writers.end()) {
+      continue;
+    }
+    LocalReader* lr = find_local_reader_locked(sub->rtps);
+    if (!lr || !connect_writer_locked(*lr, e)) continue;
+    sub->writers.push_back(e.data.guid);
+    if (raw->listener.on_writer_matched) {
+      deferred.push_back(
+          [raw, info = sub->info, g = e.data.guid] { raw->listener.on_writer_matched(info, g); });
+    }
+  }
+}
+
+std::shared_ptr<shm::Doorbell> ParticipantImpl::doorbell_locked(const std::string& name) {
+  if (auto b = doorbells_[name].lock()) return b;
+  auto b = shm::Doorbell::open(name);
+  if (!b) {
+    log("shared memory: cannot open reader doorbell " + name + " (" + b.error().message +
+        "); using UDP");
+    doorbells_.erase(name);
+    return nullptr;
+  }
+  auto sp = std::make_shared<shm::Doorbell>(std::move(b).value());
+  doorbells_[name] = sp;
+  return sp;
+}
+
+// The writer's side of the same choice as connect_writer_locked.
+void ParticipantImpl::connect_reader_locked(WriterImpl& w, const discovery::RemoteEndpoint& e) {
+  const auto info = reader_path_locked(w, e);
+  w.rtps->add_reader(info, Clock::now());
+  // A durable in-process reader gets the history from the writer's timer: run it now.
+  if (info.delivery == rtps::Delivery::kIntraProcess) {
+    boost::asio::post(io_, [this] { on_timer(); });
+  }
+}
+
+rtps::RemoteReaderInfo ParticipantImpl::reader_path_locked(const WriterImpl& w,
+                                                           const discovery::RemoteEndpoint& e) {
+  rtps::RemoteReaderInfo info = reader_info(e);
+  // A Fast DDS reader spends its time per datagram, not per byte: it keeps up with large samples
+  // only in the 64-KiB datagrams its own writers send (UDPv4 maxMessageSize 65500), and loses
+  // most of a burst of MTU-sized fragments (perf/RESULTS.md, "Into Fast DDS readers"). Unless
+  // the application chose a size.
+  if (options_.max_message_size == 0 && std::memcmp(e.vendor, wire::kVendorFastDds, 2) == 0) {
+    info.max_datagram = kFastDdsDatagram;
+  }
+  // A Cyclone DDS reader answers a HEARTBEAT from its event thread once its receive thread has
+  // read on, which looks like a deliberate delay; a window grown for it overran its 1-MB socket
+  // buffer with bursts of large samples (perf/RESULTS.md, "A window cap for deliberate delays
+  // only").
+  info.queued_answers = std::memcmp(e.vendor, wire::kVendorCyclone, 2) == 0;
+  if (options_.intra_process) {
+    auto& reg = local_endpoints();
+    std::lock_guard rl(reg.mu);
+    auto it = reg.readers.find(e.data.guid);
+    if (reg.writers.count(w.endpoint.guid) && it != reg.readers.end()) {
+      if (auto r = it->second.lock()) {
+        info.delivery = rtps::Delivery::kIntraProcess;
+        info.local = std::move(r);
+        return info;
+      }
+    }
+  }
+  if (w.rtps->segment() && e.data.shm && e.data.shm->host == shm::host_id()) {
+    if (auto bell = doorbell_locked(e.data.shm->name)) {
+      info.delivery = rtps::Delivery::kSharedMemory;
+      info.doorbell = std::move(bell);
+    }
+  }
+  return info;
+}
+
+void ParticipantImpl::match_remote_reader_locked(const discovery::RemoteEndpoint& e) {
+  for (auto& w : writers_) {
+    if (discovery::match_failure(w->endpoint, e.data).empty()) connect_reader_locked(*w, e);
+  }
+}
+
+// ---- discovery callbacks --------------------------------------------------------------------
+
+void ParticipantImpl::on_endpoint_discovered(const discovery::RemoteEndpoint& e) {
+  Deferred deferred;
+  std::vector<wire::EndpointData> announce;
+  {
+    std::lock_guard lk(entities_mu_);
+    if (closed_) return;
+    remote_[e.data.guid] = e;
+    if (e.data.is_writer()) {
+      match_remote_writer_locked(e, deferred, announce);
+    } else {
+      match_remote_reader_locked(e);
+    }
+    publish_routes_locked();
+  }
+  for (const auto& a : announce) {
+    discovery_->announce(a);
+    discovery::RemoteEndpoint self;
+    if (discovery_->resolve(a, self)) on_endpoint_discovered(self);
+  }
+  for (auto& f : deferred) f();
+}
+
+void ParticipantImpl::on_endpoint_lost(const Guid& g) {
+  Deferred deferred;
+  {
+    std::lock_guard lk(entities_mu_);
+    auto it = remote_.find(g);
+    if (it == remote_.end()) return;
+    const bool writer = it->second.data.is_writer();
+    const auto shm_locator = it->second.data.shm;
+    remote_.erase(it);
+    if (writer) {
+      for (auto& lr : readers_) disconnect_writer_locked(lr, g);
+      for (auto& raw : raw_readers_) {
+        for (auto& sub : raw->subscriptions) {
+          auto m = std::find(sub->writers.begin(), sub->writers.end(), g);
+          if (m == sub->writers.end()) continue;
+          sub->writers.erase(m);
+          if (raw->listener.on_writer_lost) {
+            deferred.push_back(
+                [raw, info = sub->info, g] { raw->listener.on_writer_lost(info, g); });
+          }
+        }
+      }
+    } else {
+      for (auto& w : writers_) w->rtps->remove_reader(g);
+    }
+    // An endpoint killed on this host (SIGKILL) leaves its segment or doorbell: removed once
+    // its process is gone.
+    if (shm_locator && shm_locator->host == shm::host_id()) {
+      shm::remove_if_orphaned(shm_locator->name);
+    }
+    publish_routes_locked();
+  }
+  for (auto& f : deferred) f();
+}
+
+}  // namespace pubsub::detail

@@ -1,0 +1,190 @@
+// ParticipantImpl, receive path: from a datagram to the local readers and writers.
+// participant_impl.hpp has the overview of the whole class (what lives in which file, who owns
+// what, which thread runs what, the lock order).
+//
+// Runs on the transport's receive workers. on_datagram(worker, ...) hands the datagram to that
+// worker's own ReceiveWorker, which renews the sender's lease, loads the current Routes snapshot
+// (an atomic load, no lock), decodes the message and, as its wire::Visitor, routes each
+// submessage addressed to us (for_us(): no INFO_DST, or ours):
+// - builtin entity ids -> Discovery (SPDP, SEDP);
+// - DATA, DATA_FRAG, HEARTBEAT, GAP, HEARTBEAT_FRAG -> the local readers matched over the network
+//   with the sending writer (Routes::readers_by_writer; a non-zero readerId picks one of them);
+// - ACKNACK, NACK_FRAG -> the local writer with that writerId (Routes::writers).
+// Malformed messages are counted (by reason) for stats(). Readers that owe an ACKNACK after a
+// HEARTBEAT are collected and answered once per batch, in batch_end() (on_receive_batch_end()).
+// Held-back HEARTBEAT answers and the rest of a paced repair are left to the event thread,
+// woken through wake_at(). The receive path takes no participant lock; the readers and writers
+// take their own (and SEDP samples reach matching through Discovery's builtin readers).
+// publish_routes_locked(), which builds the snapshot from the entity lists under entities_mu_
+// (held by its callers), is at the end.
+#include "participant_impl.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "wire/constants.hpp"
+
+namespace pubsub::detail {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+}  // namespace
+
+// ---- receive path ---------------------------------------------------------------------------
+
+void ParticipantImpl::on_datagram(unsigned worker, const uint8_t* data, size_t size) {
+  workers_[worker % kMaxReceiveWorkers].handle(data, size);
+}
+
+void ParticipantImpl::on_receive_batch_end(unsigned worker) {
+  workers_[worker % kMaxReceiveWorkers].batch_end();
+}
+
+void ParticipantImpl::ReceiveWorker::handle(const uint8_t* data, size_t size) {
+  // Only a plausible RTPS header renews a lease (the decoder checks the rest).
+  if (size >= wire::kHeaderSize && std::memcmp(data, "RTPS", 4) == 0 && data[4] == 2) {
+    GuidPrefix src;
+    std::memcpy(src.data(), data + 8, 12);
+    p->discovery_->renew_lease(index, src);
+  }
+  routes_ = p->routes_.load();
+  cached_readers_ = nullptr;
+  reception_time_ = Time::now();
+  const auto e = wire::decode_message(data, size, p->limits_, *this);
+  if (e != wire::DecodeError::kNone) {
+    p->malformed_.fetch_add(1, std::memory_order_relaxed);
+    p->malformed_by_reason_[static_cast<size_t>(e) & 15].fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+void ParticipantImpl::ReceiveWorker::batch_end() {
+  p->discovery_->on_receive_batch_end();
+  for (auto* r : dirty_) r->send_pending_acks();
+  dirty_.clear();
+  cached_readers_ = nullptr;
+  routes_.reset();
+}
+
+bool ParticipantImpl::for_us(const wire::ReceiveContext& ctx) const {
+  static const GuidPrefix kAnyone{};
+  return ctx.dest_prefix == kAnyone || ctx.dest_prefix == prefix_;
+}
+
+const std::vector<std::shared_ptr<rtps::StatefulReader>>*
+ParticipantImpl::ReceiveWorker::readers_of(const Guid& writer) {
+  if (cached_readers_ && cached_writer_ == writer) return cached_readers_;
+  auto it = routes_->readers_by_writer.find(writer);
+  if (it == routes_->readers_by_writer.end()) return nullptr;
+  cached_writer_ = writer;
+  cached_readers_ = &it->second;
+  return cached_readers_;
+}
+
+void ParticipantImpl::ReceiveWorker::mark_dirty(rtps::StatefulReader* r) {
+  if (std::find(dirty_.begin(), dirty_.end(), r) == dirty_.end()) dirty_.push_back(r);
+}
+
+// The common route of the writer-to-reader submessages: builtin ones to discovery, the rest to
+// the local readers matched with the sending writer (all of them, or the one named by readerId).
+template <class M, class Builtin, class Local>
+void ParticipantImpl::ReceiveWorker::route(const wire::ReceiveContext& ctx, const M& m,
+                                           Builtin&& builtin, Local&& local) {
+  if (!p->for_us(ctx)) return;
+  if (discovery::Discovery::is_builtin(m.writer_id)) {
+    builtin();
+    return;
+  }
+  const auto* readers = readers_of(Guid{ctx.source_prefix, m.writer_id});
+  if (!readers) return;
+  for (const auto& r : *readers) {
+    if (m.reader_id.value == 0 || m.reader_id == r->guid().entity) local(*r);
+  }
+}
+
+void ParticipantImpl::ReceiveWorker::on_data(const wire::ReceiveContext& ctx,
+                                             const wire::DataSubmessage& m) {
+  route(
+      ctx, m, [&] { p->discovery_->on_data(ctx, m, reception_time_); },
+      [&](rtps::StatefulReader& r) { r.on_data(ctx, m, reception_time_); });
+}
+
+void ParticipantImpl::ReceiveWorker::on_data_frag(const wire::ReceiveContext& ctx,
+                                                  const wire::DataFragSubmessage& m) {
+  route(
+      ctx, m, [&] { p->discovery_->on_data_frag(ctx, m, reception_time_); },
+      [&](rtps::StatefulReader& r) { r.on_data_frag(ctx, m, reception_time_); });
+}
+
+void ParticipantImpl::ReceiveWorker::on_heartbeat(const wire::ReceiveContext& ctx,
+                                                  const wire::HeartbeatSubmessage& m) {
+  route(
+      ctx, m, [&] { p->discovery_->on_heartbeat(ctx, m); },
+      [&](rtps::StatefulReader& r) {
+        rtps::SteadyTime answer_at{};
+        if (r.on_heartbeat(ctx, m, &answer_at)) {
+          mark_dirty(&r);
+        } else if (answer_at != rtps::SteadyTime{}) {
+          p->wake_at(answer_at);  // a held-back answer (heartbeat_response_delay)
+        }
+      });
+}
+
+void ParticipantImpl::ReceiveWorker::on_gap(const wire::ReceiveContext& ctx,
+                                            const wire::GapSubmessage& m) {
+  route(
+      ctx, m, [&] { p->discovery_->on_gap(ctx, m); },
+      [&](rtps::StatefulReader& r) { r.on_gap(ctx, m); });
+}
+
+void ParticipantImpl::ReceiveWorker::on_heartbeat_frag(const wire::ReceiveContext& ctx,
+                                                       const wire::HeartbeatFragSubmessage& m) {
+  route(
+      ctx, m, [&] { p->discovery_->on_heartbeat_frag(ctx, m); },
+      [&](rtps::StatefulReader& r) {
+        if (r.on_heartbeat_frag(ctx, m)) mark_dirty(&r);
+      });
+}
+
+void ParticipantImpl::ReceiveWorker::on_acknack(const wire::ReceiveContext& ctx,
+                                                const wire::AckNackSubmessage& m) {
+  if (!p->for_us(ctx)) return;
+  if (discovery::Discovery::is_builtin(m.writer_id)) {
+    p->discovery_->on_acknack(ctx, m);
+    return;
+  }
+  auto it = routes_->writers.find(m.writer_id.value);
+  if (it != routes_->writers.end()) it->second->on_acknack(ctx.source_prefix, m, Clock::now());
+}
+
+void ParticipantImpl::ReceiveWorker::on_nack_frag(const wire::ReceiveContext& ctx,
+                                                  const wire::NackFragSubmessage& m) {
+  if (!p->for_us(ctx)) return;
+  if (discovery::Discovery::is_builtin(m.writer_id)) {
+    p->discovery_->on_nack_frag(ctx, m);
+    return;
+  }
+  auto it = routes_->writers.find(m.writer_id.value);
+  if (it == routes_->writers.end()) return;
+  // The rest of a repair the pacer spreads goes out from the writer's timer.
+  const rtps::SteadyTime more = it->second->on_nack_frag(ctx.source_prefix, m, Clock::now());
+  if (more != rtps::SteadyTime{}) p->wake_at(more);
+}
+
+// ---- routes ---------------------------------------------------------------------------------
+
+void ParticipantImpl::publish_routes_locked() {
+  auto r = std::make_shared<Routes>();
+  for (const auto& w : writers_) {
+    r->writers.emplace(w->endpoint.guid.entity.value, w->rtps);
+    const auto& b = w->rtps->config().qos.batching;
+    if (b.enabled) r->min_flush_delay = std::min(r->min_flush_delay, b.max_flush_delay);
+  }
+  for (const auto& lr : readers_) {
+    r->readers.push_back(lr.rtps);
+    for (const Guid& g : lr.matched) r->readers_by_writer[g].push_back(lr.rtps);
+  }
+  routes_.store(std::move(r));
+}
+
+}  // namespace pubsub::detail
