@@ -91,38 +91,34 @@ struct Args {
   std::string output;
 };
 
-int run(int argc, char** argv) {
-  CLI::App app{"pubsub-replay: inspect, verify, export and replay pub/sub recordings"};
-  app.name("pubsub-replay");
-  app.require_subcommand(1);
-  app.fallthrough(false);
-  Args a;
+// The play options whose presence matters beyond their value.
+struct PlayFlags {
+  CLI::Option* rate = nullptr;
+  CLI::Option* loop = nullptr;
+  CLI::Option* wait = nullptr;
+};
 
-  auto* info =
-      app.add_subcommand("info", "Topics, types, sample counts, times, rates, writers, loss");
-  info->add_option("DIR", a.dir, "Recording directory (required)");
-  info->add_flag("--json", a.json, "One JSON object instead of a table");
-
+void define_play(CLI::App& app, Args& a, PlayFlags& f) {
   auto* play = app.add_subcommand("play", "Publish the recording with its original timing");
   play->add_option("DIR", a.dir, "Recording directory (required)");
-  auto* rate = play->add_option("--rate", a.rate, "Speed factor (2 = twice as fast); default 1");
+  f.rate = play->add_option("--rate", a.rate, "Speed factor (2 = twice as fast); default 1");
   auto* fast = play->add_flag("--fast", a.fast, "No pacing: publish as fast as readers allow");
-  rate->excludes(fast);
+  f.rate->excludes(fast);
   play->add_option("--topics", a.topics, "Only topics matching these globs (*, ?, [a-z])");
   play->add_option("--start", a.start,
                    "Start at T: seconds from the start of the recording (12.5) or ISO-8601 time");
   play->add_option("--end", a.end, "Stop before T (same forms as --start)");
-  auto* loop =
+  f.loop =
       play->add_option("--loop", a.loop, "Play N times (no N: until interrupted)")->expected(0, 1);
   play->add_option("--domain", a.domain, "DDS domain id (default 0)")->check(CLI::Range(0, 232));
   play->add_option("--nic", a.nic, "Network interface name or IPv4 address (default: automatic)");
   play->add_option("--peer", a.peers, "Unicast discovery peer (IPv4 address); repeatable")
       ->allow_extra_args(false);
-  auto* wait = play->add_option("--wait-readers", a.wait_readers,
-                                "Before publishing, wait for N acknowledged readers per writer");
+  f.wait = play->add_option("--wait-readers", a.wait_readers,
+                            "Before publishing, wait for N acknowledged readers per writer");
   play->add_option("--wait-timeout", a.wait_timeout,
                    "Seconds to wait for --wait-readers (default 30); then exit 1")
-      ->needs(wait);
+      ->needs(f.wait);
   play->add_option("--ack-timeout", a.ack_timeout,
                    "Seconds readers get at the end to acknowledge everything (default 10)");
   play->add_flag("-q,--quiet", a.quiet, "No progress line");
@@ -133,7 +129,28 @@ int run(int argc, char** argv) {
                    "Largest datagram, for every reader (1024..65000; default: the MTU's, 64 KiB "
                    "to Fast DDS readers)")
       ->check(CLI::Range(1024, 65000));
+  play->footer(
+      "One writer per recorded writer, with the recorded topic and type names, keyedness and "
+      "reliability, and new sequence numbers from 1; payloads, key hashes and source timestamps "
+      "as recorded. Without --wait-readers publishing starts at once, and readers discovered "
+      "later miss what went out before them. ^C stops cleanly (exit 0).\n"
+      "Exit status: 0 ok, 1 run failed (no readers, a write failed, damaged chunks skipped), 2 bad "
+      "arguments or unusable recording.");
+}
 
+constexpr const char* kExitFooter =
+    "Exit status: 0 ok, 1 problems found, 2 bad arguments or unusable recording.";
+
+void define_info(CLI::App& app, Args& a) {
+  auto* info =
+      app.add_subcommand("info", "Topics, types, sample counts, times, rates, writers, loss");
+  info->add_option("DIR", a.dir, "Recording directory (required)");
+  info->add_flag("--json", a.json, "One JSON object instead of a table");
+  info->footer(kExitFooter);
+}
+
+// export, verify, reindex, recover.
+void define_other_commands(CLI::App& app, Args& a) {
   auto* exp =
       app.add_subcommand("export", "Write records as JSON lines or CSV (payload in base64)");
   exp->add_option("DIR", a.dir, "Recording directory (required)");
@@ -153,9 +170,8 @@ int run(int argc, char** argv) {
                          "DIR/recovered/), bring the index in line");
   rec->add_option("DIR", a.dir, "Recording directory (required)");
 
-  for (auto* sub : {info, exp, rei}) {
-    sub->footer("Exit status: 0 ok, 1 problems found, 2 bad arguments or unusable recording.");
-  }
+  exp->footer(kExitFooter);
+  rei->footer(kExitFooter);
   ver->footer(
       "Exit status: 0 clean (or recovered) and no damage, 1 damage found, 2 bad arguments or "
       "unusable recording, 3 not closed cleanly with nothing worse than a torn tail (run "
@@ -164,78 +180,50 @@ int run(int argc, char** argv) {
       "Idempotent: a clean or recovered recording is left as it is.\n"
       "Exit status: 0 the recording is usable (recovered, or nothing to do), 1 it could not be "
       "repaired, 2 bad arguments or not a recording.");
-  play->footer(
-      "One writer per recorded writer, with the recorded topic and type names, keyedness and "
-      "reliability, and new sequence numbers from 1; payloads, key hashes and source timestamps "
-      "as recorded. Without --wait-readers publishing starts at once, and readers discovered "
-      "later miss what went out before them. ^C stops cleanly (exit 0).\n"
-      "Exit status: 0 ok, 1 run failed (no readers, a write failed, damaged chunks skipped), 2 bad "
-      "arguments or unusable recording.");
+}
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help
-    std::string sub;
-    for (auto* s : app.get_subcommands()) sub = s->get_name();
-    if (sub.empty() && argc > 1 && argv[1][0] != '-') {
-      return usage_error(std::string("unknown command '") + argv[1] +
-                             "' (commands: info, play, export, verify, recover, reindex)",
-                         sub);
-    }
-    if (sub.empty() && argc == 1) {
-      return usage_error("a command is needed: info, play, export, verify, recover or reindex",
-                         sub);
-    }
-    return usage_error(e.what(), sub);
+// One "pubsub-replay: ..." line for a command line CLI11 refused (exit 2), or --help (exit 0).
+int parse_error(CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
+  if (e.get_exit_code() == 0) return app.exit(e);  // --help
+  std::string sub;
+  for (auto* s : app.get_subcommands()) sub = s->get_name();
+  if (sub.empty() && argc > 1 && argv[1][0] != '-') {
+    return usage_error(std::string("unknown command '") + argv[1] +
+                           "' (commands: info, play, export, verify, recover, reindex)",
+                       sub);
   }
-  CLI::App* cmd = app.get_subcommands().front();
-  const std::string name = cmd->get_name();
-  if (a.dir.empty()) {
-    return usage_error("the recording directory DIR is missing (write it right after '" + name +
-                           "', before options that take several values)",
-                       name);
+  if (sub.empty() && argc == 1) {
+    return usage_error("a command is needed: info, play, export, verify, recover or reindex", sub);
   }
+  return usage_error(e.what(), sub);
+}
 
-  if (name == "info") return replay::info({a.dir, a.json}, std::cout, std::cerr);
-  if (name == "verify") return replay::verify(a.dir, std::cout, std::cerr);
-  if (name == "reindex") return replay::reindex(a.dir, std::cout, std::cerr);
-  if (name == "recover") return replay::recover(a.dir, std::cout, std::cerr);
+int run_export(const Args& a, const replay::Selection& sel) {
+  replay::ExportOptions o;
+  o.dir = a.dir;
+  if (a.format == "jsonl" || a.format == "json") {
+    o.format = replay::ExportFormat::kJsonl;
+  } else if (a.format == "csv") {
+    o.format = replay::ExportFormat::kCsv;
+  } else {
+    return usage_error("--format must be jsonl or csv, not '" + a.format + "'", "export");
+  }
+  o.selection = sel;
+  o.output = a.output;
+  return replay::export_records(o, std::cout, std::cerr);
+}
 
-  replay::Selection sel;
-  sel.topics = a.topics;
-  std::string error;
-  if (!a.start.empty() && !(sel.start = time_option(a.start, "--start", error))) {
-    return usage_error(error, name);
-  }
-  if (!a.end.empty() && !(sel.end = time_option(a.end, "--end", error))) {
-    return usage_error(error, name);
-  }
-  if (name == "export") {
-    replay::ExportOptions o;
-    o.dir = a.dir;
-    if (a.format == "jsonl" || a.format == "json") {
-      o.format = replay::ExportFormat::kJsonl;
-    } else if (a.format == "csv") {
-      o.format = replay::ExportFormat::kCsv;
-    } else {
-      return usage_error("--format must be jsonl or csv, not '" + a.format + "'", name);
-    }
-    o.selection = sel;
-    o.output = a.output;
-    return replay::export_records(o, std::cout, std::cerr);
-  }
-
-  // play
+int run_play(const Args& a, const PlayFlags& f, const replay::Selection& sel) {
+  const std::string name = "play";
   replay::PlayOptions o;
   o.dir = a.dir;
   if (!(a.rate > 0) || !std::isfinite(a.rate)) {
-    return usage_error("--rate must be a positive number, not " + rate->as<std::string>(), name);
+    return usage_error("--rate must be a positive number, not " + f.rate->as<std::string>(), name);
   }
   o.rate = a.rate;
   o.fast = a.fast;
   o.selection = sel;
-  if (loop->count() > 0) {
+  if (f.loop->count() > 0) {
     if (a.loop.empty()) {
       o.loops = 0;
     } else {
@@ -251,7 +239,7 @@ int run(int argc, char** argv) {
   o.participant.interface = a.nic;
   o.participant.peers = a.peers;
   o.participant.max_message_size = a.max_message_size;
-  if (wait->count() > 0 && a.wait_readers == 0) {
+  if (f.wait->count() > 0 && a.wait_readers == 0) {
     return usage_error("--wait-readers takes a count of at least 1", name);
   }
   o.wait_readers = a.wait_readers;
@@ -269,6 +257,44 @@ int run(int argc, char** argv) {
   o.stop = &g_stop;
   install_signal_handlers();
   return replay::play(o, std::cerr);
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"pubsub-replay: inspect, verify, export and replay pub/sub recordings"};
+  app.name("pubsub-replay");
+  app.require_subcommand(1);
+  app.fallthrough(false);
+  Args a;
+  PlayFlags play;
+  define_info(app, a);  // in the order --help lists them
+  define_play(app, a, play);
+  define_other_commands(app, a);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return parse_error(app, e, argc, argv);
+  }
+  const std::string name = app.get_subcommands().front()->get_name();
+  if (a.dir.empty()) {
+    return usage_error("the recording directory DIR is missing (write it right after '" + name +
+                           "', before options that take several values)",
+                       name);
+  }
+  if (name == "info") return replay::info({a.dir, a.json}, std::cout, std::cerr);
+  if (name == "verify") return replay::verify(a.dir, std::cout, std::cerr);
+  if (name == "reindex") return replay::reindex(a.dir, std::cout, std::cerr);
+  if (name == "recover") return replay::recover(a.dir, std::cout, std::cerr);
+
+  replay::Selection sel;
+  sel.topics = a.topics;
+  std::string error;
+  if (!a.start.empty() && !(sel.start = time_option(a.start, "--start", error))) {
+    return usage_error(error, name);
+  }
+  if (!a.end.empty() && !(sel.end = time_option(a.end, "--end", error))) {
+    return usage_error(error, name);
+  }
+  return name == "export" ? run_export(a, sel) : run_play(a, play, sel);
 }
 
 }  // namespace

@@ -809,22 +809,157 @@ Result<Cursor> Recording::query(const Query& q) {
   return Cursor(std::move(c));
 }
 
-Result<VerifyReport> Recording::verify(const ProblemCallback& on_problem) {
+namespace {
+
+// Recording::verify(): each segment's chunks read and compared with their index rows, the bytes
+// between and after them scanned, segment files the index does not know listed.
+struct Verifier {
+  Index& idx;
+  const format::DecodeLimits& limits;
+  const ProblemCallback& on_problem;
   VerifyReport rep;
-  Index& idx = *impl_->idx;
-  const auto report = [&](const Problem& p) {
-    ++rep.problems;
-    if (on_problem) on_problem(p);
-  };
-  auto segs = idx.segments();
-  if (!segs) return segs.status();
-  std::set<uint64_t> known;
   Bytes stored, raw;
   ChunkRow row;
+
+  void report(const Problem& p) {
+    ++rep.problems;
+    if (on_problem) on_problem(p);
+  }
+
+  void check_header(const ByteSource& src, uint64_t seg) {
+    std::byte hb[format::kSegmentHeaderSize];
+    if (src.read_at(0, hb).is_ok()) {
+      auto h = format::decode_segment_header(ByteSpan(hb, sizeof hb));
+      if (!h) report({Problem::Kind::kBadSegment, seg, 0, 0, {}, 0, 0, 0, h.status().message()});
+    } else {
+      report({Problem::Kind::kBadSegment, seg, 0, 0, {}, 0, 0, 0, "segment header truncated"});
+    }
+  }
+
+  // Valid chunks between indexed ones (or after the last) that the index does not list.
+  void scan_unindexed(const ByteSource& src, uint64_t seg, uint64_t from, uint64_t to) {
+    while (from < to) {
+      auto h = detail::read_chunk(src, from, stored, nullptr, limits);
+      Problem p;
+      p.segment = seg;
+      p.offset = from;
+      if (!h) {
+        // At the end of the file a torn tail; between indexed chunks damage.
+        p.kind = to == src.size() ? Problem::Kind::kTornTail : Problem::Kind::kCorruptChunk;
+        p.message = std::to_string(to - from) + " bytes not covered by the index (" +
+                    h.status().message() + ")";
+        report(p);
+        return;
+      }
+      p.kind = Problem::Kind::kUnindexedChunk;
+      p.chunk_sequence = h->sequence;
+      p.first_recv_ns = h->first_recv_ns;
+      p.last_recv_ns = h->last_recv_ns;
+      p.records = h->record_count;
+      p.message = "valid chunk missing from the index";
+      report(p);
+      from += format::kChunkHeaderSize + h->stored_size;
+    }
+  }
+
+  // What differs between index row `c` and the chunk as read (row); empty when nothing.
+  Result<std::string> differences(const ChunkInfo& c) {
+    std::string diff;
+    const ChunkInfo& r = row.info;
+    if (r.sequence != c.sequence) diff += " sequence";
+    if (r.stored_size != c.stored_size || r.raw_size != c.raw_size) diff += " sizes";
+    if (r.record_count != c.record_count || r.entry_count != c.entry_count) diff += " counts";
+    if (r.record_count && (r.first_recv_ns != c.first_recv_ns || r.last_recv_ns != c.last_recv_ns))
+      diff += " time range";
+    if (r.record_count && (r.min_seq != c.min_seq || r.max_seq != c.max_seq))
+      diff += " sequence range";
+    auto it = idx.chunk_topics(c.sequence);
+    if (!it) return it.status();
+    bool topics_equal = it->size() == row.topics.size();
+    for (size_t i = 0; topics_equal && i < it->size(); ++i) {
+      const auto &a = (*it)[i], &b = row.topics[i];
+      topics_equal = a.topic == b.topic && a.count == b.count && a.bytes == b.bytes &&
+                     a.first_recv_ns == b.first_recv_ns && a.last_recv_ns == b.last_recv_ns;
+    }
+    if (!topics_equal) diff += " per-topic counts";
+    return diff;
+  }
+
+  // One indexed chunk: readable, checksums right, and as its row says.
+  Status check_chunk(const ByteSource& src, const ChunkInfo& c) {
+    auto h = detail::read_chunk(src, c.offset, stored, &raw, limits);
+    Status st = h ? detail::summarize_chunk(*h, raw, row, limits) : h.status();
+    Problem p;
+    describe_from_index(idx, c, p);
+    if (!st) {
+      ++rep.chunks_bad;
+      p.kind = Problem::Kind::kCorruptChunk;
+      p.message = st.message();
+      report(p);
+      return Status::ok();
+    }
+    auto diff = differences(c);
+    if (!diff) return diff.status();
+    if (!diff->empty()) {
+      ++rep.chunks_bad;
+      p.kind = Problem::Kind::kIndexMismatch;
+      p.message = "index disagrees with the chunk:" + *diff;
+      report(p);
+      return Status::ok();
+    }
+    ++rep.chunks_ok;
+    rep.records += row.info.record_count;
+    return Status::ok();
+  }
+
+  Status segment(const ByteSource& src, uint64_t seg, const std::vector<ChunkInfo>& chunks) {
+    check_header(src, seg);
+    uint64_t expect = format::kSegmentHeaderSize;
+    for (const ChunkInfo& c : chunks) {
+      if (c.offset > expect) {
+        scan_unindexed(src, seg, expect, c.offset);
+      } else if (c.offset < expect) {
+        Problem p;
+        p.kind = Problem::Kind::kIndexMismatch;
+        describe_from_index(idx, c, p);
+        p.message = "indexed chunk overlaps the previous one";
+        report(p);
+      }
+      expect = c.offset + format::kChunkHeaderSize + c.stored_size;
+      if (auto st = check_chunk(src, c); !st) return st;
+    }
+    scan_unindexed(src, seg, expect, src.size());
+    return Status::ok();
+  }
+
+  // A segment file the index does not know: named, with whether its header is even valid.
+  void unknown_file(const std::string& dir, uint64_t n) {
+    Problem p;
+    p.kind = Problem::Kind::kUnindexedChunk;
+    p.segment = n;
+    p.message = "segment file not in the index";
+    std::byte hb[format::kSegmentHeaderSize];
+    auto src = FileSource::open(detail::segment_path(dir, n));
+    if (!src || !(*src)->read_at(0, hb) ||
+        !format::decode_segment_header(ByteSpan(hb, sizeof hb))) {
+      p.kind = Problem::Kind::kBadSegment;
+      p.message = "segment file not in the index, without a valid header";
+    }
+    report(p);
+  }
+};
+
+}  // namespace
+
+Result<VerifyReport> Recording::verify(const ProblemCallback& on_problem) {
+  Verifier v{*impl_->idx, impl_->opt.limits, on_problem, {}, {}, {}, {}};
+  auto segs = v.idx.segments();
+  if (!segs) return segs.status();
+  std::set<uint64_t> known;
   for (const SegmentInfo& s : *segs) {
     known.insert(s.number);
-    ++rep.segments;
-    auto chunks = idx.chunks_of_segment(s.number);
+    ++v.rep.segments;
+    auto chunks = v.idx.chunks_of_segment(s.number);
     if (!chunks) return chunks.status();
     auto src = impl_->source(s.number);
     if (!src) {
@@ -835,115 +970,15 @@ Result<VerifyReport> Recording::verify(const ProblemCallback& on_problem) {
       p.last_recv_ns = s.last_recv_ns;
       p.records = s.record_count;
       p.message = src.status().message();
-      report(p);
-      rep.chunks_bad += chunks->size();
+      v.report(p);
+      v.rep.chunks_bad += chunks->size();
       continue;
     }
-    std::byte hb[format::kSegmentHeaderSize];
-    if ((*src)->read_at(0, hb).is_ok()) {
-      auto h = format::decode_segment_header(ByteSpan(hb, sizeof hb));
-      if (!h)
-        report({Problem::Kind::kBadSegment, s.number, 0, 0, {}, 0, 0, 0, h.status().message()});
-    } else {
-      report({Problem::Kind::kBadSegment, s.number, 0, 0, {}, 0, 0, 0, "segment header truncated"});
-    }
-    uint64_t expect = format::kSegmentHeaderSize;
-    const auto scan_unindexed = [&](uint64_t from, uint64_t to) {
-      // Valid chunks between indexed ones (or after the last) that the index does not list.
-      while (from < to) {
-        auto h = detail::read_chunk(**src, from, stored, nullptr, impl_->opt.limits);
-        Problem p;
-        p.segment = s.number;
-        p.offset = from;
-        if (!h) {
-          // At the end of the file a torn tail; between indexed chunks damage.
-          p.kind = to == (*src)->size() ? Problem::Kind::kTornTail : Problem::Kind::kCorruptChunk;
-          p.message = std::to_string(to - from) + " bytes not covered by the index (" +
-                      h.status().message() + ")";
-          report(p);
-          return;
-        }
-        p.kind = Problem::Kind::kUnindexedChunk;
-        p.chunk_sequence = h->sequence;
-        p.first_recv_ns = h->first_recv_ns;
-        p.last_recv_ns = h->last_recv_ns;
-        p.records = h->record_count;
-        p.message = "valid chunk missing from the index";
-        report(p);
-        from += format::kChunkHeaderSize + h->stored_size;
-      }
-    };
-    for (const ChunkInfo& c : *chunks) {
-      if (c.offset != expect) {
-        if (c.offset > expect)
-          scan_unindexed(expect, c.offset);
-        else {
-          Problem p;
-          p.kind = Problem::Kind::kIndexMismatch;
-          describe_from_index(idx, c, p);
-          p.message = "indexed chunk overlaps the previous one";
-          report(p);
-        }
-      }
-      expect = c.offset + format::kChunkHeaderSize + c.stored_size;
-      auto h = detail::read_chunk(**src, c.offset, stored, &raw, impl_->opt.limits);
-      Status st = h ? detail::summarize_chunk(*h, raw, row, impl_->opt.limits) : h.status();
-      Problem p;
-      describe_from_index(idx, c, p);
-      if (!st) {
-        ++rep.chunks_bad;
-        p.kind = Problem::Kind::kCorruptChunk;
-        p.message = st.message();
-        report(p);
-        continue;
-      }
-      std::string diff;
-      const ChunkInfo& r = row.info;
-      if (r.sequence != c.sequence) diff += " sequence";
-      if (r.stored_size != c.stored_size || r.raw_size != c.raw_size) diff += " sizes";
-      if (r.record_count != c.record_count || r.entry_count != c.entry_count) diff += " counts";
-      if (r.record_count &&
-          (r.first_recv_ns != c.first_recv_ns || r.last_recv_ns != c.last_recv_ns))
-        diff += " time range";
-      if (r.record_count && (r.min_seq != c.min_seq || r.max_seq != c.max_seq))
-        diff += " sequence range";
-      auto it = idx.chunk_topics(c.sequence);
-      if (!it) return it.status();
-      bool topics_equal = it->size() == row.topics.size();
-      for (size_t i = 0; topics_equal && i < it->size(); ++i) {
-        const auto &a = (*it)[i], &b = row.topics[i];
-        topics_equal = a.topic == b.topic && a.count == b.count && a.bytes == b.bytes &&
-                       a.first_recv_ns == b.first_recv_ns && a.last_recv_ns == b.last_recv_ns;
-      }
-      if (!topics_equal) diff += " per-topic counts";
-      if (!diff.empty()) {
-        ++rep.chunks_bad;
-        p.kind = Problem::Kind::kIndexMismatch;
-        p.message = "index disagrees with the chunk:" + diff;
-        report(p);
-        continue;
-      }
-      ++rep.chunks_ok;
-      rep.records += r.record_count;
-    }
-    scan_unindexed(expect, (*src)->size());
+    if (auto st = v.segment(**src, s.number, *chunks); !st) return st;
   }
-  for (uint64_t n : detail::list_segment_files(impl_->dir)) {
-    if (known.count(n)) continue;
-    Problem p;
-    p.kind = Problem::Kind::kUnindexedChunk;
-    p.segment = n;
-    p.message = "segment file not in the index";
-    std::byte hb[format::kSegmentHeaderSize];
-    auto src = FileSource::open(detail::segment_path(impl_->dir, n));
-    if (!src || !(*src)->read_at(0, hb) ||
-        !format::decode_segment_header(ByteSpan(hb, sizeof hb))) {
-      p.kind = Problem::Kind::kBadSegment;
-      p.message = "segment file not in the index, without a valid header";
-    }
-    report(p);
-  }
-  return rep;
+  for (uint64_t n : detail::list_segment_files(impl_->dir))
+    if (!known.count(n)) v.unknown_file(impl_->dir, n);
+  return v.rep;
 }
 
 }  // namespace storage
