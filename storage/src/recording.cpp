@@ -415,110 +415,114 @@ Result<CloseState> Recording::close_state(const std::string& dir) {
   return state_of((*idx)->meta("clean"));
 }
 
-Result<ReindexReport> Recording::reindex(const std::string& dir, ProblemCallback on_problem) {
-  const std::string ipath = detail::index_path(dir);
-  const std::string tmp = ipath + ".reindex";
-  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) ::unlink((tmp + suffix).c_str());
+namespace {
+
+// Recording::reindex(): a new index built from the segment files alone.
+struct Reindexer {
+  Index& x;
+  const ProblemCallback& on_problem;
   ReindexReport rep;
   std::string recording_id;
-  // The close state is kept (read before the old index is replaced), never upgraded.
-  std::optional<CloseState> old_state;
-  if (auto st = close_state(dir)) old_state = *st;
-  {
-    auto idx = Index::open(tmp, Index::Mode::kCreate);
-    if (!idx) return idx.status();
-    Index& x = **idx;
-    if (auto s = x.begin(); !s) return s;
-    const auto report = [&](const Problem& p) {
-      ++rep.problems;
-      if (p.kind == Problem::Kind::kTornTail) ++rep.torn_tails;
-      if (on_problem) on_problem(p);
-    };
-    uint64_t last_seg = 0;
-    Bytes stored, raw;
-    ChunkRow row;
-    for (uint64_t seg : detail::list_segment_files(dir)) {
-      const std::string path = detail::segment_path(dir, seg);
-      auto src = FileSource::open(path);
-      if (!src) return src.status();
-      std::byte hb[format::kSegmentHeaderSize];
-      Result<format::SegmentHeader> sh =
-          Status{ErrorCode::kTruncated, "segment shorter than header"};
-      if ((*src)->size() >= sizeof hb) {
-        if (auto s = (*src)->read_at(0, hb); !s) return s;
-        sh = format::decode_segment_header(ByteSpan(hb, sizeof hb));
+  uint64_t last_seg = 0;
+  Bytes stored, raw, window;
+  ChunkRow row;
+
+  void report(const Problem& p) {
+    ++rep.problems;
+    if (p.kind == Problem::Kind::kTornTail) ++rep.torn_tails;
+    if (on_problem) on_problem(p);
+  }
+
+  // From `pos`, the offset of the next chunk header that verifies, or nullopt if none follows.
+  Result<std::optional<uint64_t>> next_header(const ByteSource& src, uint64_t pos) {
+    const uint64_t size = src.size();
+    window.resize(1 << 20);
+    for (uint64_t next = pos + 1; next + format::kChunkHeaderSize <= size;) {
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(window.size(), size - next));
+      if (auto s = src.read_at(next, std::span(window.data(), n)); !s) return s;
+      for (size_t i = 0; i + format::kChunkHeaderSize <= n; ++i) {
+        if (std::memcmp(window.data() + i, "PSCK", 4) != 0) continue;
+        if (format::decode_chunk_header(ByteSpan(window.data() + i, format::kChunkHeaderSize)))
+          return std::optional<uint64_t>(next + i);
       }
-      if (!sh) {
-        report({Problem::Kind::kBadSegment, seg, 0, 0, {}, 0, 0, 0, sh.status().message()});
+      next += n > format::kChunkHeaderSize ? n - format::kChunkHeaderSize + 1 : n;
+    }
+    return std::optional<uint64_t>();
+  }
+
+  // The chunks of one segment into the index; damaged ones reported and skipped.
+  Status chunks(const ByteSource& src, uint64_t seg) {
+    uint64_t pos = format::kSegmentHeaderSize;
+    while (pos < src.size()) {
+      auto h = detail::read_chunk(src, pos, stored, &raw);
+      Status st = h ? detail::summarize_chunk(*h, raw, row) : h.status();
+      if (st) {
+        row.info.segment = seg;
+        row.info.offset = pos;
+        if (auto s = x.put_chunk(row); !s) return s;
+        ++rep.chunks;
+        rep.records += h->record_count;
+        pos += format::kChunkHeaderSize + h->stored_size;
         continue;
       }
-      static const char* kHex = "0123456789abcdef";
-      if (recording_id.empty())
-        for (uint8_t b : sh->recording_id) {
-          recording_id += kHex[b >> 4];
-          recording_id += kHex[b & 15];
-        }
-      if (auto s = x.put_segment(seg, sh->created_ns); !s) return s;
-      ++rep.segments;
-      last_seg = seg;
-      const uint64_t torn_before = rep.torn_tails;
-      uint64_t pos = format::kSegmentHeaderSize;
-      const uint64_t size = (*src)->size();
-      while (pos < size) {
-        auto h = detail::read_chunk(**src, pos, stored, &raw);
-        Status st = h ? detail::summarize_chunk(*h, raw, row) : h.status();
-        if (st) {
-          row.info.segment = seg;
-          row.info.offset = pos;
-          if (auto s = x.put_chunk(row); !s) return s;
-          ++rep.chunks;
-          rep.records += h->record_count;
-          pos += format::kChunkHeaderSize + h->stored_size;
-          continue;
-        }
-        Problem p;
-        p.segment = seg;
-        p.offset = pos;
-        if (h) {  // header intact, body bad: skip exactly this chunk
-          p.kind = Problem::Kind::kCorruptChunk;
-          p.chunk_sequence = h->sequence;
-          p.first_recv_ns = h->first_recv_ns;
-          p.last_recv_ns = h->last_recv_ns;
-          p.records = h->record_count;
-          p.message = st.message() + "; chunk left out of the index";
-          report(p);
-          pos += format::kChunkHeaderSize + h->stored_size;
-          continue;
-        }
-        // Header unreadable: look for the next chunk header that verifies.
-        uint64_t next = pos + 1;
-        bool found = false;
-        Bytes window(1 << 20);
-        while (next + format::kChunkHeaderSize <= size && !found) {
-          const size_t n = static_cast<size_t>(std::min<uint64_t>(window.size(), size - next));
-          if (auto s = (*src)->read_at(next, std::span(window.data(), n)); !s) return s;
-          for (size_t i = 0; i + format::kChunkHeaderSize <= n; ++i) {
-            if (std::memcmp(window.data() + i, "PSCK", 4) != 0) continue;
-            if (format::decode_chunk_header(
-                    ByteSpan(window.data() + i, format::kChunkHeaderSize))) {
-              next += i;
-              found = true;
-              break;
-            }
-          }
-          if (!found) next += n > format::kChunkHeaderSize ? n - format::kChunkHeaderSize + 1 : n;
-        }
-        p.kind = found ? Problem::Kind::kCorruptChunk : Problem::Kind::kTornTail;
-        p.message = st.message() + (found ? "; skipped " + std::to_string(next - pos) + " bytes"
-                                          : "; ignoring the rest of the segment");
+      Problem p;
+      p.segment = seg;
+      p.offset = pos;
+      if (h) {  // header intact, body bad: skip exactly this chunk
+        p.kind = Problem::Kind::kCorruptChunk;
+        p.chunk_sequence = h->sequence;
+        p.first_recv_ns = h->first_recv_ns;
+        p.last_recv_ns = h->last_recv_ns;
+        p.records = h->record_count;
+        p.message = st.message() + "; chunk left out of the index";
         report(p);
-        if (!found) break;
-        pos = next;
+        pos += format::kChunkHeaderSize + h->stored_size;
+        continue;
       }
-      // A torn segment stays open: opening the recording checks its tail again.
-      if (rep.torn_tails == torn_before)
-        if (auto s = x.set_segment_closed(seg, true); !s) return s;
+      // Header unreadable: look for the next chunk header that verifies.
+      auto next = next_header(src, pos);
+      if (!next) return next.status();
+      p.kind = *next ? Problem::Kind::kCorruptChunk : Problem::Kind::kTornTail;
+      p.message = st.message() + (*next ? "; skipped " + std::to_string(**next - pos) + " bytes"
+                                        : "; ignoring the rest of the segment");
+      report(p);
+      if (!*next) break;
+      pos = **next;
     }
+    return Status::ok();
+  }
+
+  Status segment(const std::string& dir, uint64_t seg) {
+    auto src = FileSource::open(detail::segment_path(dir, seg));
+    if (!src) return src.status();
+    std::byte hb[format::kSegmentHeaderSize];
+    Result<format::SegmentHeader> sh = Status{ErrorCode::kTruncated, "segment shorter than header"};
+    if ((*src)->size() >= sizeof hb) {
+      if (auto s = (*src)->read_at(0, hb); !s) return s;
+      sh = format::decode_segment_header(ByteSpan(hb, sizeof hb));
+    }
+    if (!sh) {
+      report({Problem::Kind::kBadSegment, seg, 0, 0, {}, 0, 0, 0, sh.status().message()});
+      return Status::ok();
+    }
+    static const char* kHex = "0123456789abcdef";
+    if (recording_id.empty())
+      for (uint8_t b : sh->recording_id) {
+        recording_id += kHex[b >> 4];
+        recording_id += kHex[b & 15];
+      }
+    if (auto s = x.put_segment(seg, sh->created_ns); !s) return s;
+    ++rep.segments;
+    last_seg = seg;
+    const uint64_t torn_before = rep.torn_tails;
+    if (auto s = chunks(**src, seg); !s) return s;
+    // A torn segment stays open: opening the recording checks its tail again.
+    if (rep.torn_tails == torn_before) return x.set_segment_closed(seg, true);
+    return Status::ok();
+  }
+
+  // The meta rows; the close state is the old index's, never upgraded.
+  Status finish(std::optional<CloseState> old_state) {
     rep.state =
         rep.torn_tails > 0 ? CloseState::kUnclean : old_state.value_or(CloseState::kRecovered);
     Status s = x.set_meta("format_version", std::to_string(format::kFormatVersion));
@@ -531,7 +535,29 @@ Result<ReindexReport> Recording::reindex(const std::string& dir, ProblemCallback
                                                                     : "0");
     if (s) s = x.commit();
     if (s) s = x.exec("PRAGMA journal_mode=DELETE");
-    if (!s) return s;
+    return s;
+  }
+};
+
+}  // namespace
+
+Result<ReindexReport> Recording::reindex(const std::string& dir, ProblemCallback on_problem) {
+  const std::string ipath = detail::index_path(dir);
+  const std::string tmp = ipath + ".reindex";
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) ::unlink((tmp + suffix).c_str());
+  // The close state is kept (read before the old index is replaced), never upgraded.
+  std::optional<CloseState> old_state;
+  if (auto st = close_state(dir)) old_state = *st;
+  ReindexReport rep;
+  {
+    auto idx = Index::open(tmp, Index::Mode::kCreate);
+    if (!idx) return idx.status();
+    if (auto s = (*idx)->begin(); !s) return s;
+    Reindexer r{**idx, on_problem, {}, {}, 0, {}, {}, {}, {}};
+    for (uint64_t seg : detail::list_segment_files(dir))
+      if (auto s = r.segment(dir, seg); !s) return s;
+    if (auto s = r.finish(old_state); !s) return s;
+    rep = r.rep;
   }
   for (const char* suffix : {"-wal", "-shm"}) ::unlink((ipath + suffix).c_str());
   if (::rename(tmp.c_str(), ipath.c_str()) != 0) return errno_status(errno, "rename " + tmp);
