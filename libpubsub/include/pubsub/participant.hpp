@@ -7,8 +7,12 @@
 //
 // Threads: a participant runs two receive threads (the transport's workers: the data socket,
 // and discovery/multicast) and one event thread (timers: heartbeats, acknowledgement retries,
-// announcements, leases). Writers publish on the caller's thread. Listeners run on the receive
-// threads and must not block for long; one reader's listener calls never overlap.
+// announcements, leases), and with shared memory on a shared-memory receive thread. Writers
+// publish on the caller's thread. Listeners run on the thread that delivered the sample: a UDP
+// receive thread, the shared-memory thread, or - for an intra-process writer - the writing thread
+// (with that writer's lock held). They must not block for long, nor call back into the
+// participant (create_*/remove_*, RawReader::stats()/topics()): they hold their reader's lock,
+// which ranks below the participant's. One reader's listener calls never overlap.
 // Destroy writers and readers before their participant (the participant's destructor closes
 // them if they are still alive, after which their calls return kClosed).
 #pragma once

@@ -1,8 +1,10 @@
 // Readers. Reader receives the samples of one topic and hands the CDR body to a callback.
 // RawReader receives every topic matching glob patterns, discovered as writers appear, and
 // hands out the serialized payload with its metadata without deserializing (the recorder).
-// Callbacks run on the participant's receive threads, in each writer's sequence order. One
-// reader's callbacks never overlap; callbacks of different readers may run at the same time.
+// Callbacks run on the thread that delivered the sample (a receive thread, the shared-memory
+// thread or an intra-process writer's thread; see participant.hpp), in each writer's sequence
+// order. One reader's callbacks never overlap; callbacks of different readers may run at the
+// same time.
 #pragma once
 
 #include <functional>
