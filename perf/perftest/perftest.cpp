@@ -548,6 +548,51 @@ class Printer {
   std::thread thread_;
 };
 
+void print_reader_stats(const pubsub::Reader& reader) {
+  const auto rs = reader.stats();
+  std::fprintf(stderr,
+               "pubsub-perftest: reader delivered %" PRIu64 " duplicates %" PRIu64
+               " out-of-order %" PRIu64 " lost %" PRIu64 " gapped %" PRIu64 " buffer-full %" PRIu64
+               " too-large %" PRIu64 " acknacks %" PRIu64 " nackfrags %" PRIu64
+               " fragments %" PRIu64 " via-shm %" PRIu64 " via-intra %" PRIu64 "\n",
+               rs.samples_delivered, rs.duplicates, rs.out_of_order, rs.lost, rs.gapped,
+               rs.buffer_full_drops, rs.too_large_drops, rs.acknacks_sent, rs.nackfrags_sent,
+               rs.fragments_received, rs.samples_shm, rs.samples_intra);
+}
+
+// The throughput CSV line (and its header), -summaryJson, and the exit status: 1 for a run that
+// did not complete, malformed samples, or loss on a reliable topic.
+int report_subscriber(const Options& o, SubscriberState& state, bool completed) {
+  const auto t = state.totals();
+  const double rate = t.seconds > 0 ? static_cast<double>(t.samples) / t.seconds : 0;
+  if (!o.no_output_headers) {
+    std::printf(
+        "Sample Size (Bytes),Total Samples,Avg Samples/s,Avg Mbps,Lost Samples,Lost "
+        "Samples (%%)\n");
+  }
+  const double lost_pct = t.samples + t.lost ? 100.0 * static_cast<double>(t.lost) /
+                                                   static_cast<double>(t.samples + t.lost)
+                                             : 0;
+  std::printf("%u,%" PRIu64 ",%.0f,%.1f,%" PRIu64 ",%.2f\n", o.datalen, t.samples, rate,
+              rate * o.datalen * 8 / 1e6, t.lost, lost_pct);
+  std::fflush(stdout);
+  if (!o.summary_json.empty()) state.write_json(o.summary_json, completed);
+  if (!completed) {
+    std::fprintf(stderr, "pubsub-perftest: run incomplete after %.1f s (%" PRIu64 " samples)\n",
+                 o.exec_seconds, t.samples);
+    return 1;
+  }
+  if (state.problems()) {
+    std::fprintf(stderr, "pubsub-perftest: %" PRIu64 " malformed samples\n", state.problems());
+    return 1;
+  }
+  if (!o.best_effort && t.lost > 0) {
+    std::fprintf(stderr, "pubsub-perftest: %" PRIu64 " samples lost on a reliable topic\n", t.lost);
+    return 1;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int run_subscriber(const Options& o) {
@@ -609,50 +654,12 @@ int run_subscriber(const Options& o) {
     });
     completed = state.wait(*reader.value());
   }
-  {
-    const auto rs = reader.value()->stats();
-    std::fprintf(stderr,
-                 "pubsub-perftest: reader delivered %" PRIu64 " duplicates %" PRIu64
-                 " out-of-order %" PRIu64 " lost %" PRIu64 " gapped %" PRIu64
-                 " buffer-full %" PRIu64 " too-large %" PRIu64 " acknacks %" PRIu64
-                 " nackfrags %" PRIu64 " fragments %" PRIu64 " via-shm %" PRIu64
-                 " via-intra %" PRIu64 "\n",
-                 rs.samples_delivered, rs.duplicates, rs.out_of_order, rs.lost, rs.gapped,
-                 rs.buffer_full_drops, rs.too_large_drops, rs.acknacks_sent, rs.nackfrags_sent,
-                 rs.fragments_received, rs.samples_shm, rs.samples_intra);
-  }
+  print_reader_stats(*reader.value());
   if (o.latency_test) {
     if (!o.summary_json.empty()) state.write_json(o.summary_json, completed);
     return completed ? 0 : 1;
   }
-  const auto t = state.totals();
-  const double rate = t.seconds > 0 ? static_cast<double>(t.samples) / t.seconds : 0;
-  if (!o.no_output_headers) {
-    std::printf(
-        "Sample Size (Bytes),Total Samples,Avg Samples/s,Avg Mbps,Lost Samples,Lost "
-        "Samples (%%)\n");
-  }
-  const double lost_pct = t.samples + t.lost ? 100.0 * static_cast<double>(t.lost) /
-                                                   static_cast<double>(t.samples + t.lost)
-                                             : 0;
-  std::printf("%u,%" PRIu64 ",%.0f,%.1f,%" PRIu64 ",%.2f\n", o.datalen, t.samples, rate,
-              rate * o.datalen * 8 / 1e6, t.lost, lost_pct);
-  std::fflush(stdout);
-  if (!o.summary_json.empty()) state.write_json(o.summary_json, completed);
-  if (!completed) {
-    std::fprintf(stderr, "pubsub-perftest: run incomplete after %.1f s (%" PRIu64 " samples)\n",
-                 o.exec_seconds, t.samples);
-    return 1;
-  }
-  if (state.problems()) {
-    std::fprintf(stderr, "pubsub-perftest: %" PRIu64 " malformed samples\n", state.problems());
-    return 1;
-  }
-  if (!o.best_effort && t.lost > 0) {
-    std::fprintf(stderr, "pubsub-perftest: %" PRIu64 " samples lost on a reliable topic\n", t.lost);
-    return 1;
-  }
-  return 0;
+  return report_subscriber(o, state, completed);
 }
 
 // ---- publisher --------------------------------------------------------------------------------
@@ -759,107 +766,124 @@ bool write_retrying(pubsub::Writer& w, pubsub::Bytes body, const pubsub::WriteOp
   }
 }
 
-int run_latency_publisher(const Options& o, pubsub::Participant& p, pubsub::Writer& writer) {
-  // Ping-pong: the next ping leaves from the receive thread as soon as the echo of the last one
-  // arrives (no hand-over to another thread, as ddsperf does it); the main thread only watches
-  // for a lost echo and then sends a fresh ping.
-  std::mutex mu;
-  std::condition_variable cv;
-  SampleMaker maker(o);
-  std::vector<int64_t> lat;
-  lat.reserve(1 << 20);
-  uint32_t seq = 0;
-  Clock::time_point t0;
-  uint64_t lost = 0;
-  bool finished = false;
-  Clock::time_point end;
-  // In-process delivery is synchronous: the echo arrives inside write(). The main thread then
-  // sends every ping itself (a ping sent from the echo callback would re-enter the writers).
-  const bool intra = o.transport == TransportKind::kIntra;
-  std::atomic<uint32_t> echoed{0};
-  auto send_ping_locked = [&] {
-    ++seq;
-    t0 = Clock::now();
-    const auto stamp = static_cast<uint64_t>(t0.time_since_epoch().count());
+// Ping-pong: the next ping leaves from the receive thread as soon as the echo of the last one
+// arrives (no hand-over to another thread, as ddsperf does it); the main thread only watches
+// for a lost echo and then sends a fresh ping.
+class LatencyPinger {
+ public:
+  LatencyPinger(const Options& o, pubsub::Writer& writer)
+      : o_(o), writer_(writer), maker_(o), intra_(o.transport == TransportKind::kIntra) {
+    lat_.reserve(1 << 20);
+  }
+
+  // The echo reader's listener (receive thread).
+  void on_echo(pubsub::Bytes body) {
+    const auto now = Clock::now();
+    if (body.size() < kHeaderBytes) return;
+    if (intra_) {
+      lat_.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(now - t0_).count() / 2);
+      echoed_.store(get_u32(body.data()), std::memory_order_release);
+      return;
+    }
+    std::lock_guard lk(mu_);
+    if (finished_ || get_u32(body.data()) != seq_) return;
+    lat_.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(now - t0_).count() / 2);
+    if (now < end_) {
+      send_ping_locked();
+    } else {
+      finished_ = true;
+      cv_.notify_all();
+    }
+  }
+
+  // Main thread: pings for -exec seconds, then sends the end marker.
+  void run() {
+    if (intra_) {
+      ping_in_process();
+    } else {
+      ping_over_network();
+    }
+    maker_.make(seq_ + 1, kKindEnd, 0);
+    pubsub::WriteOptions wo;
+    if (o_.keyed) wo.key_hash = maker_.key(0);
+    (void)writer_.write(maker_.body(), wo);
+    writer_.flush();
+    writer_.wait_for_acknowledgments(2s);
+  }
+
+  std::vector<int64_t>& latencies() { return lat_; }
+  uint64_t lost() const { return lost_; }
+
+ private:
+  void send_ping_locked() {
+    ++seq_;
+    t0_ = Clock::now();
+    const auto stamp = static_cast<uint64_t>(t0_.time_since_epoch().count());
     pubsub::WriteOptions wo;
     // A failure shows up as a lost echo.
-    if (o.zero_copy) {  // the ping made in a loaned buffer (its header; see SampleMaker)
-      if (auto loan = writer.loan(o.datalen)) {
-        const uint32_t k =
-            maker.make_into(reinterpret_cast<uint8_t*>(loan->data().data()), seq, kKindPing, stamp);
-        if (o.keyed) wo.key_hash = maker.key(k);
-        (void)writer.write(std::move(loan).value(), wo);
+    if (o_.zero_copy) {  // the ping made in a loaned buffer (its header; see SampleMaker)
+      if (auto loan = writer_.loan(o_.datalen)) {
+        const uint32_t k = maker_.make_into(reinterpret_cast<uint8_t*>(loan->data().data()), seq_,
+                                            kKindPing, stamp);
+        if (o_.keyed) wo.key_hash = maker_.key(k);
+        (void)writer_.write(std::move(loan).value(), wo);
       }
       return;
     }
-    const uint32_t k = maker.make(seq, kKindPing, stamp);
-    if (o.keyed) wo.key_hash = maker.key(k);
-    (void)writer.write(maker.body(), wo);
-  };
-  auto echo = p.create_reader(
-      {kEchoTopic, "pubsub::perftest::Sample", false}, reader_qos(o),
-      [&](const pubsub::SampleInfo&, pubsub::Bytes body) {
-        const auto now = Clock::now();
-        if (body.size() < kHeaderBytes) return;
-        if (intra) {
-          lat.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(now - t0).count() / 2);
-          echoed.store(get_u32(body.data()), std::memory_order_release);
-          return;
-        }
-        std::lock_guard lk(mu);
-        if (finished || get_u32(body.data()) != seq) return;
-        lat.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(now - t0).count() / 2);
-        if (now < end) {
-          send_ping_locked();
-        } else {
-          finished = true;
-          cv.notify_all();
-        }
-      });
-  if (!echo) {
-    std::fprintf(stderr, "pubsub-perftest: %s\n", echo.error().message.c_str());
-    return 2;
+    const uint32_t k = maker_.make(seq_, kKindPing, stamp);
+    if (o_.keyed) wo.key_hash = maker_.key(k);
+    (void)writer_.write(maker_.body(), wo);
   }
-  if (!echo.value()->wait_for_writers(o.num_subscribers,
-                                      std::chrono::duration_cast<pubsub::Duration>(
-                                          std::chrono::duration<double>(o.wait_seconds)))) {
-    std::fprintf(stderr, "pubsub-perftest: no echo writer from the subscriber\n");
-    return 1;
-  }
-  if (intra) {
-    end = Clock::now() + seconds_of(o.exec_seconds);
-    while (Clock::now() < end) {
+
+  // In-process delivery is synchronous: the echo arrives inside write(). The main thread then
+  // sends every ping itself (a ping sent from the echo callback would re-enter the writers).
+  void ping_in_process() {
+    end_ = Clock::now() + seconds_of(o_.exec_seconds);
+    while (Clock::now() < end_) {
       send_ping_locked();
       const auto give_up = Clock::now() + 1s;
-      while (echoed.load(std::memory_order_acquire) != seq && Clock::now() < give_up) {
+      while (echoed_.load(std::memory_order_acquire) != seq_ && Clock::now() < give_up) {
       }
-      if (echoed.load(std::memory_order_acquire) != seq) lost++;
-    }
-  } else {
-    std::unique_lock lk(mu);
-    end = Clock::now() + seconds_of(o.exec_seconds);
-    send_ping_locked();
-    uint32_t watched = seq;
-    while (!finished) {
-      if (cv.wait_for(lk, 1s, [&] { return finished; })) break;
-      if (Clock::now() >= end) {
-        finished = true;
-        break;
-      }
-      if (seq == watched) {  // no echo for a second: count it lost, start again
-        lost++;
-        send_ping_locked();
-      }
-      watched = seq;
+      if (echoed_.load(std::memory_order_acquire) != seq_) lost_++;
     }
   }
-  maker.make(seq + 1, kKindEnd, 0);
-  pubsub::WriteOptions wo;
-  if (o.keyed) wo.key_hash = maker.key(0);
-  (void)writer.write(maker.body(), wo);
-  writer.flush();
-  writer.wait_for_acknowledgments(2s);
 
+  void ping_over_network() {
+    std::unique_lock lk(mu_);
+    end_ = Clock::now() + seconds_of(o_.exec_seconds);
+    send_ping_locked();
+    uint32_t watched = seq_;
+    while (!finished_) {
+      if (cv_.wait_for(lk, 1s, [&] { return finished_; })) break;
+      if (Clock::now() >= end_) {
+        finished_ = true;
+        break;
+      }
+      if (seq_ == watched) {  // no echo for a second: count it lost, start again
+        lost_++;
+        send_ping_locked();
+      }
+      watched = seq_;
+    }
+  }
+
+  const Options& o_;
+  pubsub::Writer& writer_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  SampleMaker maker_;
+  std::vector<int64_t> lat_;
+  uint32_t seq_ = 0;
+  Clock::time_point t0_;
+  uint64_t lost_ = 0;
+  bool finished_ = false;
+  Clock::time_point end_;
+  const bool intra_;
+  std::atomic<uint32_t> echoed_{0};
+};
+
+// The latency CSV line (and its header) from the half round trips in `lat` (sorted here).
+int print_latencies(const Options& o, std::vector<int64_t>& lat, uint64_t lost) {
   if (lat.empty()) {
     std::fprintf(stderr, "pubsub-perftest: no echo received\n");
     return 1;
@@ -887,6 +911,133 @@ int run_latency_publisher(const Options& o, pubsub::Participant& p, pubsub::Writ
   std::fflush(stdout);
   if (lost) std::fprintf(stderr, "pubsub-perftest: %" PRIu64 " pings without an echo\n", lost);
   return 0;
+}
+
+int run_latency_publisher(const Options& o, pubsub::Participant& p, pubsub::Writer& writer) {
+  LatencyPinger pinger(o, writer);
+  auto echo = p.create_reader(
+      {kEchoTopic, "pubsub::perftest::Sample", false}, reader_qos(o),
+      [&pinger](const pubsub::SampleInfo&, pubsub::Bytes body) { pinger.on_echo(body); });
+  if (!echo) {
+    std::fprintf(stderr, "pubsub-perftest: %s\n", echo.error().message.c_str());
+    return 2;
+  }
+  if (!echo.value()->wait_for_writers(o.num_subscribers,
+                                      std::chrono::duration_cast<pubsub::Duration>(
+                                          std::chrono::duration<double>(o.wait_seconds)))) {
+    std::fprintf(stderr, "pubsub-perftest: no echo writer from the subscriber\n");
+    return 1;
+  }
+  pinger.run();
+  return print_latencies(o, pinger.latencies(), pinger.lost());
+}
+
+// What the throughput loop leaves for the end of the run.
+struct ThroughputRun {
+  Clock::time_point start;
+  uint32_t seq = 0;  // the sequence number after the last one written
+  std::atomic<uint64_t> written{0};
+  uint64_t timeouts = 0, checksum = 0;
+};
+
+void print_write_failure(const pubsub::Writer& writer) {
+  const auto ws = writer.stats();
+  std::fprintf(stderr,
+               "pubsub-perftest: writer %" PRIu64 " written, %" PRIu64 " acknacks, %" PRIu64
+               " retransmitted, %" PRIu64 " fragments retransmitted, %" PRIu64
+               " gaps, history %zu samples\n",
+               ws.samples_written, ws.acknacks_received, ws.samples_retransmitted,
+               ws.fragments_retransmitted, ws.gaps_sent, ws.history_samples);
+}
+
+// Writes samples flat out (or at -pubRate) for -exec seconds, with the interval lines, and
+// flushes. False when a write failed.
+bool write_samples(const Options& o, pubsub::Writer& writer, SampleMaker& maker,
+                   ThroughputRun& run) {
+  uint64_t& timeouts = run.timeouts;
+  uint64_t& checksum = run.checksum;
+  std::atomic<uint64_t>& written = run.written;
+  const bool want_checksum = !o.summary_json.empty();
+  const auto start = Clock::now();
+  run.start = start;
+  const auto end = start + seconds_of(o.exec_seconds);
+  uint32_t seq = o.ddsperf_compat ? 0 : 1;
+  Printer printer(!o.no_print, [&] { return std::pair{written.load(), uint64_t{0}}; });
+  const auto period = o.pub_rate > 0 ? seconds_of(1.0 / o.pub_rate) : Clock::duration::zero();
+  auto next_send = start;
+  for (;;) {
+    // Large or paced samples: the clock is worth reading every time.
+    if (((seq & 63) == 0 || o.datalen >= 4096 || o.pub_rate > 0) && Clock::now() >= end) break;
+    if (o.pub_rate > 0) {
+      std::this_thread::sleep_until(next_send);
+      next_send += period;
+    }
+    pubsub::WriteOptions wo;
+    if (o.ddsperf_compat) {
+      // ddsperf reads the timestamp's lowest bit as "please answer"; keep it clear.
+      wo.timestamp = pubsub::Time{pubsub::Time::now().ns & ~int64_t{1}};
+    }
+    bool ok;
+    if (o.zero_copy) {
+      ok = write_loaned(writer, maker, seq, wo, o.keyed, want_checksum ? &checksum : nullptr,
+                        timeouts, end + 10s);
+    } else {
+      const uint32_t k = maker.make(seq, kKindData, 0);
+      wo.key_hash = o.keyed ? maker.key(k) : nullptr;
+      ok = write_retrying(writer, maker.body(), wo, timeouts, end + 10s);
+      if (ok && want_checksum) {
+        const auto b = maker.body();
+        checksum += body_hash(reinterpret_cast<const uint8_t*>(b.data()), b.size());
+      }
+    }
+    if (!ok) {
+      print_write_failure(writer);
+      return false;
+    }
+    bump(written);
+    ++seq;
+  }
+  writer.flush();
+  run.seq = seq;
+  return true;
+}
+
+// End of run: the marker carries the last sequence number written (ddsperf has none).
+void write_end_marker(const Options& o, pubsub::Writer& writer, SampleMaker& maker, uint32_t seq) {
+  maker.make(seq - 1, kKindEnd, 0);
+  pubsub::WriteOptions wo;
+  wo.key_hash = o.keyed ? maker.key(0) : nullptr;
+  const int copies = o.best_effort ? 10 : 1;
+  for (int i = 0; i < copies; ++i) {
+    (void)writer.write(maker.body(), wo);
+    writer.flush();
+    if (o.best_effort) std::this_thread::sleep_for(10ms);
+  }
+  writer.wait_for_acknowledgments(5s);
+}
+
+// The "wrote ..." line on stderr and -summaryJson.
+void report_publisher(const Options& o, const pubsub::Writer& writer, const ThroughputRun& run,
+                      double seconds, bool acked) {
+  const auto ws = writer.stats();
+  std::fprintf(stderr,
+               "pubsub-perftest: wrote %" PRIu64 " samples in %.2f s (%.0f/s), %" PRIu64
+               " blocked writes, %" PRIu64 " datagrams, %" PRIu64 " retransmitted (+%" PRIu64
+               " fragments), %" PRIu64 " heartbeats (%" PRIu64
+               " probes); window %zu KiB of %zu, slowest acknowledgement %" PRIu64
+               " us; pacing %.0f MB/s after %" PRIu64 " cuts; %" PRIu64
+               " fallbacks from big datagrams\n",
+               run.written.load(), seconds, static_cast<double>(run.written.load()) / seconds,
+               ws.write_blocked, ws.datagrams_sent, ws.samples_retransmitted,
+               ws.fragments_retransmitted, ws.heartbeats_sent, ws.heartbeat_probes,
+               ws.window_bytes >> 10, ws.window_cap_bytes >> 10, ws.ack_delay_us,
+               static_cast<double>(ws.pacing_rate) / 1e6, ws.pacing_cuts, ws.datagram_fallbacks);
+  if (!o.summary_json.empty()) {
+    std::ofstream f(o.summary_json);
+    f << "{\"written\": " << run.written.load() << ", \"checksum\": \"" << fmt_hex(run.checksum)
+      << "\", \"acknowledged\": " << (acked ? "true" : "false") << ", \"guid\": \""
+      << writer.guid().to_string() << "\", \"datagrams_sent\": " << ws.datagrams_sent << "}\n";
+  }
 }
 
 }  // namespace
@@ -922,89 +1073,12 @@ int run_publisher(const Options& o) {
   if (o.latency_test) return run_latency_publisher(o, p, writer);
 
   SampleMaker maker(o);
-  uint64_t timeouts = 0, checksum = 0;
-  std::atomic<uint64_t> written{0};
-  const bool want_checksum = !o.summary_json.empty();
-  const auto start = Clock::now();
-  const auto end = start + seconds_of(o.exec_seconds);
-  uint32_t seq = o.ddsperf_compat ? 0 : 1;
-  {
-    Printer printer(!o.no_print, [&] { return std::pair{written.load(), uint64_t{0}}; });
-    const auto period = o.pub_rate > 0 ? seconds_of(1.0 / o.pub_rate) : Clock::duration::zero();
-    auto next_send = start;
-    for (;;) {
-      // Large or paced samples: the clock is worth reading every time.
-      if (((seq & 63) == 0 || o.datalen >= 4096 || o.pub_rate > 0) && Clock::now() >= end) break;
-      if (o.pub_rate > 0) {
-        std::this_thread::sleep_until(next_send);
-        next_send += period;
-      }
-      pubsub::WriteOptions wo;
-      if (o.ddsperf_compat) {
-        // ddsperf reads the timestamp's lowest bit as "please answer"; keep it clear.
-        wo.timestamp = pubsub::Time{pubsub::Time::now().ns & ~int64_t{1}};
-      }
-      bool ok;
-      if (o.zero_copy) {
-        ok = write_loaned(writer, maker, seq, wo, o.keyed, want_checksum ? &checksum : nullptr,
-                          timeouts, end + 10s);
-      } else {
-        const uint32_t k = maker.make(seq, kKindData, 0);
-        wo.key_hash = o.keyed ? maker.key(k) : nullptr;
-        ok = write_retrying(writer, maker.body(), wo, timeouts, end + 10s);
-        if (ok && want_checksum) {
-          const auto b = maker.body();
-          checksum += body_hash(reinterpret_cast<const uint8_t*>(b.data()), b.size());
-        }
-      }
-      if (!ok) {
-        const auto ws = writer.stats();
-        std::fprintf(stderr,
-                     "pubsub-perftest: writer %" PRIu64 " written, %" PRIu64 " acknacks, %" PRIu64
-                     " retransmitted, %" PRIu64 " fragments retransmitted, %" PRIu64
-                     " gaps, history %zu samples\n",
-                     ws.samples_written, ws.acknacks_received, ws.samples_retransmitted,
-                     ws.fragments_retransmitted, ws.gaps_sent, ws.history_samples);
-        return 1;
-      }
-      bump(written);
-      ++seq;
-    }
-    writer.flush();
-  }
-  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  ThroughputRun run;
+  if (!write_samples(o, writer, maker, run)) return 1;
+  const double seconds = std::chrono::duration<double>(Clock::now() - run.start).count();
   const bool acked = writer.wait_for_acknowledgments(10s);
-  if (!o.ddsperf_compat) {
-    // End of run: the marker carries the last sequence number written.
-    maker.make(seq - 1, kKindEnd, 0);
-    pubsub::WriteOptions wo;
-    wo.key_hash = o.keyed ? maker.key(0) : nullptr;
-    const int copies = o.best_effort ? 10 : 1;
-    for (int i = 0; i < copies; ++i) {
-      (void)writer.write(maker.body(), wo);
-      writer.flush();
-      if (o.best_effort) std::this_thread::sleep_for(10ms);
-    }
-    writer.wait_for_acknowledgments(5s);
-  }
-  const auto ws = writer.stats();
-  std::fprintf(
-      stderr,
-      "pubsub-perftest: wrote %" PRIu64 " samples in %.2f s (%.0f/s), %" PRIu64
-      " blocked writes, %" PRIu64 " datagrams, %" PRIu64 " retransmitted (+%" PRIu64
-      " fragments), %" PRIu64 " heartbeats (%" PRIu64
-      " probes); window %zu KiB of %zu, slowest acknowledgement %" PRIu64
-      " us; pacing %.0f MB/s after %" PRIu64 " cuts; %" PRIu64 " fallbacks from big datagrams\n",
-      written.load(), seconds, static_cast<double>(written.load()) / seconds, ws.write_blocked,
-      ws.datagrams_sent, ws.samples_retransmitted, ws.fragments_retransmitted, ws.heartbeats_sent,
-      ws.heartbeat_probes, ws.window_bytes >> 10, ws.window_cap_bytes >> 10, ws.ack_delay_us,
-      static_cast<double>(ws.pacing_rate) / 1e6, ws.pacing_cuts, ws.datagram_fallbacks);
-  if (!o.summary_json.empty()) {
-    std::ofstream f(o.summary_json);
-    f << "{\"written\": " << written.load() << ", \"checksum\": \"" << fmt_hex(checksum)
-      << "\", \"acknowledged\": " << (acked ? "true" : "false") << ", \"guid\": \""
-      << writer.guid().to_string() << "\", \"datagrams_sent\": " << ws.datagrams_sent << "}\n";
-  }
+  if (!o.ddsperf_compat) write_end_marker(o, writer, maker, run.seq);
+  report_publisher(o, writer, run, seconds, acked);
   // Linger briefly so late repairs and the end marker get through before we leave.
   std::this_thread::sleep_for(200ms);
   return acked || o.best_effort ? 0 : 1;

@@ -140,105 +140,129 @@ class Walker {
         return data(flags, r, p, n, le);
       case kDataFrag:
         return data_frag(flags, r, p, n, le);
-      case kHeartbeat: {
-        HeartbeatSubmessage m;
-        m.reader_id.value = r.u32_be();
-        m.writer_id.value = r.u32_be();
-        m.first = read_sn(r);
-        m.last = read_sn(r);
-        m.count = r.u32();
-        if (!r.ok()) return DecodeError::kTruncated;
-        if (m.first < 1 || m.last < m.first - 1) return DecodeError::kBadSequenceNumber;
-        m.final = flags & kHeartbeatFlagFinal;
-        m.liveliness = flags & kHeartbeatFlagLiveliness;
-        v_.on_heartbeat(ctx_, m);
-        return DecodeError::kNone;
-      }
-      case kAckNack: {
-        AckNackSubmessage m;
-        m.reader_id.value = r.u32_be();
-        m.writer_id.value = r.u32_be();
-        m.set.base = read_sn(r);
-        if (!r.ok()) return DecodeError::kTruncated;
-        if (m.set.base < 1 || !read_set_bits(r, m.set)) return DecodeError::kBadSet;
-        m.count = r.u32();
-        if (!r.ok()) return DecodeError::kTruncated;
-        m.final = flags & kAckNackFlagFinal;
-        v_.on_acknack(ctx_, m);
-        return DecodeError::kNone;
-      }
-      case kGap: {
-        GapSubmessage m;
-        m.reader_id.value = r.u32_be();
-        m.writer_id.value = r.u32_be();
-        m.gap_start = read_sn(r);
-        m.gap_list.base = read_sn(r);
-        if (!r.ok()) return DecodeError::kTruncated;
-        if (m.gap_start < 1) return DecodeError::kBadSequenceNumber;
-        if (m.gap_list.base < m.gap_start || !read_set_bits(r, m.gap_list)) {
-          return DecodeError::kBadSet;
-        }
-        v_.on_gap(ctx_, m);
-        return DecodeError::kNone;
-      }
-      case kNackFrag: {
-        NackFragSubmessage m;
-        m.reader_id.value = r.u32_be();
-        m.writer_id.value = r.u32_be();
-        m.sn = read_sn(r);
-        m.fragments.base = r.u32();
-        if (!r.ok()) return DecodeError::kTruncated;
-        if (m.sn < 1) return DecodeError::kBadSequenceNumber;
-        if (m.fragments.base < 1 || !read_set_bits(r, m.fragments)) return DecodeError::kBadSet;
-        m.count = r.u32();
-        if (!r.ok()) return DecodeError::kTruncated;
-        v_.on_nack_frag(ctx_, m);
-        return DecodeError::kNone;
-      }
-      case kHeartbeatFrag: {
-        HeartbeatFragSubmessage m;
-        m.reader_id.value = r.u32_be();
-        m.writer_id.value = r.u32_be();
-        m.sn = read_sn(r);
-        m.last_fragment = r.u32();
-        m.count = r.u32();
-        if (!r.ok()) return DecodeError::kTruncated;
-        if (m.sn < 1) return DecodeError::kBadSequenceNumber;
-        if (m.last_fragment < 1) return DecodeError::kBadFragment;
-        v_.on_heartbeat_frag(ctx_, m);
-        return DecodeError::kNone;
-      }
-      case kInfoTs: {
-        if (flags & kInfoTsFlagInvalidate) {
-          ctx_.has_timestamp = false;
-          return DecodeError::kNone;
-        }
-        const int32_t s = r.i32();
-        const uint32_t f = r.u32();
-        if (!r.ok()) return DecodeError::kTruncated;
-        ctx_.has_timestamp = true;
-        ctx_.timestamp = time_from_wire(s, f);
-        return DecodeError::kNone;
-      }
-      case kInfoDst: {
-        if (n < 12) return DecodeError::kTruncated;
-        std::memcpy(ctx_.dest_prefix.data(), p, 12);
-        return DecodeError::kNone;
-      }
-      case kInfoSrc: {
-        if (n < 20) return DecodeError::kTruncated;
-        ctx_.source_version[0] = p[4];
-        ctx_.source_version[1] = p[5];
-        ctx_.source_vendor[0] = p[6];
-        ctx_.source_vendor[1] = p[7];
-        std::memcpy(ctx_.source_prefix.data(), p + 8, 12);
-        ctx_.has_timestamp = false;
-        ctx_.dest_prefix = {};
-        return DecodeError::kNone;
-      }
+      case kHeartbeat:
+        return heartbeat(flags, r);
+      case kAckNack:
+        return acknack(flags, r);
+      case kGap:
+        return gap(r);
+      case kNackFrag:
+        return nack_frag(r);
+      case kHeartbeatFrag:
+        return heartbeat_frag(r);
+      case kInfoTs:
+        return info_ts(flags, r);
+      case kInfoDst:
+        return info_dst(p, n);
+      case kInfoSrc:
+        return info_src(p, n);
       default:
         return DecodeError::kNone;  // PAD, INFO_REPLY, unknown and vendor submessages: skipped
     }
+  }
+
+  DecodeError heartbeat(uint8_t flags, ByteReader& r) {
+    HeartbeatSubmessage m;
+    m.reader_id.value = r.u32_be();
+    m.writer_id.value = r.u32_be();
+    m.first = read_sn(r);
+    m.last = read_sn(r);
+    m.count = r.u32();
+    if (!r.ok()) return DecodeError::kTruncated;
+    if (m.first < 1 || m.last < m.first - 1) return DecodeError::kBadSequenceNumber;
+    m.final = flags & kHeartbeatFlagFinal;
+    m.liveliness = flags & kHeartbeatFlagLiveliness;
+    v_.on_heartbeat(ctx_, m);
+    return DecodeError::kNone;
+  }
+
+  DecodeError acknack(uint8_t flags, ByteReader& r) {
+    AckNackSubmessage m;
+    m.reader_id.value = r.u32_be();
+    m.writer_id.value = r.u32_be();
+    m.set.base = read_sn(r);
+    if (!r.ok()) return DecodeError::kTruncated;
+    if (m.set.base < 1 || !read_set_bits(r, m.set)) return DecodeError::kBadSet;
+    m.count = r.u32();
+    if (!r.ok()) return DecodeError::kTruncated;
+    m.final = flags & kAckNackFlagFinal;
+    v_.on_acknack(ctx_, m);
+    return DecodeError::kNone;
+  }
+
+  DecodeError gap(ByteReader& r) {
+    GapSubmessage m;
+    m.reader_id.value = r.u32_be();
+    m.writer_id.value = r.u32_be();
+    m.gap_start = read_sn(r);
+    m.gap_list.base = read_sn(r);
+    if (!r.ok()) return DecodeError::kTruncated;
+    if (m.gap_start < 1) return DecodeError::kBadSequenceNumber;
+    if (m.gap_list.base < m.gap_start || !read_set_bits(r, m.gap_list)) {
+      return DecodeError::kBadSet;
+    }
+    v_.on_gap(ctx_, m);
+    return DecodeError::kNone;
+  }
+
+  DecodeError nack_frag(ByteReader& r) {
+    NackFragSubmessage m;
+    m.reader_id.value = r.u32_be();
+    m.writer_id.value = r.u32_be();
+    m.sn = read_sn(r);
+    m.fragments.base = r.u32();
+    if (!r.ok()) return DecodeError::kTruncated;
+    if (m.sn < 1) return DecodeError::kBadSequenceNumber;
+    if (m.fragments.base < 1 || !read_set_bits(r, m.fragments)) return DecodeError::kBadSet;
+    m.count = r.u32();
+    if (!r.ok()) return DecodeError::kTruncated;
+    v_.on_nack_frag(ctx_, m);
+    return DecodeError::kNone;
+  }
+
+  DecodeError heartbeat_frag(ByteReader& r) {
+    HeartbeatFragSubmessage m;
+    m.reader_id.value = r.u32_be();
+    m.writer_id.value = r.u32_be();
+    m.sn = read_sn(r);
+    m.last_fragment = r.u32();
+    m.count = r.u32();
+    if (!r.ok()) return DecodeError::kTruncated;
+    if (m.sn < 1) return DecodeError::kBadSequenceNumber;
+    if (m.last_fragment < 1) return DecodeError::kBadFragment;
+    v_.on_heartbeat_frag(ctx_, m);
+    return DecodeError::kNone;
+  }
+
+  DecodeError info_ts(uint8_t flags, ByteReader& r) {
+    if (flags & kInfoTsFlagInvalidate) {
+      ctx_.has_timestamp = false;
+      return DecodeError::kNone;
+    }
+    const int32_t s = r.i32();
+    const uint32_t f = r.u32();
+    if (!r.ok()) return DecodeError::kTruncated;
+    ctx_.has_timestamp = true;
+    ctx_.timestamp = time_from_wire(s, f);
+    return DecodeError::kNone;
+  }
+
+  DecodeError info_dst(const uint8_t* p, size_t n) {
+    if (n < 12) return DecodeError::kTruncated;
+    std::memcpy(ctx_.dest_prefix.data(), p, 12);
+    return DecodeError::kNone;
+  }
+
+  DecodeError info_src(const uint8_t* p, size_t n) {
+    if (n < 20) return DecodeError::kTruncated;
+    ctx_.source_version[0] = p[4];
+    ctx_.source_version[1] = p[5];
+    ctx_.source_vendor[0] = p[6];
+    ctx_.source_vendor[1] = p[7];
+    std::memcpy(ctx_.source_prefix.data(), p + 8, 12);
+    ctx_.has_timestamp = false;
+    ctx_.dest_prefix = {};
+    return DecodeError::kNone;
   }
 
   // Common prefix of DATA and DATA_FRAG: extraFlags, octetsToInlineQos, ids, writerSN.
