@@ -358,12 +358,7 @@ Result<std::shared_ptr<RawReaderImpl>> ParticipantImpl::create_raw_reader(
     }
     publish_routes_locked();
   }
-  for (const auto& a : announce) {
-    discovery_->announce(a);
-    discovery::RemoteEndpoint self;
-    if (discovery_->resolve(a, self)) on_endpoint_discovered(self);
-  }
-  for (auto& f : deferred) f();
+  finish_matching(announce, deferred);
   return raw;
 }
 

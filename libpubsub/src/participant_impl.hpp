@@ -232,6 +232,9 @@ class ParticipantImpl final : public TransportReceiver,
   RawReaderImpl::Subscription* subscription_for_locked(RawReaderImpl& raw,
                                                        const wire::EndpointData& writer,
                                                        std::vector<wire::EndpointData>& announce);
+  // After matching, with entities_mu_ released: announces the raw readers' new subscriptions
+  // (matching them against our own writers too), then runs the deferred listener calls.
+  void finish_matching(const std::vector<wire::EndpointData>& announce, Deferred& deferred);
 
   // participant_routing.cpp
   void publish_routes_locked();

@@ -316,6 +316,11 @@ void ParticipantImpl::on_endpoint_discovered(const discovery::RemoteEndpoint& e)
     }
     publish_routes_locked();
   }
+  finish_matching(announce, deferred);
+}
+
+void ParticipantImpl::finish_matching(const std::vector<wire::EndpointData>& announce,
+                                      Deferred& deferred) {
   for (const auto& a : announce) {
     discovery_->announce(a);
     discovery::RemoteEndpoint self;

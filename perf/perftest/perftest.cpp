@@ -564,18 +564,7 @@ void print_reader_stats(const pubsub::Reader& reader) {
 // did not complete, malformed samples, or loss on a reliable topic.
 int report_subscriber(const Options& o, SubscriberState& state, bool completed) {
   const auto t = state.totals();
-  const double rate = t.seconds > 0 ? static_cast<double>(t.samples) / t.seconds : 0;
-  if (!o.no_output_headers) {
-    std::printf(
-        "Sample Size (Bytes),Total Samples,Avg Samples/s,Avg Mbps,Lost Samples,Lost "
-        "Samples (%%)\n");
-  }
-  const double lost_pct = t.samples + t.lost ? 100.0 * static_cast<double>(t.lost) /
-                                                   static_cast<double>(t.samples + t.lost)
-                                             : 0;
-  std::printf("%u,%" PRIu64 ",%.0f,%.1f,%" PRIu64 ",%.2f\n", o.datalen, t.samples, rate,
-              rate * o.datalen * 8 / 1e6, t.lost, lost_pct);
-  std::fflush(stdout);
+  print_throughput_row(o.datalen, t.samples, t.lost, t.seconds, o.no_output_headers);
   if (!o.summary_json.empty()) state.write_json(o.summary_json, completed);
   if (!completed) {
     std::fprintf(stderr, "pubsub-perftest: run incomplete after %.1f s (%" PRIu64 " samples)\n",

@@ -1,5 +1,6 @@
-// The subscriber's summary that pubsub-perftest and perf/peers/fastdds_perftest write with
-// -summaryJson, read by tests/integration/lib/check_json.py: one format, written in one place.
+// The subscriber's reports that pubsub-perftest and perf/peers/fastdds_perftest write: the
+// throughput CSV row (RTI Perftest's columns) and the -summaryJson file read by
+// tests/integration/lib/check_json.py. One format each, written in one place.
 #pragma once
 
 #include <cinttypes>
@@ -9,6 +10,22 @@
 #include <vector>
 
 namespace perftest {
+
+// The throughput CSV line, after its header unless `no_header`, to stdout.
+inline void print_throughput_row(uint32_t datalen, uint64_t samples, uint64_t lost, double seconds,
+                                 bool no_header) {
+  const double rate = seconds > 0 ? static_cast<double>(samples) / seconds : 0;
+  if (!no_header) {
+    std::printf(
+        "Sample Size (Bytes),Total Samples,Avg Samples/s,Avg Mbps,Lost Samples,Lost "
+        "Samples (%%)\n");
+  }
+  const double lost_pct =
+      samples + lost ? 100.0 * static_cast<double>(lost) / static_cast<double>(samples + lost) : 0;
+  std::printf("%u,%" PRIu64 ",%.0f,%.1f,%" PRIu64 ",%.2f\n", datalen, samples, rate,
+              rate * datalen * 8 / 1e6, lost, lost_pct);
+  std::fflush(stdout);
+}
 
 struct WriterSummary {
   std::string guid;

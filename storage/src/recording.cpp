@@ -128,6 +128,18 @@ void describe_from_index(Index& idx, const ChunkInfo& c, Problem& p) {
     for (auto& s : *t) p.topics.push_back(s.topic);
 }
 
+// A segment the index names whose file cannot be read.
+Problem missing_segment(const SegmentInfo& s, std::string message) {
+  Problem p;
+  p.kind = Problem::Kind::kMissingSegment;
+  p.segment = s.number;
+  p.first_recv_ns = s.first_recv_ns;
+  p.last_recv_ns = s.last_recv_ns;
+  p.records = s.record_count;
+  p.message = std::move(message);
+  return p;
+}
+
 struct Resync {
   Index& idx;
   std::string dir;
@@ -291,18 +303,12 @@ struct Resync {
       if (!on_disk.count(s.number)) {
         auto chunks = idx.chunks_of_segment(s.number);
         if (!chunks) return chunks.status();
-        Problem p;
-        p.kind = Problem::Kind::kMissingSegment;
-        p.segment = s.number;
-        p.first_recv_ns = s.first_recv_ns;
-        p.last_recv_ns = s.last_recv_ns;
-        p.records = s.record_count;
+        Problem p = missing_segment(s, "segment file missing");
         std::set<TopicId> topics;
         for (auto& c : *chunks)
           if (auto t = idx.chunk_topics(c.sequence))
             for (auto& x : *t) topics.insert(x.topic);
         p.topics.assign(topics.begin(), topics.end());
-        p.message = "segment file missing";
         report(p);
         rep.chunks_dropped += chunks->size();
         if (auto st = idx.delete_segment(s.number); !st) return st;
@@ -989,14 +995,7 @@ Result<VerifyReport> Recording::verify(const ProblemCallback& on_problem) {
     if (!chunks) return chunks.status();
     auto src = impl_->source(s.number);
     if (!src) {
-      Problem p;
-      p.kind = Problem::Kind::kMissingSegment;
-      p.segment = s.number;
-      p.first_recv_ns = s.first_recv_ns;
-      p.last_recv_ns = s.last_recv_ns;
-      p.records = s.record_count;
-      p.message = src.status().message();
-      v.report(p);
+      v.report(missing_segment(s, src.status().message()));
       v.rep.chunks_bad += chunks->size();
       continue;
     }

@@ -766,18 +766,7 @@ class SubscriberSide : public dds::DataReaderListener {
       return 1;
     }
     const auto t = state_.totals();
-    const double rate = t.seconds > 0 ? static_cast<double>(t.samples) / t.seconds : 0;
-    if (!o_.no_output_headers) {
-      std::printf(
-          "Sample Size (Bytes),Total Samples,Avg Samples/s,Avg Mbps,Lost Samples,Lost "
-          "Samples (%%)\n");
-    }
-    const double lost_pct = t.samples + t.lost ? 100.0 * static_cast<double>(t.lost) /
-                                                     static_cast<double>(t.samples + t.lost)
-                                               : 0;
-    std::printf("%u,%" PRIu64 ",%.0f,%.1f,%" PRIu64 ",%.2f\n", o_.datalen, t.samples, rate,
-                rate * o_.datalen * 8 / 1e6, t.lost, lost_pct);
-    std::fflush(stdout);
+    perftest::print_throughput_row(o_.datalen, t.samples, t.lost, t.seconds, o_.no_output_headers);
     if (const uint64_t n = overwritten_loans.load()) {
       err("%" PRIu64 " loaned samples were overwritten by the writer before they were read", n);
     }

@@ -21,30 +21,20 @@ fail() {
 }
 json_field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$@"; }
 
-# wait_for_line FILE PATTERN SECONDS: until FILE has a line matching PATTERN (bounded).
-wait_for_line() {
-  local n=$(($3 * 20))
-  while [ $n -gt 0 ]; do
-    grep -q "$2" "$1" 2>/dev/null && return 0
-    sleep 0.05
-    n=$((n - 1))
-  done
-  return 1
-}
-
 torn_rounds=0 total_cut=0
 for i in $(seq 1 "$rounds"); do
   dir=$out/r$i
   echo '{"domain": 5, "interface": "veth1", "storage": {"path": "'"$dir"'", "chunk_max_age_ms": 20}}' >"$out/r.json"
   netns_spawn 1 60 "$BIN/pubsub-recorder" --config "$out/r.json" >"$out/rec$i.log" 2>&1
   rec=$SPAWNED
-  n=200  # the recording exists before the publisher starts
-  while [ ! -e "$dir/index.sqlite3" ] && [ $n -gt 0 ]; do sleep 0.05; n=$((n - 1)); done
+  # The recording exists before the publisher starts.
+  wait_for 10 "$dir/index.sqlite3" test -e "$dir/index.sqlite3" || fail "no recording created"
   netns_spawn 0 40 "$BIN/pubsub-perftest" -pub -domain 5 -nic veth0 -datalen 4096 -exec 30 \
     -noPrint -payload random 2>"$out/pub$i.err"
   pub=$SPAWNED
   # The recorder has the topic and is storing, then dies at a random moment 0-1.5 s later.
-  wait_for_line "$out/rec$i.log" " matched" 10 || fail "the recorder never matched the writer"
+  wait_for 10 "'writer ... matched' in the recorder's log" grep -q " matched" "$out/rec$i.log" ||
+    fail "the recorder never matched the writer"
   sleep "0.$((RANDOM % 10))$((RANDOM % 10))"
   sleep "$((RANDOM % 2))"
   recorder_pid=$(pgrep -P "$rec" -x pubsub-recorder)
