@@ -17,7 +17,28 @@
 
 namespace {
 
+// Exit statuses (README "pubsub-recorder"); every return of main() is one of these.
+constexpr int kExitOk = 0;
+constexpr int kExitFailed = 1;  // the recording failed (a file, the disk, the index)
+constexpr int kExitUsage = 2;   // bad command line or configuration; nothing created
+
 std::atomic<service::Recorder*> g_recorder{nullptr};
+
+// Why the recorder could not start: the configuration's fault (a bad option, no such interface
+// or directory, a directory that already holds a recording, a network it cannot join) or the
+// system's (a log or index file that cannot be written, no space).
+int start_failure_status(const common::Error& e) {
+  switch (e.code) {
+    case common::Errc::kInvalidArgument:
+    case common::Errc::kNotFound:
+    case common::Errc::kAlreadyExists:
+    case common::Errc::kUnsupported:
+    case common::Errc::kNetwork:
+      return kExitUsage;
+    default:
+      return kExitFailed;
+  }
+}
 
 }  // namespace
 
@@ -46,14 +67,13 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
+    return app.exit(e) == 0 ? kExitOk : kExitUsage;
   }
 
   auto loaded = config::load_recorder_config(config_file);
   if (!loaded) {
     std::cerr << loaded.error().to_string();
-    return 2;
+    return kExitUsage;
   }
   config::RecorderConfig cfg = std::move(loaded).value();
   if (!path.empty()) cfg.storage.path = path;
@@ -66,11 +86,11 @@ int main(int argc, char** argv) {
     std::cerr << r.error().to_string();
     ok = false;
   }
-  if (!ok) return 2;
+  if (!ok) return kExitUsage;
   if (check_only) {
     std::printf("%s: configuration OK (recording would go to %s)\n", config_file.c_str(),
                 cfg.storage.path.c_str());
-    return 0;
+    return kExitOk;
   }
 
   // SIGINT/SIGTERM go to a dedicated thread (blocked everywhere else, before any thread starts).
@@ -91,7 +111,7 @@ int main(int argc, char** argv) {
   auto recorder = service::Recorder::create(cfg, options);
   if (!recorder) {
     std::fprintf(stderr, "pubsub-recorder: %s\n", recorder.error().message.c_str());
-    return recorder.error().code == pubsub::ErrorCode::kIo ? 1 : 2;
+    return start_failure_status(recorder.error());
   }
   g_recorder = recorder.value().get();
   std::thread signals([set] {
@@ -106,7 +126,7 @@ int main(int argc, char** argv) {
   signals.join();
   if (!totals) {
     std::fprintf(stderr, "pubsub-recorder: %s\n", totals.error().message.c_str());
-    return 1;
+    return kExitFailed;
   }
-  return 0;
+  return kExitOk;
 }

@@ -7,28 +7,6 @@
 
 namespace pubsub {
 
-const char* to_string(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::kInvalidArgument:
-      return "invalid argument";
-    case ErrorCode::kTimeout:
-      return "timeout";
-    case ErrorCode::kNetwork:
-      return "network error";
-    case ErrorCode::kNotFound:
-      return "not found";
-    case ErrorCode::kResourceLimit:
-      return "resource limit";
-    case ErrorCode::kClosed:
-      return "closed";
-    case ErrorCode::kIo:
-      return "I/O error";
-    case ErrorCode::kCorrupt:
-      return "corrupt data";
-  }
-  return "unknown error";
-}
-
 std::array<uint8_t, 16> Guid::bytes() const {
   std::array<uint8_t, 16> b{};
   std::memcpy(b.data(), prefix.data(), 12);

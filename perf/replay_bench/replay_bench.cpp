@@ -75,7 +75,7 @@ void write_recording(const std::string& dir, uint64_t n, int64_t period_ns, size
   opt.fsync = storage::FsyncPolicy::kNone;
   auto w = storage::SegmentWriter::create(dir, opt);
   if (!w) {
-    std::fprintf(stderr, "replay_bench: %s\n", w.status().to_string().c_str());
+    std::fprintf(stderr, "replay_bench: %s\n", w.error().to_string().c_str());
     std::exit(1);
   }
   pubsub::TopicInfo info;
@@ -104,12 +104,12 @@ void write_recording(const std::string& dir, uint64_t n, int64_t period_ns, size
     const uint32_t seq = static_cast<uint32_t>(i);
     std::memcpy(payload.data() + 4, &seq, 4);
     if (auto s = (*w)->append(m, payload); !s) {
-      std::fprintf(stderr, "replay_bench: append: %s\n", s.to_string().c_str());
+      std::fprintf(stderr, "replay_bench: append: %s\n", s.error().to_string().c_str());
       std::exit(1);
     }
   }
   if (auto s = (*w)->close(); !s) {
-    std::fprintf(stderr, "replay_bench: close: %s\n", s.to_string().c_str());
+    std::fprintf(stderr, "replay_bench: close: %s\n", s.error().to_string().c_str());
     std::exit(1);
   }
 }

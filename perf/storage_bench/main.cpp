@@ -203,7 +203,7 @@ int ingest(SegmentWriter& wr, const BenchOptions& b, const std::vector<std::byte
     if (off + size > pool_size) off = (off + 64) % 4096;
     const Status s = wr.append(m, ByteSpan(pool.data() + off, size));
     if (!s) {
-      std::fprintf(stderr, "append: %s\n", s.to_string().c_str());
+      std::fprintf(stderr, "append: %s\n", s.error().to_string().c_str());
       return 1;
     }
   }
@@ -211,7 +211,7 @@ int ingest(SegmentWriter& wr, const BenchOptions& b, const std::vector<std::byte
   const Status cs = wr.close();
   const auto done = Clock::now();
   if (!cs) {
-    std::fprintf(stderr, "close: %s\n", cs.to_string().c_str());
+    std::fprintf(stderr, "close: %s\n", cs.error().to_string().c_str());
     return 1;
   }
   print_ingest(b, wr.stats(), secs(done - start), secs(appended - start));
@@ -223,7 +223,7 @@ int ingest(SegmentWriter& wr, const BenchOptions& b, const std::vector<std::byte
 int read_back(const BenchOptions& b) {
   auto rec = Recording::open(b.dir);
   if (!rec) {
-    std::fprintf(stderr, "open: %s\n", rec.status().to_string().c_str());
+    std::fprintf(stderr, "open: %s\n", rec.error().to_string().c_str());
     return 1;
   }
   const auto r0 = Clock::now();
@@ -266,7 +266,7 @@ int main(int argc, char** argv) {
 
   auto w = SegmentWriter::create(b.dir, b.opt);
   if (!w) {
-    std::fprintf(stderr, "create: %s\n", w.status().to_string().c_str());
+    std::fprintf(stderr, "create: %s\n", w.error().to_string().c_str());
     return 1;
   }
   if (const int rc = ingest(**w, b, pool, pool_size); rc != 0) return rc;

@@ -74,11 +74,11 @@ T get_le(const uint8_t* p) {
 }
 static_assert(std::endian::native == std::endian::little, "big-endian hosts not supported");
 
-Status corrupt(std::string what) {
-  return {ErrorCode::kCorrupt, std::move(what)};
+Error corrupt(std::string what) {
+  return Error{ErrorCode::kCorrupt, std::move(what)};
 }
-Status truncated(std::string what) {
-  return {ErrorCode::kTruncated, std::move(what)};
+Error truncated(std::string what) {
+  return Error{ErrorCode::kTruncated, std::move(what)};
 }
 
 void put_bytes(Bytes& out, const void* data, size_t n) {
@@ -132,8 +132,8 @@ Result<SegmentHeader> decode_segment_header(ByteSpan bytes) {
   SegmentHeader h;
   h.version = get_le<uint32_t>(b + 8);
   if (h.version != kFormatVersion)
-    return Status{ErrorCode::kUnsupported,
-                  "segment format version " + std::to_string(h.version) + " not supported"};
+    return Error{ErrorCode::kUnsupported,
+                 "segment format version " + std::to_string(h.version) + " not supported"};
   std::memcpy(h.recording_id.data(), b + 16, 16);
   h.segment_number = get_le<uint64_t>(b + 32);
   h.created_ns = get_le<int64_t>(b + 40);
@@ -172,7 +172,7 @@ Result<ChunkHeader> decode_chunk_header(ByteSpan bytes, const DecodeLimits& limi
   h.entry_count = get_le<uint32_t>(b + 28);
   h.first_recv_ns = get_le<int64_t>(b + 32);
   h.last_recv_ns = get_le<int64_t>(b + 40);
-  if (b[48] > 1) return Status{ErrorCode::kUnsupported, "unknown chunk codec"};
+  if (b[48] > 1) return Error{ErrorCode::kUnsupported, "unknown chunk codec"};
   h.codec = static_cast<Codec>(b[48]);
   h.flags = b[49];
   h.body_crc = get_le<uint32_t>(b + 52);
@@ -197,13 +197,13 @@ Status decode_chunk_body(const ChunkHeader& h, ByteSpan stored, Bytes& out, bool
   out.resize(h.raw_size);
   if (h.codec == Codec::kRaw) {
     if (!stored.empty()) std::memcpy(out.data(), stored.data(), stored.size());
-    return Status::ok();
+    return Status{};
   }
   const int n = LZ4_decompress_safe(reinterpret_cast<const char*>(stored.data()),
                                     reinterpret_cast<char*>(out.data()),
                                     static_cast<int>(stored.size()), static_cast<int>(h.raw_size));
   if (n < 0 || static_cast<uint32_t>(n) != h.raw_size) return corrupt("lz4 body does not decode");
-  return Status::ok();
+  return Status{};
 }
 
 void append_topic_entry(Bytes& out, TopicId id, const TopicDef& def) {
@@ -281,8 +281,8 @@ Result<bool> EntryDecoder::next(Entry& e) {
   Reader r{p_, end_};
   const uint8_t kind = *r.p++;
   const auto fail = [&](const char* what) -> Result<bool> {
-    return Status{ErrorCode::kCorrupt,
-                  std::string(what) + " at entry offset " + std::to_string(remaining())};
+    return Error{ErrorCode::kCorrupt,
+                 std::string(what) + " at entry offset " + std::to_string(remaining())};
   };
   if ((kind & 0x0f) > 3 || (kind & 0xe0) || ((kind & kEntryHasKeyHash) && (kind & 0x0f) != 0))
     return fail("bad entry kind");
@@ -363,42 +363,3 @@ Result<bool> EntryDecoder::next(Entry& e) {
 }
 
 }  // namespace storage::format
-
-namespace storage {
-
-const char* to_string(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::kOk:
-      return "ok";
-    case ErrorCode::kInvalidArgument:
-      return "invalid argument";
-    case ErrorCode::kNotFound:
-      return "not found";
-    case ErrorCode::kAlreadyExists:
-      return "already exists";
-    case ErrorCode::kIo:
-      return "i/o error";
-    case ErrorCode::kNoSpace:
-      return "no space left";
-    case ErrorCode::kCorrupt:
-      return "corrupt data";
-    case ErrorCode::kTruncated:
-      return "truncated data";
-    case ErrorCode::kFull:
-      return "queue full";
-    case ErrorCode::kClosed:
-      return "closed";
-    case ErrorCode::kIndex:
-      return "index error";
-    case ErrorCode::kUnsupported:
-      return "unsupported";
-  }
-  return "unknown";
-}
-
-std::string Status::to_string() const {
-  if (is_ok()) return "ok";
-  return std::string(storage::to_string(code_)) + ": " + message_;
-}
-
-}  // namespace storage

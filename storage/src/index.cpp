@@ -93,20 +93,20 @@ Bytes Stmt::blob(int col) const {
   return b ? Bytes(b, b + n) : Bytes();
 }
 
-Status Index::error(const char* what) {
+Error Index::error(const char* what) {
   const int rc = sqlite3_extended_errcode(db_);
   const int sys = sqlite3_system_errno(db_);
   std::string msg = std::string(what) + ": " + sqlite3_errmsg(db_);
   if ((rc & 0xff) == SQLITE_FULL || sys == ENOSPC || sys == EDQUOT) {
-    return {ErrorCode::kNoSpace, msg + " (index.sqlite3: " + std::strerror(ENOSPC) + ")"};
+    return Error{ErrorCode::kNoSpace, msg + " (index.sqlite3: " + std::strerror(ENOSPC) + ")"};
   }
   if (sys != 0) msg += std::string(" (") + std::strerror(sys) + ")";
-  return {ErrorCode::kIndex, msg};
+  return Error{ErrorCode::kIndex, msg};
 }
 
 Status Index::exec(const char* sql) {
   if (sqlite3_exec(db_, sql, nullptr, nullptr, nullptr) != SQLITE_OK) return error(sql);
-  return Status::ok();
+  return Status{};
 }
 
 Result<std::unique_ptr<Index>> Index::open(const std::string& path, Mode mode) {
@@ -119,13 +119,14 @@ Result<std::unique_ptr<Index>> Index::open(const std::string& path, Mode mode) {
   if (rc != SQLITE_OK) {
     std::string msg = "open " + path + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
     sqlite3_close(db);
-    return Status{rc == SQLITE_CANTOPEN ? ErrorCode::kNotFound : ErrorCode::kIndex, msg};
+    return Error{rc == SQLITE_CANTOPEN ? ErrorCode::kNotFound : ErrorCode::kIndex, msg};
   }
   std::unique_ptr<Index> idx(new Index(db));
   sqlite3_busy_timeout(db, 5000);
   if (mode != Mode::kReadOnly) {
-    if (auto s = idx->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"); !s) return s;
-    if (auto s = idx->init_schema(); !s) return s;
+    if (auto s = idx->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"); !s)
+      return s.error();
+    if (auto s = idx->init_schema(); !s) return s.error();
   } else {
     // Fail early with a clear error when the file is not an index.
     Stmt probe(db, "SELECT value FROM meta WHERE key='format_version'");
@@ -136,19 +137,19 @@ Result<std::unique_ptr<Index>> Index::open(const std::string& path, Mode mode) {
 
 Result<std::unique_ptr<Index>> Index::open_memory_copy(const std::string& path) {
   auto src = open(path, Mode::kReadOnly);
-  if (!src) return src.status();
+  if (!src) return src.error();
   sqlite3* db = nullptr;
   if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) !=
       SQLITE_OK) {
     sqlite3_close(db);
-    return Status{ErrorCode::kIndex, "open in-memory index"};
+    return Error{ErrorCode::kIndex, "open in-memory index"};
   }
   std::unique_ptr<Index> idx(new Index(db));
   sqlite3_backup* b = sqlite3_backup_init(db, "main", (*src)->db_, "main");
   if (!b) return idx->error("backup index");
   sqlite3_backup_step(b, -1);
   if (sqlite3_backup_finish(b) != SQLITE_OK) return idx->error("backup index");
-  if (auto s = idx->init_schema(); !s) return s;
+  if (auto s = idx->init_schema(); !s) return s.error();
   return idx;
 }
 
@@ -185,7 +186,7 @@ Status Index::set_meta(const std::string& key, const std::string& value) {
   auto& s = stmt(kSetMeta, "INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)");
   s.bind(1, key).bind(2, value);
   STEP_DONE(s, "set meta");
-  return Status::ok();
+  return Status{};
 }
 
 std::optional<std::string> Index::meta(const std::string& key) {
@@ -203,28 +204,28 @@ Status Index::put_topic(TopicId id, const TopicDef& def) {
   s.bind_blob(5, def.qos.data(), def.qos.size())
       .bind_blob(6, def.type_info.data(), def.type_info.size());
   STEP_DONE(s, "insert topic");
-  return Status::ok();
+  return Status{};
 }
 
 Status Index::put_writer(WriterId id, const WriterDef& def) {
   auto& s = stmt(kPutWriter, "INSERT OR IGNORE INTO writers(id, topic_id, guid) VALUES(?, ?, ?)");
   s.bind(1, id).bind(2, def.topic).bind_blob(3, def.guid.data(), 16);
   STEP_DONE(s, "insert writer");
-  return Status::ok();
+  return Status{};
 }
 
 Status Index::put_segment(uint64_t number, int64_t created_ns) {
   auto& s = stmt(kPutSegment, "INSERT OR IGNORE INTO segments(id, created_ns) VALUES(?, ?)");
   s.bind(1, static_cast<int64_t>(number)).bind(2, created_ns);
   STEP_DONE(s, "insert segment");
-  return Status::ok();
+  return Status{};
 }
 
 Status Index::set_segment_closed(uint64_t number, bool closed) {
   auto& s = stmt(kSetClosed, "UPDATE segments SET closed = ? WHERE id = ?");
   s.bind(1, closed ? 1 : 0).bind(2, static_cast<int64_t>(number));
   STEP_DONE(s, "close segment");
-  return Status::ok();
+  return Status{};
 }
 
 Status Index::put_chunk(const ChunkRow& row) {
@@ -274,7 +275,7 @@ Status Index::put_chunk(const ChunkRow& row) {
     q.bind(3, g.first_missing).bind(4, g.last_missing);
     STEP_DONE(q, "insert gap");
   }
-  return Status::ok();
+  return Status{};
 }
 
 Status Index::delete_chunk(uint64_t sequence) {
@@ -291,18 +292,18 @@ Status Index::delete_chunk(uint64_t sequence) {
   auto& d = stmt(kDelChunk, "DELETE FROM chunks WHERE id = ?");
   d.bind(1, id);
   STEP_DONE(d, "delete chunk");
-  return Status::ok();
+  return Status{};
 }
 
 Status Index::delete_segment(uint64_t number) {
   auto chunks = chunks_of_segment(number);
-  if (!chunks) return chunks.status();
+  if (!chunks) return chunks.error();
   for (const auto& c : *chunks)
     if (auto s = delete_chunk(c.sequence); !s) return s;
   Stmt s(db_, "DELETE FROM segments WHERE id = ?");
   s.bind(1, static_cast<int64_t>(number));
   STEP_DONE(s, "delete segment");
-  return Status::ok();
+  return Status{};
 }
 
 Result<std::vector<SegmentInfo>> Index::segments() {

@@ -70,7 +70,7 @@ class Index {
 
   sqlite3* db() { return db_; }
   Status exec(const char* sql);
-  Status error(const char* what);
+  Error error(const char* what);
 
  private:
   explicit Index(sqlite3* db) : db_(db) {}

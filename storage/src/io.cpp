@@ -12,23 +12,23 @@
 
 namespace storage {
 
-Status errno_status(int err, const std::string& what) {
+Error errno_error(int err, const std::string& what) {
   ErrorCode code = ErrorCode::kIo;
   if (err == ENOSPC || err == EDQUOT) code = ErrorCode::kNoSpace;
   if (err == ENOENT) code = ErrorCode::kNotFound;
   if (err == EEXIST) code = ErrorCode::kAlreadyExists;
-  return {code, what + ": " + std::strerror(err)};
+  return Error{code, what + ": " + std::strerror(err)};
 }
 
 Result<std::unique_ptr<FileSink>> FileSink::open(const std::string& path, bool create) {
   const int flags = O_WRONLY | O_CLOEXEC | (create ? (O_CREAT | O_EXCL) : 0);
   const int fd = ::open(path.c_str(), flags, 0644);
-  if (fd < 0) return errno_status(errno, "open " + path);
+  if (fd < 0) return errno_error(errno, "open " + path);
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     const int err = errno;
     ::close(fd);
-    return errno_status(err, "stat " + path);
+    return errno_error(err, "stat " + path);
   }
   return std::unique_ptr<FileSink>(new FileSink(fd, path, static_cast<uint64_t>(st.st_size)));
 }
@@ -49,9 +49,9 @@ Status FileSink::write(std::span<const ByteSpan> parts) {
     const ssize_t n = ::pwritev(fd_, iov.data() + first, cnt, static_cast<off_t>(size_));
     if (n < 0) {
       if (errno == EINTR) continue;
-      return errno_status(errno, "write " + path_);
+      return errno_error(errno, "write " + path_);
     }
-    if (n == 0) return errno_status(ENOSPC, "write " + path_);
+    if (n == 0) return errno_error(ENOSPC, "write " + path_);
     size_ += static_cast<uint64_t>(n);
     size_t left = static_cast<size_t>(n);
     while (left > 0 && first < iov.size()) {
@@ -65,12 +65,12 @@ Status FileSink::write(std::span<const ByteSpan> parts) {
       }
     }
   }
-  return Status::ok();
+  return Status{};
 }
 
 Status FileSink::sync() {
-  if (::fdatasync(fd_) != 0) return errno_status(errno, "fdatasync " + path_);
-  return Status::ok();
+  if (::fdatasync(fd_) != 0) return errno_error(errno, "fdatasync " + path_);
+  return Status{};
 }
 
 void FileSink::start_writeback(uint64_t offset, uint64_t length) {
@@ -86,19 +86,19 @@ void FileSink::start_writeback(uint64_t offset, uint64_t length) {
 
 Status FileSink::truncate(uint64_t size) {
   if (::ftruncate(fd_, static_cast<off_t>(size)) != 0)
-    return errno_status(errno, "truncate " + path_);
+    return errno_error(errno, "truncate " + path_);
   size_ = size;
-  return Status::ok();
+  return Status{};
 }
 
 Result<std::unique_ptr<FileSource>> FileSource::open(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errno_status(errno, "open " + path);
+  if (fd < 0) return errno_error(errno, "open " + path);
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     const int err = errno;
     ::close(fd);
-    return errno_status(err, "stat " + path);
+    return errno_error(err, "stat " + path);
   }
   return std::unique_ptr<FileSource>(new FileSource(fd, path, static_cast<uint64_t>(st.st_size)));
 }
@@ -114,29 +114,29 @@ Status FileSource::read_at(uint64_t offset, std::span<std::byte> out) const {
         ::pread(fd_, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
     if (n < 0) {
       if (errno == EINTR) continue;
-      return errno_status(errno, "read " + path_);
+      return errno_error(errno, "read " + path_);
     }
-    if (n == 0) return {ErrorCode::kTruncated, "read past end of " + path_};
+    if (n == 0) return Error{ErrorCode::kTruncated, "read past end of " + path_};
     done += static_cast<size_t>(n);
   }
-  return Status::ok();
+  return Status{};
 }
 
 Status MemoryBuffer::write(std::span<const ByteSpan> parts) {
   for (const auto& p : parts) data_.insert(data_.end(), p.begin(), p.end());
-  return Status::ok();
+  return Status{};
 }
 
 Status MemoryBuffer::truncate(uint64_t size) {
   if (size < data_.size()) data_.resize(size);
-  return Status::ok();
+  return Status{};
 }
 
 Status MemoryBuffer::read_at(uint64_t offset, std::span<std::byte> out) const {
   if (offset > data_.size() || out.size() > data_.size() - offset)
-    return {ErrorCode::kTruncated, "read past end of buffer"};
+    return Error{ErrorCode::kTruncated, "read past end of buffer"};
   if (!out.empty()) std::memcpy(out.data(), data_.data() + offset, out.size());
-  return Status::ok();
+  return Status{};
 }
 
 }  // namespace storage

@@ -83,32 +83,32 @@ std::string recovered_dir(const std::string& dir) {
 // Copies bytes [from, end) of `src` to a new file `to` and syncs it: recover() keeps what it cuts.
 Status copy_tail(const ByteSource& src, uint64_t from, const std::string& to) {
   const int fd = ::open(to.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return errno_status(errno, "create " + to);
+  if (fd < 0) return errno_error(errno, "create " + to);
   Bytes buf(static_cast<size_t>(std::min<uint64_t>(src.size() - from, 1u << 20)));
-  Status st = Status::ok();
+  Status st = Status{};
   for (uint64_t pos = from; st && pos < src.size();) {
     const size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), src.size() - pos));
     st = src.read_at(pos, std::span(buf.data(), n));
     for (size_t done = 0; st && done < n;) {
       const ssize_t w = ::write(fd, buf.data() + done, n - done);
       if (w < 0 && errno == EINTR) continue;
-      if (w < 0) st = errno_status(errno, "write " + to);
+      if (w < 0) st = errno_error(errno, "write " + to);
       if (w > 0) done += static_cast<size_t>(w);
     }
     pos += n;
   }
-  if (st && ::fsync(fd) != 0) st = errno_status(errno, "fsync " + to);
+  if (st && ::fsync(fd) != 0) st = errno_error(errno, "fsync " + to);
   ::close(fd);
   return st;
 }
 
 Status sync_dir(const std::string& dir) {
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return errno_status(errno, "open " + dir);
+  if (fd < 0) return errno_error(errno, "open " + dir);
   const int rc = ::fsync(fd);
   const int err = errno;
   ::close(fd);
-  return rc == 0 ? Status::ok() : errno_status(err, "fsync " + dir);
+  return rc == 0 ? Status{} : errno_error(err, "fsync " + dir);
 }
 
 bool file_exists(const std::string& p) {
@@ -160,7 +160,7 @@ struct Resync {
   // recover(): DIR/recovered/<file name><suffix>, the directory made on first use.
   Result<std::string> save_path(uint64_t seg, const std::string& suffix) {
     const std::string d = recovered_dir(dir);
-    if (::mkdir(d.c_str(), 0755) != 0 && errno != EEXIST) return errno_status(errno, "mkdir " + d);
+    if (::mkdir(d.c_str(), 0755) != 0 && errno != EEXIST) return errno_error(errno, "mkdir " + d);
     const std::string seg_path = detail::segment_path(dir, seg);
     const std::string to = d + seg_path.substr(seg_path.rfind('/')) + suffix;
     rep.saved_files.push_back(to);
@@ -170,21 +170,21 @@ struct Resync {
   // Cuts segment `seg` at `end` after copying the rest to DIR/recovered/.
   Status cut_tail(const ByteSource& src, uint64_t seg, uint64_t end) {
     auto to = save_path(seg, ".from-" + std::to_string(end));
-    if (!to) return to.status();
+    if (!to) return to.error();
     if (auto s = copy_tail(src, end, *to); !s) return s;
     if (auto s = sync_dir(recovered_dir(dir)); !s) return s;
     const std::string path = detail::segment_path(dir, seg);
     if (::truncate(path.c_str(), static_cast<off_t>(end)) != 0)
-      return errno_status(errno, "truncate " + path);
-    return Status::ok();
+      return errno_error(errno, "truncate " + path);
+    return Status{};
   }
 
   // Moves a segment without a valid header to DIR/recovered/.
   Status set_aside(uint64_t seg) {
     auto to = save_path(seg, "");
-    if (!to) return to.status();
+    if (!to) return to.error();
     const std::string path = detail::segment_path(dir, seg);
-    if (::rename(path.c_str(), to->c_str()) != 0) return errno_status(errno, "rename " + path);
+    if (::rename(path.c_str(), to->c_str()) != 0) return errno_error(errno, "rename " + path);
     if (auto s = sync_dir(recovered_dir(dir)); !s) return s;
     return sync_dir(detail::segments_dir(dir));
   }
@@ -195,7 +195,7 @@ struct Resync {
     ChunkRow row;
     while (pos < src.size()) {
       auto h = detail::read_chunk(src, pos, stored, &raw, limits);
-      Status bad = h ? detail::summarize_chunk(*h, raw, row, limits) : h.status();
+      Status bad = h ? detail::summarize_chunk(*h, raw, row, limits) : h.error();
       ++rep.chunks_checked;
       if (!bad) {
         Problem p;
@@ -208,8 +208,8 @@ struct Resync {
           p.last_recv_ns = h->last_recv_ns;
           p.records = h->record_count;
         }
-        p.message = "incomplete or corrupt chunk at the end of the segment (" + bad.message() +
-                    "): " + std::to_string(src.size() - pos) + " bytes " +
+        p.message = "incomplete or corrupt chunk at the end of the segment (" +
+                    bad.error().message + "): " + std::to_string(src.size() - pos) + " bytes " +
                     (modify ? "cut" : "ignored");
         rep.bytes_cut += src.size() - pos;
         report(p);
@@ -217,7 +217,7 @@ struct Resync {
       }
       row.info.segment = seg;
       row.info.offset = pos;
-      if (auto s = idx.put_chunk(row); !s) return s;
+      if (auto s = idx.put_chunk(row); !s) return s.error();
       ++rep.chunks_added;
       pos += format::kChunkHeaderSize + h->stored_size;
     }
@@ -227,16 +227,16 @@ struct Resync {
   Status check_segment(uint64_t seg, bool known) {
     const std::string path = detail::segment_path(dir, seg);
     auto src = FileSource::open(path);
-    if (!src) return src.status();
+    if (!src) return src.error();
     std::vector<ChunkInfo> chunks;
     if (known) {
       auto c = idx.chunks_of_segment(seg);
-      if (!c) return c.status();
+      if (!c) return c.error();
       chunks = std::move(*c);
     }
     std::byte hb[format::kSegmentHeaderSize];
     const bool header_ok = (*src)->size() >= sizeof hb && (*src)->read_at(0, hb) &&
-                           format::decode_segment_header(ByteSpan(hb, sizeof hb)).is_ok();
+                           format::decode_segment_header(ByteSpan(hb, sizeof hb)).ok();
     uint64_t pos = format::kSegmentHeaderSize;
     if (!header_ok) {
       for (auto& c : chunks) {
@@ -254,7 +254,7 @@ struct Resync {
         if (auto s = idx.delete_segment(seg); !s) return s;
         if (auto s = set_aside(seg); !s) return s;
       }
-      return Status::ok();
+      return Status{};
     }
     if (!known) {
       auto h = format::decode_segment_header(ByteSpan(hb, sizeof hb));
@@ -274,26 +274,26 @@ struct Resync {
       p.kind = Problem::Kind::kTornTail;
       describe_from_index(idx, c, p);
       p.message = "indexed chunk at the end of the segment is " +
-                  std::string(h ? "not the one indexed" : h.status().message());
+                  std::string(h ? "not the one indexed" : h.error().message);
       report(p);
       if (auto s = idx.delete_chunk(c.sequence); !s) return s;
       ++rep.chunks_dropped;
       chunks.pop_back();
     }
     auto end = scan_forward(**src, seg, pos);
-    if (!end) return end.status();
+    if (!end) return end.error();
     if (modify) {
       if (*end < (*src)->size())
         if (auto s = cut_tail(**src, seg, *end); !s) return s;
       if (auto s = idx.set_segment_closed(seg, true); !s) return s;
     }
-    return Status::ok();
+    return Status{};
   }
 
   Status run() {
     rep.state = CloseState::kUnclean;
     auto segs = idx.segments();
-    if (!segs) return segs.status();
+    if (!segs) return segs.error();
     std::set<uint64_t> on_disk;
     for (uint64_t n : detail::list_segment_files(dir)) on_disk.insert(n);
     uint64_t max_known = 0, min_known = UINT64_MAX;
@@ -302,7 +302,7 @@ struct Resync {
       min_known = std::min(min_known, s.number);
       if (!on_disk.count(s.number)) {
         auto chunks = idx.chunks_of_segment(s.number);
-        if (!chunks) return chunks.status();
+        if (!chunks) return chunks.error();
         Problem p = missing_segment(s, "segment file missing");
         std::set<TopicId> topics;
         for (auto& c : *chunks)
@@ -325,7 +325,7 @@ struct Resync {
         ::unlink(detail::segment_path(dir, n).c_str());
       }
     }
-    return Status::ok();
+    return Status{};
   }
 };
 
@@ -359,7 +359,7 @@ struct Recording::Impl {
     auto it = sources.find(seg);
     if (it != sources.end()) return static_cast<const ByteSource*>(it->second.get());
     auto src = FileSource::open(detail::segment_path(dir, seg));
-    if (!src) return src.status();
+    if (!src) return src.error();
     const ByteSource* p = src->get();
     sources.emplace(seg, std::move(*src));
     return p;
@@ -373,15 +373,15 @@ Result<std::unique_ptr<Recording>> Recording::open(const std::string& dir,
                                                    RecordingOptions options) {
   const std::string ipath = detail::index_path(dir);
   if (!file_exists(ipath))
-    return Status{ErrorCode::kNotFound, ipath + " does not exist (run reindex to rebuild it)"};
+    return Error{ErrorCode::kNotFound, ipath + " does not exist (run reindex to rebuild it)"};
   auto impl = std::make_unique<Impl>();
   impl->dir = dir;
   impl->opt = std::move(options);
   auto idx = Index::open(ipath, Index::Mode::kReadOnly);
-  if (!idx) return idx.status();
+  if (!idx) return idx.error();
   auto v = (*idx)->meta("format_version");
   if (!v || *v != std::to_string(format::kFormatVersion))
-    return Status{ErrorCode::kUnsupported, "index format version " + v.value_or("(none)")};
+    return Error{ErrorCode::kUnsupported, "index format version " + v.value_or("(none)")};
   const CloseState state = state_of((*idx)->meta("clean"));
   impl->recovery.state = state;
   if (state != CloseState::kUnclean) {
@@ -389,12 +389,12 @@ Result<std::unique_ptr<Recording>> Recording::open(const std::string& dir,
   } else {
     idx->reset();
     auto mem = Index::open_memory_copy(ipath);
-    if (!mem) return mem.status();
+    if (!mem) return mem.error();
     impl->idx = std::move(*mem);
     if (auto s =
             resync(*impl->idx, dir, false, impl->opt.limits, impl->opt.on_problem, impl->recovery);
         !s)
-      return s;
+      return s.error();
   }
   return std::unique_ptr<Recording>(new Recording(std::move(impl)));
 }
@@ -402,22 +402,22 @@ Result<std::unique_ptr<Recording>> Recording::open(const std::string& dir,
 Result<RecoveryReport> Recording::recover(const std::string& dir, ProblemCallback on_problem) {
   const std::string ipath = detail::index_path(dir);
   if (!file_exists(ipath))
-    return Status{ErrorCode::kNotFound, ipath + " does not exist (run reindex to rebuild it)"};
+    return Error{ErrorCode::kNotFound, ipath + " does not exist (run reindex to rebuild it)"};
   auto idx = Index::open(ipath, Index::Mode::kReadWrite);
-  if (!idx) return idx.status();
+  if (!idx) return idx.error();
   RecoveryReport rep;
   rep.state = state_of((*idx)->meta("clean"));
   if (rep.state == CloseState::kUnclean)
-    if (auto s = resync(**idx, dir, true, {}, on_problem, rep); !s) return s;
+    if (auto s = resync(**idx, dir, true, {}, on_problem, rep); !s) return s.error();
   (void)(*idx)->exec("PRAGMA journal_mode=DELETE");  // at rest without -wal/-shm files
   return rep;
 }
 
 Result<CloseState> Recording::close_state(const std::string& dir) {
   const std::string ipath = detail::index_path(dir);
-  if (!file_exists(ipath)) return Status{ErrorCode::kNotFound, ipath + " does not exist"};
+  if (!file_exists(ipath)) return Error{ErrorCode::kNotFound, ipath + " does not exist"};
   auto idx = Index::open(ipath, Index::Mode::kReadOnly);
-  if (!idx) return idx.status();
+  if (!idx) return idx.error();
   return state_of((*idx)->meta("clean"));
 }
 
@@ -445,7 +445,7 @@ struct Reindexer {
     window.resize(1 << 20);
     for (uint64_t next = pos + 1; next + format::kChunkHeaderSize <= size;) {
       const size_t n = static_cast<size_t>(std::min<uint64_t>(window.size(), size - next));
-      if (auto s = src.read_at(next, std::span(window.data(), n)); !s) return s;
+      if (auto s = src.read_at(next, std::span(window.data(), n)); !s) return s.error();
       for (size_t i = 0; i + format::kChunkHeaderSize <= n; ++i) {
         if (std::memcmp(window.data() + i, "PSCK", 4) != 0) continue;
         if (format::decode_chunk_header(ByteSpan(window.data() + i, format::kChunkHeaderSize)))
@@ -461,7 +461,7 @@ struct Reindexer {
     uint64_t pos = format::kSegmentHeaderSize;
     while (pos < src.size()) {
       auto h = detail::read_chunk(src, pos, stored, &raw);
-      Status st = h ? detail::summarize_chunk(*h, raw, row) : h.status();
+      Status st = h ? detail::summarize_chunk(*h, raw, row) : h.error();
       if (st) {
         row.info.segment = seg;
         row.info.offset = pos;
@@ -480,36 +480,37 @@ struct Reindexer {
         p.first_recv_ns = h->first_recv_ns;
         p.last_recv_ns = h->last_recv_ns;
         p.records = h->record_count;
-        p.message = st.message() + "; chunk left out of the index";
+        p.message = st.error().message + "; chunk left out of the index";
         report(p);
         pos += format::kChunkHeaderSize + h->stored_size;
         continue;
       }
       // Header unreadable: look for the next chunk header that verifies.
       auto next = next_header(src, pos);
-      if (!next) return next.status();
+      if (!next) return next.error();
       p.kind = *next ? Problem::Kind::kCorruptChunk : Problem::Kind::kTornTail;
-      p.message = st.message() + (*next ? "; skipped " + std::to_string(**next - pos) + " bytes"
-                                        : "; ignoring the rest of the segment");
+      p.message =
+          st.error().message + (*next ? "; skipped " + std::to_string(**next - pos) + " bytes"
+                                      : "; ignoring the rest of the segment");
       report(p);
       if (!*next) break;
       pos = **next;
     }
-    return Status::ok();
+    return Status{};
   }
 
   Status segment(const std::string& dir, uint64_t seg) {
     auto src = FileSource::open(detail::segment_path(dir, seg));
-    if (!src) return src.status();
+    if (!src) return src.error();
     std::byte hb[format::kSegmentHeaderSize];
-    Result<format::SegmentHeader> sh = Status{ErrorCode::kTruncated, "segment shorter than header"};
+    Result<format::SegmentHeader> sh = Error{ErrorCode::kTruncated, "segment shorter than header"};
     if ((*src)->size() >= sizeof hb) {
       if (auto s = (*src)->read_at(0, hb); !s) return s;
       sh = format::decode_segment_header(ByteSpan(hb, sizeof hb));
     }
     if (!sh) {
-      report({Problem::Kind::kBadSegment, seg, 0, 0, {}, 0, 0, 0, sh.status().message()});
-      return Status::ok();
+      report({Problem::Kind::kBadSegment, seg, 0, 0, {}, 0, 0, 0, sh.error().message});
+      return Status{};
     }
     static const char* kHex = "0123456789abcdef";
     if (recording_id.empty())
@@ -524,7 +525,7 @@ struct Reindexer {
     if (auto s = chunks(**src, seg); !s) return s;
     // A torn segment stays open: opening the recording checks its tail again.
     if (rep.torn_tails == torn_before) return x.set_segment_closed(seg, true);
-    return Status::ok();
+    return Status{};
   }
 
   // The meta rows; the close state is the old index's, never upgraded.
@@ -557,16 +558,16 @@ Result<ReindexReport> Recording::reindex(const std::string& dir, ProblemCallback
   ReindexReport rep;
   {
     auto idx = Index::open(tmp, Index::Mode::kCreate);
-    if (!idx) return idx.status();
-    if (auto s = (*idx)->begin(); !s) return s;
+    if (!idx) return idx.error();
+    if (auto s = (*idx)->begin(); !s) return s.error();
     Reindexer r{**idx, on_problem, {}, {}, 0, {}, {}, {}, {}};
     for (uint64_t seg : detail::list_segment_files(dir))
-      if (auto s = r.segment(dir, seg); !s) return s;
-    if (auto s = r.finish(old_state); !s) return s;
+      if (auto s = r.segment(dir, seg); !s) return s.error();
+    if (auto s = r.finish(old_state); !s) return s.error();
     rep = r.rep;
   }
   for (const char* suffix : {"-wal", "-shm"}) ::unlink((ipath + suffix).c_str());
-  if (::rename(tmp.c_str(), ipath.c_str()) != 0) return errno_status(errno, "rename " + tmp);
+  if (::rename(tmp.c_str(), ipath.c_str()) != 0) return errno_error(errno, "rename " + tmp);
   return rep;
 }
 
@@ -589,11 +590,11 @@ Result<std::vector<Gap>> Recording::gaps() {
 Result<Totals> Recording::totals() {
   Totals t;
   auto topics = impl_->idx->topics();
-  if (!topics) return topics.status();
+  if (!topics) return topics.error();
   auto writers = impl_->idx->writers();
-  if (!writers) return writers.status();
+  if (!writers) return writers.error();
   auto segs = impl_->idx->segments();
-  if (!segs) return segs.status();
+  if (!segs) return segs.error();
   t.topics = topics->size();
   t.writers = writers->size();
   bool any = false;
@@ -668,8 +669,8 @@ struct Cursor::Impl {
     } else {
       rows_done = true;
       if (rc != SQLITE_DONE)
-        status = {ErrorCode::kIndex,
-                  std::string("query chunks: ") + sqlite3_errmsg(rec->idx->db())};
+        status = Error{ErrorCode::kIndex,
+                       std::string("query chunks: ") + sqlite3_errmsg(rec->idx->db())};
     }
   }
 
@@ -679,7 +680,7 @@ struct Cursor::Impl {
     Problem p;
     p.kind = Problem::Kind::kCorruptChunk;
     describe_from_index(*rec->idx, c, p);
-    p.message = why.message() + "; its records are skipped";
+    p.message = why.error().message + "; its records are skipped";
     rec->opt.on_problem(p);
   }
 
@@ -695,18 +696,18 @@ struct Cursor::Impl {
     l->pos = 0;
     l->order = loaded++;
     auto src = rec->source(c.segment);
-    if (!src) return problem(c, src.status());
+    if (!src) return problem(c, src.error());
     auto h = detail::read_chunk(**src, c.offset, l->stored, nullptr, rec->opt.limits);
-    Status st = h ? Status::ok() : h.status();
+    Status st = h ? Status{} : h.error();
     if (st && h->sequence != c.sequence)
-      st = {ErrorCode::kCorrupt, "chunk at the indexed offset has another sequence number"};
+      st = Error{ErrorCode::kCorrupt, "chunk at the indexed offset has another sequence number"};
     ByteSpan body = l->stored;  // raw chunks are decoded in place, without a copy
     if (st && h->codec != format::Codec::kRaw) {
       st = format::decode_chunk_body(*h, l->stored, l->raw, rec->opt.verify_checksums);
       body = l->raw;
     } else if (st && rec->opt.verify_checksums &&
                format::crc32c(l->stored.data(), l->stored.size()) != h->body_crc) {
-      st = {ErrorCode::kCorrupt, "chunk body checksum mismatch"};
+      st = Error{ErrorCode::kCorrupt, "chunk body checksum mismatch"};
     }
     if (!st) {
       pool.push_back(std::move(l));
@@ -719,7 +720,7 @@ struct Cursor::Impl {
       if (!more) {
         l->recs.clear();
         pool.push_back(std::move(l));
-        return problem(c, more.status());
+        return problem(c, more.error());
       }
       if (!*more) break;
       if (e.kind != format::EntryKind::kData) continue;
@@ -772,7 +773,7 @@ struct Cursor::Impl {
         next_row();
         load(c);
       }
-      if (!status.is_ok() || heap.empty()) return nullptr;
+      if (!status.ok() || heap.empty()) return nullptr;
       const HeapItem top = heap.top();
       heap.pop();
       current = top.chunk;
@@ -860,9 +861,9 @@ struct Verifier {
 
   void check_header(const ByteSource& src, uint64_t seg) {
     std::byte hb[format::kSegmentHeaderSize];
-    if (src.read_at(0, hb).is_ok()) {
+    if (src.read_at(0, hb).ok()) {
       auto h = format::decode_segment_header(ByteSpan(hb, sizeof hb));
-      if (!h) report({Problem::Kind::kBadSegment, seg, 0, 0, {}, 0, 0, 0, h.status().message()});
+      if (!h) report({Problem::Kind::kBadSegment, seg, 0, 0, {}, 0, 0, 0, h.error().message});
     } else {
       report({Problem::Kind::kBadSegment, seg, 0, 0, {}, 0, 0, 0, "segment header truncated"});
     }
@@ -879,7 +880,7 @@ struct Verifier {
         // At the end of the file a torn tail; between indexed chunks damage.
         p.kind = to == src.size() ? Problem::Kind::kTornTail : Problem::Kind::kCorruptChunk;
         p.message = std::to_string(to - from) + " bytes not covered by the index (" +
-                    h.status().message() + ")";
+                    h.error().message + ")";
         report(p);
         return;
       }
@@ -906,7 +907,7 @@ struct Verifier {
     if (r.record_count && (r.min_seq != c.min_seq || r.max_seq != c.max_seq))
       diff += " sequence range";
     auto it = idx.chunk_topics(c.sequence);
-    if (!it) return it.status();
+    if (!it) return it.error();
     bool topics_equal = it->size() == row.topics.size();
     for (size_t i = 0; topics_equal && i < it->size(); ++i) {
       const auto &a = (*it)[i], &b = row.topics[i];
@@ -920,28 +921,28 @@ struct Verifier {
   // One indexed chunk: readable, checksums right, and as its row says.
   Status check_chunk(const ByteSource& src, const ChunkInfo& c) {
     auto h = detail::read_chunk(src, c.offset, stored, &raw, limits);
-    Status st = h ? detail::summarize_chunk(*h, raw, row, limits) : h.status();
+    Status st = h ? detail::summarize_chunk(*h, raw, row, limits) : h.error();
     Problem p;
     describe_from_index(idx, c, p);
     if (!st) {
       ++rep.chunks_bad;
       p.kind = Problem::Kind::kCorruptChunk;
-      p.message = st.message();
+      p.message = st.error().message;
       report(p);
-      return Status::ok();
+      return Status{};
     }
     auto diff = differences(c);
-    if (!diff) return diff.status();
+    if (!diff) return diff.error();
     if (!diff->empty()) {
       ++rep.chunks_bad;
       p.kind = Problem::Kind::kIndexMismatch;
       p.message = "index disagrees with the chunk:" + *diff;
       report(p);
-      return Status::ok();
+      return Status{};
     }
     ++rep.chunks_ok;
     rep.records += row.info.record_count;
-    return Status::ok();
+    return Status{};
   }
 
   Status segment(const ByteSource& src, uint64_t seg, const std::vector<ChunkInfo>& chunks) {
@@ -961,7 +962,7 @@ struct Verifier {
       if (auto st = check_chunk(src, c); !st) return st;
     }
     scan_unindexed(src, seg, expect, src.size());
-    return Status::ok();
+    return Status{};
   }
 
   // A segment file the index does not know: named, with whether its header is even valid.
@@ -986,20 +987,20 @@ struct Verifier {
 Result<VerifyReport> Recording::verify(const ProblemCallback& on_problem) {
   Verifier v{*impl_->idx, impl_->opt.limits, on_problem, {}, {}, {}, {}};
   auto segs = v.idx.segments();
-  if (!segs) return segs.status();
+  if (!segs) return segs.error();
   std::set<uint64_t> known;
   for (const SegmentInfo& s : *segs) {
     known.insert(s.number);
     ++v.rep.segments;
     auto chunks = v.idx.chunks_of_segment(s.number);
-    if (!chunks) return chunks.status();
+    if (!chunks) return chunks.error();
     auto src = impl_->source(s.number);
     if (!src) {
-      v.report(missing_segment(s, src.status().message()));
+      v.report(missing_segment(s, src.error().message));
       v.rep.chunks_bad += chunks->size();
       continue;
     }
-    if (auto st = v.segment(**src, s.number, *chunks); !st) return st;
+    if (auto st = v.segment(**src, s.number, *chunks); !st) return st.error();
   }
   for (uint64_t n : detail::list_segment_files(impl_->dir))
     if (!known.count(n)) v.unknown_file(impl_->dir, n);

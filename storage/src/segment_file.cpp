@@ -27,18 +27,18 @@ Result<format::ChunkHeader> read_chunk(const ByteSource& src, uint64_t offset, B
                                        Bytes* raw, const format::DecodeLimits& limits) {
   std::byte hb[format::kChunkHeaderSize];
   if (offset + format::kChunkHeaderSize > src.size())
-    return Status{ErrorCode::kTruncated, "chunk header past end of segment"};
-  if (auto s = src.read_at(offset, hb); !s) return s;
+    return Error{ErrorCode::kTruncated, "chunk header past end of segment"};
+  if (auto s = src.read_at(offset, hb); !s) return s.error();
   auto h = format::decode_chunk_header(ByteSpan(hb, sizeof hb), limits);
-  if (!h) return h.status();
+  if (!h) return h.error();
   if (offset + format::kChunkHeaderSize + h->stored_size > src.size())
-    return Status{ErrorCode::kTruncated, "chunk body past end of segment"};
+    return Error{ErrorCode::kTruncated, "chunk body past end of segment"};
   stored.resize(h->stored_size);
-  if (auto s = src.read_at(offset + format::kChunkHeaderSize, stored); !s) return s;
+  if (auto s = src.read_at(offset + format::kChunkHeaderSize, stored); !s) return s.error();
   if (raw) {
-    if (auto s = format::decode_chunk_body(*h, stored, *raw); !s) return s;
+    if (auto s = format::decode_chunk_body(*h, stored, *raw); !s) return s.error();
   } else if (format::crc32c(stored.data(), stored.size()) != h->body_crc) {
-    return Status{ErrorCode::kCorrupt, "chunk body checksum mismatch"};
+    return Error{ErrorCode::kCorrupt, "chunk body checksum mismatch"};
   }
   return h;
 }
@@ -58,7 +58,7 @@ Status summarize_chunk(const format::ChunkHeader& h, ByteSpan raw, ChunkRow& row
   int64_t first = INT64_MAX, last = INT64_MIN, min_seq = INT64_MAX, max_seq = INT64_MIN;
   for (;;) {
     auto more = dec.next(e);
-    if (!more) return more.status();
+    if (!more) return more.error();
     if (!*more) break;
     ++entries;
     switch (e.kind) {
@@ -99,10 +99,10 @@ Status summarize_chunk(const format::ChunkHeader& h, ByteSpan raw, ChunkRow& row
     }
   }
   if (records != h.record_count || entries != h.entry_count)
-    return {ErrorCode::kCorrupt, "chunk entry counts disagree with its header"};
+    return Error{ErrorCode::kCorrupt, "chunk entry counts disagree with its header"};
   if (records == 0) first = last = min_seq = max_seq = 0;
   if (first != h.first_recv_ns || last != h.last_recv_ns)
-    return {ErrorCode::kCorrupt, "chunk time range disagrees with its header"};
+    return Error{ErrorCode::kCorrupt, "chunk time range disagrees with its header"};
   for (auto& [id, t] : topics) row.topics.push_back(t);
   for (auto& [id, w] : writers) row.writers.push_back(w);
   ChunkInfo& c = row.info;
@@ -116,7 +116,7 @@ Status summarize_chunk(const format::ChunkHeader& h, ByteSpan raw, ChunkRow& row
   c.last_recv_ns = last;
   c.min_seq = min_seq;
   c.max_seq = max_seq;
-  return Status::ok();
+  return Status{};
 }
 
 }  // namespace storage::detail

@@ -11,7 +11,7 @@
 //   applies retention, and hands the buffers back to the pool (under `mu`).
 // - A ChunkBuf is owned by the pool (free), by the appenders (`open`), or by the writer thread
 //   (after it leaves `queue`), never by two at once.
-// - Errors of the writer thread are stored in `error` (sticky) and reported by every later call.
+// - Errors of the writer thread are stored in `failure` (sticky) and reported by every later call.
 #include "storage/segment_writer.hpp"
 
 #include <lz4.h>
@@ -61,9 +61,9 @@ Status mkdirs(const std::string& path) {
     cur = path.substr(0, pos);
     if (cur.empty()) continue;
     if (::mkdir(cur.c_str(), 0755) != 0 && errno != EEXIST)
-      return errno_status(errno, "mkdir " + cur);
+      return errno_error(errno, "mkdir " + cur);
   }
-  return Status::ok();
+  return Status{};
 }
 
 // One chunk buffer with the statistics gathered while it was open.
@@ -122,7 +122,7 @@ struct SegmentWriter::Impl {
   uint64_t sync_done_gen = 0;  // highest generation the writer thread has honoured
   bool stop = false;
   bool closed = false;
-  Status error;
+  Status failure;
   // Definitions: by id (index 0 unused), and encoded for repeating at each segment start.
   std::vector<TopicDef> topics{TopicDef{}};
   std::vector<WriterDef> writers{WriterDef{}};
@@ -180,12 +180,12 @@ struct SegmentWriter::Impl {
 
   // Makes `open` a buffer with room for `need` more bytes.
   Status ensure_room(size_t need, bool block, std::unique_lock<std::mutex>& lk) {
-    if (open && open->size + need <= open->cap) return Status::ok();
+    if (open && open->size + need <= open->cap) return Status{};
     close_open_locked();
     const size_t chunk_cap = opt.chunk_max_bytes;
     for (;;) {
-      if (!error.is_ok()) return error;
-      if (closed) return {ErrorCode::kClosed, "writer closed"};
+      if (!failure.ok()) return failure;
+      if (closed) return Error{ErrorCode::kClosed, "writer closed"};
       ChunkBuf* c = nullptr;
       if (need <= chunk_cap) {
         if (!free_list.empty() && in_use_cap + chunk_cap <= opt.queue_max_bytes) {
@@ -194,7 +194,7 @@ struct SegmentWriter::Impl {
         } else if (in_use_cap + chunk_cap <= opt.queue_max_bytes || in_use_cap == 0) {
           auto b = std::make_unique<ChunkBuf>();
           b->data.reset(new (std::nothrow) uint8_t[chunk_cap]);
-          if (!b->data) return {ErrorCode::kNoSpace, "out of memory for a chunk buffer"};
+          if (!b->data) return Error{ErrorCode::kNoSpace, "out of memory for a chunk buffer"};
           b->cap = chunk_cap;
           c = b.get();
           all.push_back(std::move(b));
@@ -210,8 +210,8 @@ struct SegmentWriter::Impl {
         auto b = std::make_unique<ChunkBuf>();
         b->data.reset(new (std::nothrow) uint8_t[need]);
         if (!b->data)
-          return {ErrorCode::kNoSpace,
-                  "out of memory for a " + std::to_string(need) + " byte record"};
+          return Error{ErrorCode::kNoSpace,
+                       "out of memory for a " + std::to_string(need) + " byte record"};
         b->cap = need;
         b->pooled = false;
         c = b.get();
@@ -221,11 +221,11 @@ struct SegmentWriter::Impl {
         in_use_cap += c->cap;
         c->opened = Clock::now();
         open = c;
-        return Status::ok();
+        return Status{};
       }
       if (!block) {
         ++stats.full_events;
-        return {ErrorCode::kFull, "all chunk buffers are in flight"};
+        return Error{ErrorCode::kFull, "all chunk buffers are in flight"};
       }
       space_cv.wait(lk);
     }
@@ -239,7 +239,7 @@ struct SegmentWriter::Impl {
     open->size += entry.size();
     stats.queued_bytes += entry.size();
     ++open->entries;
-    return Status::ok();
+    return Status{};
   }
 
   uint8_t* put_gap(uint8_t* p, const Gap& g) {
@@ -264,17 +264,17 @@ struct SegmentWriter::Impl {
   Status maybe_roll(size_t next_chunk_bytes);
   Status apply_retention(std::vector<uint64_t>& removed);
   Status sync_now() {
-    if (!seg || !unsynced) return Status::ok();
+    if (!seg || !unsynced) return Status{};
     if (auto s = seg->sync(); !s) return s;
     unsynced = false;
     last_sync = Clock::now();
-    return Status::ok();
+    return Status{};
   }
 };
 
 Status SegmentWriter::Impl::open_segment(uint64_t number) {
   auto sink = FileSink::open(detail::segment_path(dir, number), true);
-  if (!sink) return sink.status();
+  if (!sink) return sink.error();
   seg = std::move(*sink);
   format::SegmentHeader h;
   h.recording_id = recording_id;
@@ -311,7 +311,7 @@ Status SegmentWriter::Impl::open_segment(uint64_t number) {
     for (TopicId i = 1; i < topics.size(); ++i) tdefs.emplace_back(i, topics[i]);
     for (WriterId i = 1; i < writers.size(); ++i) wdefs.emplace_back(i, writers[i]);
   }
-  if (count == 0) return Status::ok();
+  if (count == 0) return Status{};
   format::ChunkHeader ch;
   ch.raw_size = ch.stored_size = static_cast<uint32_t>(defs.size());
   ch.entry_count = count;
@@ -324,13 +324,13 @@ Status SegmentWriter::Impl::open_segment(uint64_t number) {
 }
 
 Status SegmentWriter::Impl::finish_segment() {
-  if (!seg) return Status::ok();
+  if (!seg) return Status{};
   if (opt.fsync != FsyncPolicy::kNone) {
     if (auto s = sync_now(); !s) return s;
   }
   if (auto s = index->set_segment_closed(segs.back().number, true); !s) return s;
   seg.reset();
-  return Status::ok();
+  return Status{};
 }
 
 Status SegmentWriter::Impl::maybe_roll(size_t next_chunk_bytes) {
@@ -339,7 +339,7 @@ Status SegmentWriter::Impl::maybe_roll(size_t next_chunk_bytes) {
     const bool too_big = seg->size() + next_chunk_bytes > opt.segment_max_bytes;
     const bool too_old = opt.segment_max_duration.count() > 0 &&
                          Clock::now() - seg_opened >= opt.segment_max_duration;
-    if (!has_data || (!too_big && !too_old)) return Status::ok();
+    if (!has_data || (!too_big && !too_old)) return Status{};
     if (auto s = finish_segment(); !s) return s;
   }
   const uint64_t next = segs.empty() ? 1 : segs.back().number + 1;
@@ -383,11 +383,11 @@ Status SegmentWriter::Impl::write_chunk(const format::ChunkHeader& h0, ByteSpan 
   std::lock_guard lk(mu);
   ++stats.chunks_written;
   stats.file_bytes += sizeof hb + body.size();
-  return Status::ok();
+  return Status{};
 }
 
 Status SegmentWriter::Impl::apply_retention(std::vector<uint64_t>& removed) {
-  if (opt.retention_max_bytes == 0 && opt.retention_max_age.count() == 0) return Status::ok();
+  if (opt.retention_max_bytes == 0 && opt.retention_max_age.count() == 0) return Status{};
   uint64_t total = 0;
   for (auto& s : segs) total += s.size;
   const int64_t now = wall_ns();
@@ -403,7 +403,7 @@ Status SegmentWriter::Impl::apply_retention(std::vector<uint64_t>& removed) {
     total -= old.size;
     segs.pop_front();
   }
-  return Status::ok();
+  return Status{};
 }
 
 Status SegmentWriter::Impl::write_batch(std::vector<ChunkBuf*>& batch) {
@@ -478,7 +478,7 @@ void SegmentWriter::Impl::run() {
       std::unique_lock lk(mu);
       for (;;) {
         if (!queue.empty() || stop) break;
-        if (sync_req_gen > sync_done_gen && error.is_ok()) break;
+        if (sync_req_gen > sync_done_gen && failure.ok()) break;
         if (open && open->entries > 0) {
           const auto deadline = open->opened + opt.chunk_max_age;
           if (Clock::now() >= deadline) {
@@ -501,11 +501,11 @@ void SegmentWriter::Impl::run() {
     bool report = false;
     {
       std::unique_lock lk(mu);
-      st = error;
+      st = failure;
     }
-    if (st.is_ok() && !batch.empty()) st = write_batch(batch);
+    if (st.ok() && !batch.empty()) st = write_batch(batch);
     // Explicit flush requests and the kInterval timer end here with an fdatasync.
-    if (st.is_ok() && opt.fsync != FsyncPolicy::kNone &&
+    if (st.ok() && opt.fsync != FsyncPolicy::kNone &&
         (gen > 0 ||
          (opt.fsync == FsyncPolicy::kInterval && Clock::now() - last_sync >= opt.fsync_interval)))
       st = sync_now();
@@ -514,8 +514,8 @@ void SegmentWriter::Impl::run() {
       for (ChunkBuf* c : batch) release_locked(c);
       done_chunks += batch.size();
       sync_done_gen = std::max(sync_done_gen, gen);
-      if (!st.is_ok() && error.is_ok()) {
-        error = st;
+      if (!st.ok() && failure.ok()) {
+        failure = st;
         report = true;
       }
     }
@@ -536,18 +536,18 @@ SegmentWriter::~SegmentWriter() {
 Result<std::unique_ptr<SegmentWriter>> SegmentWriter::create(const std::string& dir,
                                                              SegmentWriterOptions options) {
   if (options.chunk_max_bytes < 1024 || options.chunk_max_bytes > (1u << 30))
-    return Status{ErrorCode::kInvalidArgument, "chunk_max_bytes must be in [1 KiB, 1 GiB]"};
+    return Error{ErrorCode::kInvalidArgument, "chunk_max_bytes must be in [1 KiB, 1 GiB]"};
   if (options.max_record_bytes > (1u << 30) - 4096)
-    return Status{ErrorCode::kInvalidArgument, "max_record_bytes must be at most 1 GiB - 4 KiB"};
+    return Error{ErrorCode::kInvalidArgument, "max_record_bytes must be at most 1 GiB - 4 KiB"};
   if (options.queue_max_bytes < options.chunk_max_bytes)
-    return Status{ErrorCode::kInvalidArgument, "queue_max_bytes must hold at least one chunk"};
+    return Error{ErrorCode::kInvalidArgument, "queue_max_bytes must hold at least one chunk"};
   if (options.lz4_acceleration < 1) options.lz4_acceleration = 1;
-  if (auto s = mkdirs(detail::segments_dir(dir)); !s) return s;
+  if (auto s = mkdirs(detail::segments_dir(dir)); !s) return s.error();
   struct stat st {};
   if (::stat(detail::index_path(dir).c_str(), &st) == 0)
-    return Status{ErrorCode::kAlreadyExists, dir + " already holds a recording"};
+    return Error{ErrorCode::kAlreadyExists, dir + " already holds a recording"};
   if (!detail::list_segment_files(dir).empty())
-    return Status{ErrorCode::kAlreadyExists, dir + "/segments is not empty"};
+    return Error{ErrorCode::kAlreadyExists, dir + "/segments is not empty"};
 
   auto impl = std::make_unique<Impl>();
   impl->dir = dir;
@@ -556,15 +556,15 @@ Result<std::unique_ptr<SegmentWriter>> SegmentWriter::create(const std::string& 
   std::random_device rd;
   for (auto& b : impl->recording_id) b = static_cast<uint8_t>(rd());
   auto index = detail::Index::open(detail::index_path(dir), detail::Index::Mode::kCreate);
-  if (!index) return index.status();
+  if (!index) return index.error();
   impl->index = std::move(*index);
   auto& idx = *impl->index;
-  if (auto s = idx.begin(); !s) return s;
+  if (auto s = idx.begin(); !s) return s.error();
   Status s = idx.set_meta("format_version", std::to_string(format::kFormatVersion));
   if (s) s = idx.set_meta("recording_id", hex(impl->recording_id.data(), 16));
   if (s) s = idx.set_meta("clean", "0");
   if (s) s = idx.commit();
-  if (!s) return s;
+  if (!s) return s.error();
   Impl* raw = impl.get();
   impl->thread = std::thread([raw] { raw->run(); });
   return std::unique_ptr<SegmentWriter>(new SegmentWriter(std::move(impl)));
@@ -573,14 +573,14 @@ Result<std::unique_ptr<SegmentWriter>> SegmentWriter::create(const std::string& 
 Result<TopicId> SegmentWriter::add_topic(const TopicDef& def) {
   Impl& m = *impl_;
   std::unique_lock lk(m.mu);
-  if (!m.error.is_ok()) return m.error;
-  if (m.closed) return Status{ErrorCode::kClosed, "writer closed"};
+  if (!m.failure.ok()) return m.failure.error();
+  if (m.closed) return Error{ErrorCode::kClosed, "writer closed"};
   const auto id = static_cast<TopicId>(m.topics.size());
   Bytes entry;
   format::append_topic_entry(entry, id, def);
   if (entry.size() > m.opt.max_record_bytes + format::kMaxRecordOverhead)
-    return Status{ErrorCode::kInvalidArgument, "topic definition too large"};
-  if (auto s = m.put_entry_locked(entry, lk); !s) return s;
+    return Error{ErrorCode::kInvalidArgument, "topic definition too large"};
+  if (auto s = m.put_entry_locked(entry, lk); !s) return s.error();
   m.topics.push_back(def);
   m.topic_slot.push_back(-1);
   m.open->row.topic_defs.emplace_back(id, def);
@@ -592,14 +592,14 @@ Result<TopicId> SegmentWriter::add_topic(const TopicDef& def) {
 Result<WriterId> SegmentWriter::add_writer(const WriterDef& def) {
   Impl& m = *impl_;
   std::unique_lock lk(m.mu);
-  if (!m.error.is_ok()) return m.error;
-  if (m.closed) return Status{ErrorCode::kClosed, "writer closed"};
+  if (!m.failure.ok()) return m.failure.error();
+  if (m.closed) return Error{ErrorCode::kClosed, "writer closed"};
   if (def.topic == 0 || def.topic >= m.topics.size())
-    return Status{ErrorCode::kInvalidArgument, "add_writer: unknown topic id"};
+    return Error{ErrorCode::kInvalidArgument, "add_writer: unknown topic id"};
   const auto id = static_cast<WriterId>(m.writers.size());
   Bytes entry;
   format::append_writer_entry(entry, id, def);
-  if (auto s = m.put_entry_locked(entry, lk); !s) return s;
+  if (auto s = m.put_entry_locked(entry, lk); !s) return s.error();
   m.writers.push_back(def);
   m.writer_slot.push_back(-1);
   m.last_seq.push_back(kNoSeq);
@@ -612,12 +612,12 @@ Result<WriterId> SegmentWriter::add_writer(const WriterDef& def) {
 Status SegmentWriter::add_gap(const Gap& gap) {
   Impl& m = *impl_;
   std::unique_lock lk(m.mu);
-  if (!m.error.is_ok()) return m.error;
-  if (m.closed) return {ErrorCode::kClosed, "writer closed"};
+  if (!m.failure.ok()) return m.failure;
+  if (m.closed) return Error{ErrorCode::kClosed, "writer closed"};
   if (gap.writer == 0 || gap.writer >= m.writers.size())
-    return {ErrorCode::kInvalidArgument, "add_gap: unknown writer id"};
+    return Error{ErrorCode::kInvalidArgument, "add_gap: unknown writer id"};
   if (gap.first_missing > gap.last_missing)
-    return {ErrorCode::kInvalidArgument, "add_gap: first_missing > last_missing"};
+    return Error{ErrorCode::kInvalidArgument, "add_gap: first_missing > last_missing"};
   if (auto s = m.ensure_room(kGapEntryMax, true, lk); !s) return s;
   uint8_t* p = m.open->data.get() + m.open->size;
   uint8_t* e = m.put_gap(p, gap);
@@ -625,7 +625,7 @@ Status SegmentWriter::add_gap(const Gap& gap) {
   m.stats.queued_bytes += static_cast<size_t>(e - p);
   int64_t& last = m.last_seq[gap.writer];
   last = std::max(last, gap.last_missing);
-  return Status::ok();
+  return Status{};
 }
 
 Status SegmentWriter::try_append(const RecordMeta& meta, ByteSpan payload) {
@@ -647,16 +647,17 @@ Status SegmentWriter::append_impl(const RecordMeta& meta, std::span<const ByteSp
   for (const ByteSpan& part : parts) payload_size += part.size();
   Impl& m = *impl_;
   std::unique_lock lk(m.mu);
-  if (!m.error.is_ok()) [[unlikely]]
-    return m.error;
+  if (!m.failure.ok()) [[unlikely]]
+    return m.failure;
   if (m.closed) [[unlikely]]
-    return {ErrorCode::kClosed, "writer closed"};
+    return Error{ErrorCode::kClosed, "writer closed"};
   if (meta.writer == 0 || meta.writer >= m.writers.size() ||
       m.writers[meta.writer].topic != meta.topic) [[unlikely]]
-    return {ErrorCode::kInvalidArgument, "append: unknown writer id or writer of another topic"};
+    return Error{ErrorCode::kInvalidArgument,
+                 "append: unknown writer id or writer of another topic"};
   if (payload_size > m.opt.max_record_bytes) [[unlikely]]
-    return {ErrorCode::kInvalidArgument,
-            "append: payload of " + std::to_string(payload_size) + " bytes over max_record_bytes"};
+    return Error{ErrorCode::kInvalidArgument, "append: payload of " + std::to_string(payload_size) +
+                                                  " bytes over max_record_bytes"};
   const size_t need = format::kMaxRecordOverhead + kGapEntryMax + payload_size;
   if (!m.open || m.open->size + need > m.open->cap) {
     if (auto s = m.ensure_room(need, block, lk); !s) return s;
@@ -717,37 +718,38 @@ Status SegmentWriter::append_impl(const RecordMeta& meta, std::span<const ByteSp
   wst.min_seq = std::min(wst.min_seq, meta.sequence);
   wst.max_seq = std::max(wst.max_seq, meta.sequence);
   if (c.size >= m.opt.chunk_max_bytes) m.close_open_locked();
-  return Status::ok();
+  return Status{};
 }
 
 Status SegmentWriter::poll() {
   Impl& m = *impl_;
   std::lock_guard lk(m.mu);
-  if (!m.error.is_ok()) return m.error;
+  if (!m.failure.ok()) return m.failure;
   if (m.open && m.open->entries > 0 && Clock::now() - m.open->opened >= m.opt.chunk_max_age)
     m.close_open_locked();
-  return Status::ok();
+  return Status{};
 }
 
 Status SegmentWriter::flush() {
   Impl& m = *impl_;
   std::unique_lock lk(m.mu);
-  if (!m.error.is_ok()) return m.error;
-  if (m.closed) return {ErrorCode::kClosed, "writer closed"};
+  if (!m.failure.ok()) return m.failure;
+  if (m.closed) return Error{ErrorCode::kClosed, "writer closed"};
   m.close_open_locked();
   const uint64_t target = m.closed_chunks;
   const uint64_t gen = ++m.sync_req_gen;
   m.work_cv.notify_one();
   m.space_cv.wait(
-      lk, [&] { return (m.done_chunks >= target && m.sync_done_gen >= gen) || !m.error.is_ok(); });
-  return m.error;
+      lk, [&] { return (m.done_chunks >= target && m.sync_done_gen >= gen) || !m.failure.ok(); });
+  return m.failure;
 }
 
 Status SegmentWriter::close() {
   Impl& m = *impl_;
   {
     std::unique_lock lk(m.mu);
-    if (m.closed) return m.error.is_ok() ? Status{ErrorCode::kClosed, "writer closed"} : m.error;
+    if (m.closed)
+      return m.failure.ok() ? Status{Error{ErrorCode::kClosed, "writer closed"}} : m.failure;
     m.close_open_locked();
     m.closed = true;
     m.stop = true;
@@ -756,10 +758,10 @@ Status SegmentWriter::close() {
   }
   if (m.thread.joinable()) m.thread.join();
   std::lock_guard lk(m.mu);
-  if (!m.error.is_ok()) {
+  if (!m.failure.ok()) {
     m.index.reset();
     m.seg.reset();
-    return m.error;  // left unclean: a reader checks the tail
+    return m.failure;  // left unclean: a reader checks the tail
   }
   Status s = m.index->begin();
   if (s) s = m.finish_segment();
@@ -768,7 +770,7 @@ Status SegmentWriter::close() {
   // At rest the index is a plain rollback-journal database: read-only opens then create no
   // -wal/-shm files (a writer or recover() switches back to WAL).
   if (s) s = m.index->exec("PRAGMA journal_mode=DELETE");
-  if (!s) m.error = s;
+  if (!s) m.failure = s;
   m.index.reset();
   return s;
 }
@@ -782,7 +784,7 @@ WriterStats SegmentWriter::stats() const {
 
 Status SegmentWriter::error() const {
   std::lock_guard lk(impl_->mu);
-  return impl_->error;
+  return impl_->failure;
 }
 
 const std::string& SegmentWriter::directory() const {

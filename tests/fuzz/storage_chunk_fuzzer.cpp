@@ -107,7 +107,7 @@ void round_trip(ByteSpan raw) {
   format::DeltaState st;
   for (int guard = 0; guard < 100000; ++guard) {
     auto more = dec.next(e);
-    if (!more.is_ok() || !*more) break;
+    if (!more.ok() || !*more) break;
     encode(e, again, st);
     first.push_back({e.kind, e.record.meta, Bytes(e.record.payload.begin(), e.record.payload.end()),
                      e.topic_id, e.topic, e.writer_id, e.writer, e.gap});
@@ -115,10 +115,10 @@ void round_trip(ByteSpan raw) {
   format::EntryDecoder dec2(again, limits());
   for (const Owned& o : first) {
     auto more = dec2.next(e);
-    check(more.is_ok() && *more && same(o, e));
+    check(more.ok() && *more && same(o, e));
   }
   auto end = dec2.next(e);
-  check(end.is_ok() && !*end);
+  check(end.ok() && !*end);
 }
 
 void walk_entries(ByteSpan raw) {
@@ -127,7 +127,7 @@ void walk_entries(ByteSpan raw) {
   uint64_t acc = 0;
   for (int guard = 0; guard < 1000000; ++guard) {
     auto more = dec.next(e);
-    if (!more.is_ok() || !*more) break;
+    if (!more.ok() || !*more) break;
     if (e.kind == format::EntryKind::kData) {
       for (std::byte b : e.record.payload) acc += static_cast<uint8_t>(b);
       acc += static_cast<uint64_t>(e.record.meta.sequence);
@@ -141,21 +141,20 @@ void walk_entries(ByteSpan raw) {
 
 void one_chunk(ByteSpan in) {
   auto h = format::decode_chunk_header(in, limits());
-  if (!h.is_ok()) return;
+  if (!h.ok()) return;
   // The header's fields survive encode(decode(x)): a decoder that accepts and an encoder that
   // writes the same layout.
   uint8_t again[format::kChunkHeaderSize];
   format::encode_chunk_header(*h, again);
   auto h2 = format::decode_chunk_header(
       ByteSpan(reinterpret_cast<const std::byte*>(again), sizeof again), limits());
-  check(h2.is_ok() && h2->sequence == h->sequence && h2->stored_size == h->stored_size &&
+  check(h2.ok() && h2->sequence == h->sequence && h2->stored_size == h->stored_size &&
         h2->raw_size == h->raw_size && h2->record_count == h->record_count &&
         h2->entry_count == h->entry_count && h2->first_recv_ns == h->first_recv_ns &&
         h2->last_recv_ns == h->last_recv_ns && h2->codec == h->codec && h2->flags == h->flags &&
         h2->body_crc == h->body_crc);
   Bytes raw;
-  if (!format::decode_chunk_body(*h, in.subspan(format::kChunkHeaderSize), raw, false).is_ok())
-    return;
+  if (!format::decode_chunk_body(*h, in.subspan(format::kChunkHeaderSize), raw, false).ok()) return;
   walk_entries(raw);
   detail::ChunkRow row;
   (void)detail::summarize_chunk(*h, raw, row, limits());
@@ -171,8 +170,8 @@ void segment(ByteSpan in) {
   uint64_t pos = format::kSegmentHeaderSize;
   for (int guard = 0; guard < 100000 && pos < buf.size(); ++guard) {
     auto h = detail::read_chunk(buf, pos, stored, &raw, limits());
-    if (!h.is_ok()) break;
-    if (detail::summarize_chunk(*h, raw, row, limits()).is_ok()) walk_entries(raw);
+    if (!h.ok()) break;
+    if (detail::summarize_chunk(*h, raw, row, limits()).ok()) walk_entries(raw);
     pos += format::kChunkHeaderSize + h->stored_size;
   }
 }

@@ -32,13 +32,13 @@ int main(int argc, char** argv) {
   if (recover) {
     auto r = storage::Recording::recover(argv[1]);
     if (!r) {
-      std::fprintf(stderr, "recording_summary: recover: %s\n", r.status().message().c_str());
+      std::fprintf(stderr, "recording_summary: recover: %s\n", r.error().message.c_str());
       return 2;
     }
   }
   auto rec = storage::Recording::open(argv[1]);
   if (!rec) {
-    std::fprintf(stderr, "recording_summary: %s\n", rec.status().message().c_str());
+    std::fprintf(stderr, "recording_summary: %s\n", rec.error().message.c_str());
     return 2;
   }
   struct W {
@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
   if (!topic.empty()) q.topic_names = {topic};
   auto cursor_r = rec.value()->query(q);
   if (!cursor_r) {
-    std::fprintf(stderr, "recording_summary: %s\n", cursor_r.status().message().c_str());
+    std::fprintf(stderr, "recording_summary: %s\n", cursor_r.error().message.c_str());
     return 2;
   }
   storage::Cursor cursor = std::move(cursor_r).value();
@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
     }
   }
   if (!cursor.status()) {
-    std::fprintf(stderr, "recording_summary: %s\n", cursor.status().message().c_str());
+    std::fprintf(stderr, "recording_summary: %s\n", cursor.status().error().message.c_str());
     return 2;
   }
   uint64_t verify_problems = 0;
@@ -89,14 +89,14 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "verify: %s\n", p.message.c_str());
     });
     if (!report) {
-      std::fprintf(stderr, "recording_summary: verify: %s\n", report.status().message().c_str());
+      std::fprintf(stderr, "recording_summary: verify: %s\n", report.error().message.c_str());
       return 2;
     }
     verify_problems += report.value().chunks_bad;
   }
   auto gaps_r = rec.value()->gaps();
   if (!gaps_r) {
-    std::fprintf(stderr, "recording_summary: gaps: %s\n", gaps_r.status().message().c_str());
+    std::fprintf(stderr, "recording_summary: gaps: %s\n", gaps_r.error().message.c_str());
     return 2;
   }
   const size_t gaps = gaps_r.value().size();

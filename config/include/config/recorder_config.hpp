@@ -33,6 +33,8 @@
 #include <variant>
 #include <vector>
 
+#include "common/expected.hpp"
+
 namespace config {
 
 // ---- the configuration ------------------------------------------------------------------------
@@ -161,39 +163,10 @@ struct ConfigErrors {
   std::string to_string() const;
 };
 
-// Either a value or ConfigErrors with at least one message.
+// A value or ConfigErrors with at least one message: the common Expected (common/expected.hpp)
+// with every problem of a file instead of the first one.
 template <typename T>
-class [[nodiscard]] ConfigResult {
- public:
-  ConfigResult(T value) : v_(std::move(value)) {}               // NOLINT: implicit by design
-  ConfigResult(ConfigErrors errors) : v_(std::move(errors)) {}  // NOLINT
-  bool ok() const { return v_.index() == 0; }
-  explicit operator bool() const { return ok(); }
-  T& value() & { return std::get<0>(v_); }
-  const T& value() const& { return std::get<0>(v_); }
-  T&& value() && { return std::get<0>(std::move(v_)); }
-  T* operator->() { return &value(); }
-  const T* operator->() const { return &value(); }
-  T& operator*() { return value(); }
-  const T& operator*() const { return value(); }
-  const ConfigErrors& error() const { return std::get<1>(v_); }
-
- private:
-  std::variant<T, ConfigErrors> v_;
-};
-
-template <>
-class [[nodiscard]] ConfigResult<void> {
- public:
-  ConfigResult() = default;
-  ConfigResult(ConfigErrors errors) : errors_(std::move(errors)) {}  // NOLINT
-  bool ok() const { return errors_.messages.empty(); }
-  explicit operator bool() const { return ok(); }
-  const ConfigErrors& error() const { return errors_; }
-
- private:
-  ConfigErrors errors_;
-};
+using ConfigResult = common::Expected<T, ConfigErrors>;
 
 // ---- parsing and checks -----------------------------------------------------------------------
 

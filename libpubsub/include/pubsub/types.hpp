@@ -15,65 +15,20 @@
 #include <utility>
 #include <variant>
 
+#include "common/expected.hpp"
+
 namespace pubsub {
 
 using Bytes = std::span<const std::byte>;
 
 // ---- errors ---------------------------------------------------------------------------------
 
-enum class ErrorCode {
-  kInvalidArgument,  // a bad option, name or size
-  kTimeout,          // max_blocking_time or a wait expired
-  kNetwork,          // a socket could not be created, bound or joined
-  kNotFound,         // no such interface, topic or entity
-  kResourceLimit,    // a sample larger than the history or the max sample size
-  kClosed,           // the participant was closed
-  kIo,               // a file or system call failed
-  kCorrupt,          // bytes that do not decode
-};
-
-const char* to_string(ErrorCode code);
-
-struct Error {
-  ErrorCode code;
-  std::string message;
-};
-
-// A value or an error, in the spirit of std::expected (C++23).
+// The common error vocabulary (common/expected.hpp) under libpubsub's names.
+using ErrorCode = common::Errc;
+using common::Error;
+using common::make_error;
 template <class T>
-class [[nodiscard]] Result {
- public:
-  Result(T value) : v_(std::move(value)) {}      // NOLINT: implicit by design
-  Result(Error error) : v_(std::move(error)) {}  // NOLINT
-  bool ok() const { return v_.index() == 0; }
-  explicit operator bool() const { return ok(); }
-  T& value() & { return std::get<0>(v_); }
-  T&& value() && { return std::get<0>(std::move(v_)); }
-  const T& value() const& { return std::get<0>(v_); }
-  T* operator->() { return &value(); }
-  T& operator*() { return value(); }
-  const Error& error() const { return std::get<1>(v_); }
-
- private:
-  std::variant<T, Error> v_;
-};
-
-template <>
-class [[nodiscard]] Result<void> {
- public:
-  Result() = default;
-  Result(Error error) : e_(std::move(error)) {}  // NOLINT
-  bool ok() const { return !e_.has_value(); }
-  explicit operator bool() const { return ok(); }
-  const Error& error() const { return *e_; }
-
- private:
-  std::optional<Error> e_;
-};
-
-inline Error make_error(ErrorCode code, std::string message) {
-  return Error{code, std::move(message)};
-}
+using Result = common::Expected<T>;
 
 // ---- identifiers ----------------------------------------------------------------------------
 

@@ -39,40 +39,27 @@
 #include <variant>
 #include <vector>
 
+#include "common/expected.hpp"
 #include "pubsub/participant.hpp"
 #include "storage/recording.hpp"
 
 namespace service::replay {
 
+// Exit statuses of every command. A command decides which applies when it reports an error:
+// kExitUsage for anything found before work begins (bad arguments, a missing or unusable
+// recording: nothing was played, written or changed), kExitProblems for what goes wrong after.
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitProblems = 1;   // verify found damage; play failed
+inline constexpr int kExitProblems = 1;   // verify found damage; play, export or recover failed
 inline constexpr int kExitUsage = 2;      // bad arguments; missing or unusable recording
 inline constexpr int kExitNotClosed = 3;  // verify: not closed cleanly, only a torn tail found
 
-struct Error {
-  int exit_code = kExitUsage;
-  std::string message;  // one line, without the "pubsub-replay: " prefix
-};
-
-// A value or an Error.
+// The common error vocabulary (common/expected.hpp); messages are one line, without the
+// "pubsub-replay: " prefix.
+using common::Errc;
+using common::Error;
+using common::make_error;
 template <class T>
-class [[nodiscard]] Result {
- public:
-  Result(T value) : v_(std::move(value)) {}      // NOLINT: implicit by design
-  Result(Error error) : v_(std::move(error)) {}  // NOLINT
-  bool ok() const { return v_.index() == 0; }
-  explicit operator bool() const { return ok(); }
-  T& value() & { return std::get<0>(v_); }
-  const T& value() const& { return std::get<0>(v_); }
-  T&& value() && { return std::get<0>(std::move(v_)); }
-  T* operator->() { return &value(); }
-  const T* operator->() const { return &value(); }
-  T& operator*() { return value(); }
-  const Error& error() const { return std::get<1>(v_); }
-
- private:
-  std::variant<T, Error> v_;
-};
+using Result = common::Expected<T>;
 
 // ---- time -----------------------------------------------------------------------------------
 

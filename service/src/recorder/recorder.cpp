@@ -120,7 +120,7 @@ struct Recorder::Impl {
   bool stop_requested = false;
   std::atomic<bool> stop_flag{false};
   std::atomic<bool> failed{false};
-  storage::Status failure;
+  common::Error failure;  // the first storage error (set once, with `failed`)
 
   TopicState* topic_for(const pubsub::TopicInfo* info) {
     if (info == last_topic) return last_topic_state;
@@ -129,7 +129,7 @@ struct Recorder::Impl {
     if (it == topics.end()) {
       auto id = store->add_topic(topic_def(*info));
       if (!id) {
-        fail(id.status());
+        fail(id.error());
         return nullptr;
       }
       auto t = std::make_unique<TopicState>();
@@ -153,7 +153,7 @@ struct Recorder::Impl {
     if (it == writers.end()) {
       auto id = store->add_writer(storage::WriterDef{t->id, g.bytes()});
       if (!id) {
-        fail(id.status());
+        fail(id.error());
         return nullptr;
       }
       it = writers.emplace(g, WriterState{id.value(), t, 0}).first;
@@ -185,10 +185,10 @@ struct Recorder::Impl {
     }
     const auto st = store->try_append(m, s.serialized);
     if (!st) {
-      if (st.code() == storage::ErrorCode::kFull) {
+      if (st.error().code == storage::ErrorCode::kFull) {
         refused.fetch_add(1, std::memory_order_relaxed);
       } else {
-        fail(st);
+        fail(st.error());
       }
       return false;
     }
@@ -205,14 +205,14 @@ struct Recorder::Impl {
     return true;
   }
 
-  void fail(const storage::Status& st) {
+  void fail(const common::Error& e) {
     if (failed.exchange(true)) return;
     {
       std::lock_guard lk(mu);
-      failure = st;
+      failure = e;
       stop_requested = true;
     }
-    log->error("storage failed: {}", st.message());
+    log->error("storage failed: {}", e.message);
     cv.notify_all();
   }
 
@@ -275,9 +275,8 @@ pubsub::Result<std::unique_ptr<Recorder>> Recorder::create(const config::Recorde
 
   auto store = storage::SegmentWriter::create(c.storage.path.string(), writer_options(c, o));
   if (!store) {
-    return pubsub::make_error(
-        pubsub::ErrorCode::kIo,
-        "cannot create recording " + c.storage.path.string() + ": " + store.status().message());
+    return common::Error{store.error().code, "cannot create recording " + c.storage.path.string() +
+                                                 ": " + store.error().message};
   }
   impl->store = std::move(store).value();
 
@@ -377,8 +376,8 @@ pubsub::Result<RecorderTotals> Recorder::run() {
       t.samples, mb(static_cast<double>(t.bytes)), t.writers, t.topics, t.seconds, t.lost,
       t.refused, t.samples_shm, t.samples - std::min(t.samples, t.samples_shm));
   m.participant.reset();
-  if (m.failed) return pubsub::make_error(pubsub::ErrorCode::kIo, m.failure.message());
-  if (!closed) return pubsub::make_error(pubsub::ErrorCode::kIo, closed.message());
+  if (m.failed) return m.failure;
+  if (!closed) return closed.error();
   return t;
 }
 

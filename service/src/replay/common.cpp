@@ -12,10 +12,14 @@ namespace service::replay::detail {
 
 namespace fs = std::filesystem;
 
-int report(std::ostream& err, const Error& e) {
-  err << "pubsub-replay: " << e.message << '\n';
+int report(std::ostream& err, int status, const std::string& message) {
+  err << "pubsub-replay: " << message << '\n';
   err.flush();
-  return e.exit_code;
+  return status;
+}
+
+int report(std::ostream& err, int status, const Error& e) {
+  return report(err, status, e.message);
 }
 
 void warn(std::ostream& err, const std::string& message) {
@@ -37,32 +41,33 @@ Result<std::unique_ptr<storage::Recording>> open_recording(const std::string& di
                                                            storage::ProblemCallback on_problem) {
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0) {
-    return Error{kExitUsage, dir + ": no such recording directory"};
+    return Error{Errc::kNotFound, dir + ": no such recording directory"};
   }
-  if (!S_ISDIR(st.st_mode)) return Error{kExitUsage, dir + ": not a directory"};
+  if (!S_ISDIR(st.st_mode)) return Error{Errc::kInvalidArgument, dir + ": not a directory"};
   const std::string index = (fs::path(dir) / "index.sqlite3").string();
   if (::stat(index.c_str(), &st) != 0) {
     if (count_segment_files(dir) > 0) {
-      return Error{kExitUsage, dir +
-                                   ": index.sqlite3 is missing; rebuild it from the segments "
-                                   "with 'pubsub-replay reindex " +
-                                   dir + "'"};
+      return Error{Errc::kNotFound, dir +
+                                        ": index.sqlite3 is missing; rebuild it from the segments "
+                                        "with 'pubsub-replay reindex " +
+                                        dir + "'"};
     }
-    return Error{kExitUsage, dir + " is not a recording (no index.sqlite3, no segment files)"};
+    return Error{Errc::kInvalidArgument,
+                 dir + " is not a recording (no index.sqlite3, no segment files)"};
   }
   storage::RecordingOptions opt;
   opt.on_problem = std::move(on_problem);
   auto rec = storage::Recording::open(dir, std::move(opt));
   if (!rec) {
-    std::string msg = dir + ": cannot open the recording: " + rec.status().message();
-    if (rec.status().code() == storage::ErrorCode::kIndex ||
-        rec.status().code() == storage::ErrorCode::kCorrupt ||
-        rec.status().code() == storage::ErrorCode::kUnsupported) {
+    std::string msg = dir + ": cannot open the recording: " + rec.error().message;
+    if (rec.error().code == storage::ErrorCode::kIndex ||
+        rec.error().code == storage::ErrorCode::kCorrupt ||
+        rec.error().code == storage::ErrorCode::kUnsupported) {
       if (count_segment_files(dir) > 0) {
         msg += " (if the index is damaged, rebuild it with 'pubsub-replay reindex " + dir + "')";
       }
     }
-    return Error{kExitUsage, msg};
+    return Error{rec.error().code, msg};
   }
   return std::move(*rec);
 }
@@ -70,15 +75,17 @@ Result<std::unique_ptr<storage::Recording>> open_recording(const std::string& di
 Result<ResolvedSelection> resolve_selection(storage::Recording& rec, const Selection& sel) {
   ResolvedSelection r;
   auto topics = rec.topics();
-  if (!topics) return Error{kExitUsage, "cannot read the topics: " + topics.status().message()};
+  if (!topics)
+    return Error{topics.error().code, "cannot read the topics: " + topics.error().message};
   auto totals = rec.totals();
-  if (!totals) return Error{kExitUsage, "cannot read the totals: " + totals.status().message()};
+  if (!totals)
+    return Error{totals.error().code, "cannot read the totals: " + totals.error().message};
   r.recording_first_ns = totals->first_recv_ns;
   r.recording_last_ns = totals->last_recv_ns;
 
   for (const std::string& pattern : sel.topics) {
     if (std::string e = pubsub::glob_error(pattern); !e.empty()) {
-      return Error{kExitUsage, "bad topic pattern '" + pattern + "': " + e};
+      return Error{Errc::kInvalidArgument, "bad topic pattern '" + pattern + "': " + e};
     }
     const bool any = std::any_of(topics->begin(), topics->end(), [&](const storage::TopicInfo& t) {
       return pubsub::glob_match(pattern, t.def.name);
@@ -86,9 +93,10 @@ Result<ResolvedSelection> resolve_selection(storage::Recording& rec, const Selec
     if (!any) {
       std::string names;
       for (const auto& t : *topics) names += (names.empty() ? "" : ", ") + t.def.name;
-      return Error{kExitUsage, "--topics '" + pattern + "' matches no topic of the recording" +
-                                   (names.empty() ? std::string(" (it has none)")
-                                                  : " (topics: " + names + ")")};
+      return Error{
+          Errc::kInvalidArgument,
+          "--topics '" + pattern + "' matches no topic of the recording" +
+              (names.empty() ? std::string(" (it has none)") : " (topics: " + names + ")")};
     }
   }
   for (const auto& t : *topics) {
@@ -106,19 +114,22 @@ Result<ResolvedSelection> resolve_selection(storage::Recording& rec, const Selec
   if (sel.start) r.query.start_ns = resolve(*sel.start);
   if (sel.end) r.query.end_ns = resolve(*sel.end);
   if (sel.start && sel.end && r.query.start_ns >= r.query.end_ns) {
-    return Error{kExitUsage, "--start (" + format_iso(r.query.start_ns) +
-                                 ") is not before --end (" + format_iso(r.query.end_ns) + ")"};
+    return Error{Errc::kInvalidArgument, "--start (" + format_iso(r.query.start_ns) +
+                                             ") is not before --end (" +
+                                             format_iso(r.query.end_ns) + ")"};
   }
   if (totals->records > 0) {
     if (sel.start && r.query.start_ns > r.recording_last_ns) {
-      return Error{kExitUsage, "--start " + format_iso(r.query.start_ns) +
-                                   " is after the end of the recording (last sample at " +
-                                   format_iso(r.recording_last_ns) + ")"};
+      return Error{Errc::kInvalidArgument,
+                   "--start " + format_iso(r.query.start_ns) +
+                       " is after the end of the recording (last sample at " +
+                       format_iso(r.recording_last_ns) + ")"};
     }
     if (sel.end && r.query.end_ns <= r.recording_first_ns) {
-      return Error{kExitUsage, "--end " + format_iso(r.query.end_ns) +
-                                   " is not after the start of the recording (first sample at " +
-                                   format_iso(r.recording_first_ns) + ")"};
+      return Error{Errc::kInvalidArgument,
+                   "--end " + format_iso(r.query.end_ns) +
+                       " is not after the start of the recording (first sample at " +
+                       format_iso(r.recording_first_ns) + ")"};
     }
   }
 

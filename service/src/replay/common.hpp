@@ -14,8 +14,9 @@
 
 namespace service::replay::detail {
 
-// Prints "pubsub-replay: <message>" and returns the error's exit code.
-int report(std::ostream& err, const Error& e);
+// Print "pubsub-replay: <message>" and return `status` (one of the kExit* of service/replay.hpp).
+int report(std::ostream& err, int status, const std::string& message);
+int report(std::ostream& err, int status, const Error& e);
 void warn(std::ostream& err, const std::string& message);
 
 // Opens DIR read-only, with a clear message for everything that is not a usable recording

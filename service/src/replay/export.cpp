@@ -86,23 +86,24 @@ uint64_t write_records(storage::Cursor& cursor, const detail::ResolvedSelection&
 int export_status(const ExportOptions& o, const std::ostream& dst, const storage::Cursor& cursor,
                   uint64_t n, uint64_t damaged, std::ostream& err) {
   if (!dst) {
-    return detail::report(
-        err, {kExitProblems, "write error on " +
-                                 (o.output.empty() ? std::string("standard output") : o.output) +
-                                 ": " + std::strerror(errno)});
+    return detail::report(err, kExitProblems,
+                          "write error on " +
+                              (o.output.empty() ? std::string("standard output") : o.output) +
+                              ": " + std::strerror(errno));
   }
-  if (!cursor.status().is_ok()) {
-    return detail::report(err, {kExitProblems, "reading stopped after " + std::to_string(n) +
-                                                   " samples: " + cursor.status().message()});
+  if (!cursor.status().ok()) {
+    return detail::report(err, kExitProblems,
+                          "reading stopped after " + std::to_string(n) +
+                              " samples: " + cursor.status().error().message);
   }
   if (!o.output.empty()) {
     err << "pubsub-replay: exported " << n << " samples to " << o.output << '\n';
   }
   if (damaged || cursor.problems()) {
-    return detail::report(err, {kExitProblems,
-                                "damaged chunks were skipped; the export is incomplete "
-                                "(see 'pubsub-replay verify " +
-                                    o.dir + "')"});
+    return detail::report(err, kExitProblems,
+                          "damaged chunks were skipped; the export is incomplete "
+                          "(see 'pubsub-replay verify " +
+                              o.dir + "')");
   }
   return kExitOk;
 }
@@ -115,13 +116,13 @@ int export_records(const ExportOptions& o, std::ostream& out, std::ostream& err)
     ++damaged;
     detail::warn(err, "skipping damaged data: " + detail::describe(p, {}));
   });
-  if (!rec) return detail::report(err, rec.error());
+  if (!rec) return detail::report(err, kExitUsage, rec.error());
   auto sel = detail::resolve_selection(**rec, o.selection);
-  if (!sel) return detail::report(err, sel.error());
+  if (!sel) return detail::report(err, kExitUsage, sel.error());
   auto writers = (*rec)->writers();
   if (!writers) {
-    return detail::report(
-        err, {kExitUsage, o.dir + ": cannot read the writers: " + writers.status().message()});
+    return detail::report(err, kExitUsage,
+                          o.dir + ": cannot read the writers: " + writers.error().message);
   }
   GuidNames guid_of;
   for (const auto& w : *writers) guid_of[w.id] = detail::hex(w.def.guid);
@@ -131,8 +132,8 @@ int export_records(const ExportOptions& o, std::ostream& out, std::ostream& err)
   if (!o.output.empty()) {
     file.open(o.output, std::ios::binary | std::ios::trunc);
     if (!file) {
-      return detail::report(err,
-                            {kExitUsage, "cannot write " + o.output + ": " + std::strerror(errno)});
+      return detail::report(err, kExitUsage,
+                            "cannot write " + o.output + ": " + std::strerror(errno));
     }
     dst = &file;
   }
@@ -146,8 +147,7 @@ int export_records(const ExportOptions& o, std::ostream& out, std::ostream& err)
   }
   auto cursor = (*rec)->query(sel->query);
   if (!cursor) {
-    return detail::report(err,
-                          {kExitUsage, o.dir + ": cannot query: " + cursor.status().message()});
+    return detail::report(err, kExitUsage, o.dir + ": cannot query: " + cursor.error().message);
   }
   const uint64_t n = write_records(*cursor, *sel, guid_of, csv, buf, *dst);
   dst->write(buf.data(), static_cast<std::streamsize>(buf.size()));

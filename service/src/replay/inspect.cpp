@@ -84,15 +84,15 @@ int info(const InfoOptions& o, std::ostream& out, std::ostream& err) {
   std::vector<storage::Problem> open_problems;
   auto rec =
       detail::open_recording(o.dir, [&](const storage::Problem& p) { open_problems.push_back(p); });
-  if (!rec) return report(err, rec.error());
+  if (!rec) return report(err, kExitUsage, rec.error());
   auto topics = (*rec)->topics();
   auto writers = (*rec)->writers();
   auto totals = (*rec)->totals();
   if (!topics || !writers || !totals) {
-    const storage::Status& s = !topics    ? topics.status()
-                               : !writers ? writers.status()
-                                          : totals.status();
-    return report(err, {kExitUsage, o.dir + ": cannot read the index: " + s.message()});
+    const storage::Status& s = !topics    ? topics.error()
+                               : !writers ? writers.error()
+                                          : totals.error();
+    return report(err, kExitUsage, o.dir + ": cannot read the index: " + s.error().message);
   }
   std::map<storage::TopicId, uint64_t> writer_count;
   for (const auto& w : *writers) writer_count[w.def.topic]++;
@@ -198,7 +198,7 @@ void print_gaps(storage::Recording& rec, const std::map<storage::TopicId, std::s
 int verify(const std::string& dir, std::ostream& out, std::ostream& err) {
   std::vector<storage::Problem> problems;
   auto rec = detail::open_recording(dir, [&](const storage::Problem& p) { problems.push_back(p); });
-  if (!rec) return report(err, rec.error());
+  if (!rec) return report(err, kExitUsage, rec.error());
   std::map<storage::TopicId, std::string> names;
   if (auto topics = (*rec)->topics()) {
     for (const auto& t : *topics) names[t.id] = t.def.name;
@@ -207,7 +207,7 @@ int verify(const std::string& dir, std::ostream& out, std::ostream& err) {
   if (auto segs = (*rec)->segments())
     for (const auto& sg : *segs) last_segment = std::max(last_segment, sg.number);
   auto rep = (*rec)->verify([&](const storage::Problem& p) { problems.push_back(p); });
-  if (!rep) return report(err, {kExitUsage, dir + ": cannot verify: " + rep.status().message()});
+  if (!rep) return report(err, kExitUsage, dir + ": cannot verify: " + rep.error().message);
   const storage::CloseState state = (*rec)->close_state();
   out << "recording " << dir << ": " << rep->segments << " segments, "
       << rep->chunks_ok + rep->chunks_bad << " chunks (" << rep->chunks_ok << " good, "
@@ -243,13 +243,13 @@ int verify(const std::string& dir, std::ostream& out, std::ostream& err) {
 int recover(const std::string& dir, std::ostream& out, std::ostream& err) {
   {
     auto rec = detail::open_recording(dir);  // the same checks and messages as the other commands
-    if (!rec) return report(err, rec.error());
+    if (!rec) return report(err, kExitUsage, rec.error());
   }
   std::vector<storage::Problem> problems;
   auto rep =
       storage::Recording::recover(dir, [&](const storage::Problem& p) { problems.push_back(p); });
   if (!rep) {
-    return report(err, {kExitProblems, dir + ": recover failed: " + rep.status().message()});
+    return report(err, kExitProblems, dir + ": recover failed: " + rep.error().message);
   }
   if (rep->state != storage::CloseState::kUnclean) {
     out << "recording " << dir << " is " << storage::to_string(rep->state)
@@ -264,11 +264,11 @@ int recover(const std::string& dir, std::ostream& out, std::ostream& err) {
       << " samples by the cut chunks' headers), " << rep->chunks_dropped << " index rows dropped, "
       << rep->chunks_added << " chunks added to the index\n";
   auto rec = detail::open_recording(dir);
-  if (!rec) return report(err, rec.error());
+  if (!rec) return report(err, kExitUsage, rec.error());
   auto totals = (*rec)->totals();
   if (!totals) {
-    return report(err, {kExitProblems,
-                        dir + ": cannot read the recovered index: " + totals.status().message()});
+    return report(err, kExitProblems,
+                  dir + ": cannot read the recovered index: " + totals.error().message);
   }
   out << "state: " << storage::to_string((*rec)->close_state()) << "; " << totals->records
       << " samples, " << totals->bytes << " bytes\n";
@@ -280,15 +280,16 @@ int reindex(const std::string& dir, std::ostream& out, std::ostream& err) {
   if (detail::count_segment_files(dir) == 0) {
     auto rec = detail::open_recording(dir);  // for its message about a missing directory
     if (!rec && rec.error().message.find("no such") != std::string::npos) {
-      return report(err, rec.error());
+      return report(err, kExitUsage, rec.error());
     }
-    return report(err, {kExitUsage, dir + " is not a recording: no segment files in " + dir +
-                                        "/segments to rebuild an index from"});
+    return report(err, kExitUsage,
+                  dir + " is not a recording: no segment files in " + dir +
+                      "/segments to rebuild an index from");
   }
   std::vector<storage::Problem> problems;
   auto rep =
       storage::Recording::reindex(dir, [&](const storage::Problem& p) { problems.push_back(p); });
-  if (!rep) return report(err, {kExitUsage, dir + ": reindex failed: " + rep.status().message()});
+  if (!rep) return report(err, kExitUsage, dir + ": reindex failed: " + rep.error().message);
   out << "reindexed " << dir << ": " << rep->segments << " segments, " << rep->chunks << " chunks, "
       << rep->records << " samples; state " << storage::to_string(rep->state) << '\n';
   for (const auto& p : problems) out << "problem: " << detail::describe(p, {}) << '\n';

@@ -168,7 +168,7 @@ class ReadAhead {
     for (uint64_t loop = 0; loops_ == 0 || loop < loops_; ++loop) {
       auto cursor = rec_->query(query_);
       if (!cursor) {
-        fail("cannot query the recording: " + cursor.status().message());
+        fail("cannot query the recording: " + cursor.error().message);
         return;
       }
       Batch b;
@@ -186,8 +186,8 @@ class ReadAhead {
         }
       }
       if (!b.metas.empty() && !push(std::move(b))) return;
-      if (!cursor->status().is_ok()) {
-        fail("reading the recording failed: " + cursor->status().message());
+      if (!cursor->status().ok()) {
+        fail("reading the recording failed: " + cursor->status().error().message);
         return;
       }
       if (n == 0) break;  // nothing selected: looping would spin
@@ -276,8 +276,8 @@ Result<Source> select_source(const PlayOptions& o, ProblemSink& problems, std::o
   if (!sel) return sel.error();
   auto all_writers = (*rec)->writers();
   if (!all_writers) {
-    return Error{kExitUsage,
-                 o.dir + ": cannot read the writers: " + all_writers.status().message()};
+    return Error{all_writers.error().code,
+                 o.dir + ": cannot read the writers: " + all_writers.error().message};
   }
   Source src{std::move(*rec), std::move(*sel), {}};
   for (const auto& w : *all_writers) {
@@ -472,13 +472,8 @@ class Publisher {
     if (po.user_data.empty()) po.user_data = "pubsub-replay";
     auto participant = pubsub::Participant::create(po);
     if (!participant) {
-      const auto code = participant.error().code;
-      return Error{
-          code == pubsub::ErrorCode::kNotFound || code == pubsub::ErrorCode::kInvalidArgument
-              ? kExitUsage
-              : kExitProblems,
-          "cannot join domain " + std::to_string(po.domain_id) + ": " +
-              participant.error().message};
+      return Error{participant.error().code, "cannot join domain " + std::to_string(po.domain_id) +
+                                                 ": " + participant.error().message};
     }
     participant_ = std::move(participant).value();
     for (const storage::WriterInfo& w : src.writers) {
@@ -526,8 +521,9 @@ class Publisher {
     const pubsub::WriterQos wq = batched_writer_qos(qos);
     auto created = participant_->create_writer(replay_topic(t.def, qos), wq);
     if (!created) {
-      return Error{kExitProblems, "cannot create a writer on topic " + t.def.name + " (type " +
-                                      t.def.type_name + "): " + created.error().message};
+      return Error{created.error().code, "cannot create a writer on topic " + t.def.name +
+                                             " (type " + t.def.type_name +
+                                             "): " + created.error().message};
     }
     ReplayWriter rw;
     rw.writer = std::move(created).value();
@@ -586,11 +582,10 @@ std::optional<int> wait_for_readers(std::vector<ReplayWriter>& writers, const Pl
       return kExitOk;
     }
     if (mono_ns() >= deadline) {
-      return report(
-          err, {kExitProblems, "no readers: after " + seconds(o.wait_timeout) +
-                                   " s these topics still have fewer than " +
-                                   std::to_string(o.wait_readers) +
-                                   " acknowledged reader(s): " + unready_topics(writers, ready)});
+      return report(err, kExitProblems,
+                    "no readers: after " + seconds(o.wait_timeout) +
+                        " s these topics still have fewer than " + std::to_string(o.wait_readers) +
+                        " acknowledged reader(s): " + unready_topics(writers, ready));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
@@ -646,15 +641,15 @@ Sent publish_sample(ReplayWriter& w, const storage::RecordMeta& m, storage::Byte
     }
     return Sent::kSkipped;
   }
-  failure = {kExitProblems,
-             "publishing on topic " + w.info.topic + " failed: " + e.message +
-                 (e.code == pubsub::ErrorCode::kTimeout
-                      ? " (readers stopped acknowledging for " +
-                            std::to_string(
-                                std::chrono::duration_cast<std::chrono::seconds>(o.block_timeout)
-                                    .count()) +
-                            " s)"
-                      : "")};
+  failure = Error{
+      e.code, "publishing on topic " + w.info.topic + " failed: " + e.message +
+                  (e.code == pubsub::ErrorCode::kTimeout
+                       ? " (readers stopped acknowledging for " +
+                             std::to_string(
+                                 std::chrono::duration_cast<std::chrono::seconds>(o.block_timeout)
+                                     .count()) +
+                             " s)"
+                       : "")};
   return Sent::kFailed;
 }
 
@@ -946,7 +941,7 @@ int play(const PlayOptions& o, std::ostream& err, PlayReport* report_out) {
   PlayReport& rep = report_out ? *report_out : local_report;
   rep = PlayReport{};
   if (!(o.rate > 0) || !std::isfinite(o.rate)) {
-    return report(err, {kExitUsage, "--rate must be a positive number"});
+    return report(err, kExitUsage, "--rate must be a positive number");
   }
 
   // Selection. `problems` and `reader` come first: the ReadAhead's thread reports into
@@ -954,7 +949,7 @@ int play(const PlayOptions& o, std::ostream& err, PlayReport* report_out) {
   ProblemSink problems;
   std::unique_ptr<ReadAhead> reader;
   auto src = select_source(o, problems, err);
-  if (!src) return report(err, src.error());
+  if (!src) return report(err, kExitUsage, src.error());
   rep.recorded_seconds = static_cast<double>(src->sel.last_ns - src->sel.first_ns) / 1e9;
   if (src->writers.empty()) {
     err << "pubsub-replay: nothing to play: the selection holds no samples\n";
@@ -963,7 +958,11 @@ int play(const PlayOptions& o, std::ostream& err, PlayReport* report_out) {
 
   // Writers, and readers first when asked: all before the first sample is due.
   Publisher pub;
-  if (auto e = pub.open(o, *src, err)) return report(err, *e);
+  if (auto e = pub.open(o, *src, err)) {
+    // No such interface or a bad option is the command line's fault; anything else a failure.
+    const bool usage = e->code == Errc::kNotFound || e->code == Errc::kInvalidArgument;
+    return report(err, usage ? kExitUsage : kExitProblems, *e);
+  }
   pub.report_to(rep);
   if (auto code = wait_for_readers(pub.writers(), o, err, rep)) return *code;
 
@@ -979,13 +978,13 @@ int play(const PlayOptions& o, std::ostream& err, PlayReport* report_out) {
   pub.report_to(rep);
 
   print_summary(o, rep, err);
-  if (end == RunEnd::kFailed) return report(err, run.failure());
-  if (!read_error.empty()) return report(err, {kExitProblems, read_error});
+  if (end == RunEnd::kFailed) return report(err, kExitProblems, run.failure());
+  if (!read_error.empty()) return report(err, kExitProblems, read_error);
   if (rep.problems || !problems.open_problems().empty()) {
-    return report(err, {kExitProblems,
-                        "damaged chunks were skipped; not everything was played "
-                        "(see 'pubsub-replay verify " +
-                            o.dir + "')"});
+    return report(err, kExitProblems,
+                  "damaged chunks were skipped; not everything was played "
+                  "(see 'pubsub-replay verify " +
+                      o.dir + "')");
   }
   return kExitOk;
 }

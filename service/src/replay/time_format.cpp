@@ -77,9 +77,10 @@ bool fraction(std::string_view s, size_t& pos, int64_t& ns) {
 }
 
 Error bad_time(std::string_view text, const std::string& why) {
-  return Error{kExitUsage, "bad time '" + std::string(text) + "': " + why +
-                               " (expected seconds from the start of the recording, e.g. 12.5, "
-                               "or an ISO-8601 time, e.g. 2026-11-21T23:38:00.5Z)"};
+  return Error{Errc::kInvalidArgument,
+               "bad time '" + std::string(text) + "': " + why +
+                   " (expected seconds from the start of the recording, e.g. 12.5, "
+                   "or an ISO-8601 time, e.g. 2026-11-21T23:38:00.5Z)"};
 }
 
 Result<TimeArg> parse_iso(std::string_view s, std::string_view text) {

@@ -42,9 +42,9 @@ class ByteSource {
   virtual Status read_at(uint64_t offset, std::span<std::byte> out) const = 0;
 };
 
-// Maps errno to a Status: ENOSPC/EDQUOT -> kNoSpace, ENOENT -> kNotFound, else kIo. The message
+// Maps errno to an Error: ENOSPC/EDQUOT -> kNoSpace, ENOENT -> kNotFound, else kIo. The message
 // is "<what>: <strerror text>", e.g. "write /x/segments/00000001.seg: No space left on device".
-Status errno_status(int err, const std::string& what);
+Error errno_error(int err, const std::string& what);
 
 class FileSink final : public ByteSink {
  public:
@@ -86,7 +86,7 @@ class FileSource final : public ByteSource {
 class MemoryBuffer final : public ByteSink, public ByteSource {
  public:
   Status write(std::span<const ByteSpan> parts) override;
-  Status sync() override { return Status::ok(); }
+  Status sync() override { return Status{}; }
   Status truncate(uint64_t size) override;
   uint64_t size() const override { return data_.size(); }
   Status read_at(uint64_t offset, std::span<std::byte> out) const override;

@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
   o.queue_max_bytes = 1 << 20;
   auto w = storage::SegmentWriter::create(argv[1], o);
   if (!w) {
-    std::fprintf(stderr, "create: %s\n", w.status().to_string().c_str());
+    std::fprintf(stderr, "create: %s\n", w.error().to_string().c_str());
     return 1;
   }
   storage::SegmentWriter& wr = **w;
@@ -38,12 +38,12 @@ int main(int argc, char** argv) {
   for (uint64_t i = 0; i < 3'000'000 && std::chrono::steady_clock::now() < deadline; ++i) {
     crash::fill_payload(i, payload);
     if (auto s = wr.append(crash::meta(i), payload); !s) {
-      std::fprintf(stderr, "append: %s\n", s.to_string().c_str());
+      std::fprintf(stderr, "append: %s\n", s.error().to_string().c_str());
       return 1;
     }
     if (i % 300 == 299) {
       if (auto s = wr.flush(); !s) {
-        std::fprintf(stderr, "flush: %s\n", s.to_string().c_str());
+        std::fprintf(stderr, "flush: %s\n", s.error().to_string().c_str());
         return 1;
       }
       std::printf("durable %llu\n", static_cast<unsigned long long>(i + 1));

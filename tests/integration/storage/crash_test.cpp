@@ -85,7 +85,7 @@ std::map<std::string, uintmax_t> sizes(const std::string& dir) {
 // Checks that the recording holds exactly records 0..n-1 of the stream; returns n.
 uint64_t check_stream(Recording& rec) {
   auto cur = rec.query();
-  REQUIRE(cur.is_ok());
+  REQUIRE(cur.ok());
   uint64_t i = 0;
   Bytes want;
   while (const RecordView* v = cur->next()) {
@@ -103,7 +103,7 @@ uint64_t check_stream(Recording& rec) {
     REQUIRE(std::equal(v->payload.begin(), v->payload.end(), want.begin()));
     ++i;
   }
-  REQUIRE(cur->status().is_ok());
+  REQUIRE(cur->status().ok());
   CHECK(cur->problems() == 0);
   return i;
 }
@@ -150,12 +150,12 @@ TEST_CASE(
       RecordingOptions opt;
       opt.on_problem = [&](const Problem& p) { problems.push_back(p); };
       auto rec = Recording::open(dir, opt);
-      REQUIRE(rec.is_ok());
+      REQUIRE(rec.ok());
       CHECK((*rec)->close_state() == CloseState::kUnclean);
       n_ro = check_stream(**rec);
       REQUIRE(n_ro >= durable);
       auto totals = (*rec)->totals();
-      REQUIRE(totals.is_ok());
+      REQUIRE(totals.ok());
       CHECK(totals->records == n_ro);
       CHECK(totals->lost == 0);
       // Only the tail can be damaged: a torn last chunk, or a new segment file whose header
@@ -166,13 +166,13 @@ TEST_CASE(
     }
     CHECK(sizes(dir) == before);  // read-only open modified nothing
     auto rep = Recording::recover(dir);
-    REQUIRE(rep.is_ok());
+    REQUIRE(rep.ok());
     auto rec = Recording::open(dir);
-    REQUIRE(rec.is_ok());
+    REQUIRE(rec.ok());
     CHECK((*rec)->close_state() == CloseState::kRecovered);
     CHECK(check_stream(**rec) == n_ro);
     auto v = (*rec)->verify();
-    REQUIRE(v.is_ok());
+    REQUIRE(v.ok());
     CHECK(v->ok());
     CHECK(v->records == n_ro);
     total_records += n_ro;

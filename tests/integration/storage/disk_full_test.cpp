@@ -51,12 +51,12 @@ TEST_CASE("storage: writing into a full filesystem gives a clear error and stays
   Status err;
   {
     auto w = SegmentWriter::create(dir, o);
-    REQUIRE(w.is_ok());
+    REQUIRE(w.ok());
     SegmentWriter& wr = **w;
     for (uint32_t t = 1; t <= crash::kTopics; ++t)
-      REQUIRE(wr.add_topic({"full/" + std::to_string(t), "F", false, {}, {}}).is_ok());
+      REQUIRE(wr.add_topic({"full/" + std::to_string(t), "F", false, {}, {}}).ok());
     for (uint32_t i = 1; i <= crash::kWriters; ++i)
-      REQUIRE(wr.add_writer({crash::topic_of_writer(i), Guid{static_cast<uint8_t>(i)}}).is_ok());
+      REQUIRE(wr.add_writer({crash::topic_of_writer(i), Guid{static_cast<uint8_t>(i)}}).ok());
     Bytes payload;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     // 8 MiB fill up after a few thousand records; bounded by count and time anyway.
@@ -72,24 +72,24 @@ TEST_CASE("storage: writing into a full filesystem gives a clear error and stays
         flushed = appended;
       }
     }
-    REQUIRE_FALSE(err.is_ok());
-    CHECK(err.code() == ErrorCode::kNoSpace);
-    CHECK_THAT(err.message(), Catch::Contains("No space left on device"));
+    REQUIRE_FALSE(err.ok());
+    CHECK(err.error().code == ErrorCode::kNoSpace);
+    CHECK_THAT(err.error().message, Catch::Contains("No space left on device"));
     // Sticky: every later call reports the same error.
-    CHECK(wr.flush().code() == ErrorCode::kNoSpace);
-    CHECK(wr.append(crash::meta(appended), payload).code() == ErrorCode::kNoSpace);
+    CHECK(wr.flush().error().code == ErrorCode::kNoSpace);
+    CHECK(wr.append(crash::meta(appended), payload).error().code == ErrorCode::kNoSpace);
     const Status closed = wr.close();
-    CHECK(closed.code() == ErrorCode::kNoSpace);
+    CHECK(closed.error().code == ErrorCode::kNoSpace);
   }
   CHECK(callbacks == 1);
-  CHECK(reported.code() == ErrorCode::kNoSpace);
-  INFO("appended " << appended << ", flushed " << flushed << ": " << err.to_string());
+  CHECK(reported.error().code == ErrorCode::kNoSpace);
+  INFO("appended " << appended << ", flushed " << flushed << ": " << err.error().to_string());
   REQUIRE(flushed > 0);
 
   auto rec = Recording::open(dir);
-  REQUIRE(rec.is_ok());
+  REQUIRE(rec.ok());
   auto cur = (*rec)->query();
-  REQUIRE(cur.is_ok());
+  REQUIRE(cur.ok());
   uint64_t n = 0;
   Bytes want;
   while (const RecordView* v = cur->next()) {
@@ -107,7 +107,7 @@ TEST_CASE("storage: writing into a full filesystem gives a clear error and stays
   CHECK(n >= flushed);   // everything flushed before the error is there
   CHECK(n <= appended);  // and nothing that was never accepted
   auto v = (*rec)->verify();
-  REQUIRE(v.is_ok());
+  REQUIRE(v.ok());
   CHECK(v->records == n);
   CHECK(v->chunks_bad == 0);
 }

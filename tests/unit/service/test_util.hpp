@@ -148,7 +148,7 @@ inline void write_recording(const std::string& dir, Model& m,
                             storage::SegmentWriterOptions opt = {}, bool close = true) {
   opt.fsync = storage::FsyncPolicy::kNone;
   auto w = storage::SegmentWriter::create(dir, opt);
-  if (!w) throw std::runtime_error("SegmentWriter::create: " + w.status().to_string());
+  if (!w) throw std::runtime_error("SegmentWriter::create: " + w.error().to_string());
   std::vector<storage::TopicId> tids;
   for (const auto& t : m.topics) {
     pubsub::TopicInfo info;
@@ -160,29 +160,29 @@ inline void write_recording(const std::string& dir, Model& m,
     info.max_blocking_time = std::chrono::milliseconds(100);
     info.data_representation = {0};
     auto id = (*w)->add_topic(service::topic_def(info));
-    if (!id) throw std::runtime_error("add_topic: " + id.status().to_string());
+    if (!id) throw std::runtime_error("add_topic: " + id.error().to_string());
     tids.push_back(*id);
   }
   std::vector<storage::WriterId> wids;
   for (size_t i = 0; i < m.writer_guid.size(); ++i) {
     auto id = (*w)->add_writer({tids[m.writer_topic[i]], m.writer_guid[i]});
-    if (!id) throw std::runtime_error("add_writer: " + id.status().to_string());
+    if (!id) throw std::runtime_error("add_writer: " + id.error().to_string());
     wids.push_back(*id);
   }
   for (auto& r : m.records) {
     r.meta.topic = tids[r.topic];
     r.meta.writer = wids[r.writer];
     auto s = (*w)->append(r.meta, r.payload);
-    if (!s) throw std::runtime_error("append: " + s.to_string());
+    if (!s) throw std::runtime_error("append: " + s.error().to_string());
   }
   if (!close) {
     auto s = (*w)->flush();
-    if (!s) throw std::runtime_error("flush: " + s.to_string());
+    if (!s) throw std::runtime_error("flush: " + s.error().to_string());
     (void)w->release();  // never closed
     return;
   }
   auto s = (*w)->close();
-  if (!s) throw std::runtime_error("close: " + s.to_string());
+  if (!s) throw std::runtime_error("close: " + s.error().to_string());
 }
 
 // A sample as a raw subscriber received it.

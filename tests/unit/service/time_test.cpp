@@ -43,7 +43,7 @@ TEST_CASE("parse_time_arg refuses bad times with a clear message") {
     INFO(bad);
     auto a = parse_time_arg(bad);
     REQUIRE_FALSE(a);
-    CHECK(a.error().exit_code == service::replay::kExitUsage);
+    CHECK(a.error().code == common::Errc::kInvalidArgument);
     CHECK(a.error().message.find("bad time") == 0);
     CHECK(a.error().message.find('\n') == std::string::npos);
   }

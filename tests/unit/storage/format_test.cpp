@@ -48,7 +48,7 @@ TEST_CASE("data records round trip through the entry encoding with delta state")
   fmt::Entry e;
   for (auto& r : recs) {
     auto more = dec.next(e);
-    REQUIRE(more.is_ok());
+    REQUIRE(more.ok());
     REQUIRE(*more);
     REQUIRE(e.kind == fmt::EntryKind::kData);
     REQUIRE(storage_test::same_meta(e.record.meta, r.meta));
@@ -73,7 +73,7 @@ TEST_CASE("data records round trip through the entry encoding with delta state")
   CHECK(e.gap.first_missing == -5);
   CHECK(e.gap.last_missing == 1000000000000);
   auto end = dec.next(e);
-  REQUIRE(end.is_ok());
+  REQUIRE(end.ok());
   CHECK_FALSE(*end);
 }
 
@@ -90,7 +90,7 @@ TEST_CASE("every truncation of an entry stream is rejected, never read past the 
     fmt::Entry e;
     auto r = dec.next(e);
     INFO("length " << n);
-    CHECK_FALSE(r.is_ok());
+    CHECK_FALSE(r.ok());
   }
 }
 
@@ -109,7 +109,7 @@ TEST_CASE("chunk headers round trip and reject flipped bits") {
   uint8_t b[fmt::kChunkHeaderSize];
   fmt::encode_chunk_header(h, b);
   auto d = fmt::decode_chunk_header(ByteSpan(reinterpret_cast<std::byte*>(b), sizeof b));
-  REQUIRE(d.is_ok());
+  REQUIRE(d.ok());
   CHECK(d->sequence == 42);
   CHECK(d->stored_size == 1000);
   CHECK(d->raw_size == 5000);
@@ -123,10 +123,9 @@ TEST_CASE("chunk headers round trip and reject flipped bits") {
     uint8_t c[fmt::kChunkHeaderSize];
     std::memcpy(c, b, sizeof b);
     c[i] ^= 0x10;
-    CHECK_FALSE(
-        fmt::decode_chunk_header(ByteSpan(reinterpret_cast<std::byte*>(c), sizeof c)).is_ok());
+    CHECK_FALSE(fmt::decode_chunk_header(ByteSpan(reinterpret_cast<std::byte*>(c), sizeof c)).ok());
   }
-  CHECK(fmt::decode_chunk_header(ByteSpan(reinterpret_cast<std::byte*>(b), 63)).status().code() ==
+  CHECK(fmt::decode_chunk_header(ByteSpan(reinterpret_cast<std::byte*>(b), 63)).error().code ==
         ErrorCode::kTruncated);
 }
 
@@ -137,10 +136,11 @@ TEST_CASE("chunk bodies decode only with the right checksum and size") {
   h.entry_count = 1;
   h.body_crc = fmt::crc32c(raw.data(), raw.size());
   Bytes out;
-  REQUIRE(fmt::decode_chunk_body(h, raw, out).is_ok());
+  REQUIRE(fmt::decode_chunk_body(h, raw, out).ok());
   CHECK(out == raw);
   Bytes bad = raw;
   bad[100] ^= std::byte{1};
-  CHECK(fmt::decode_chunk_body(h, bad, out).code() == ErrorCode::kCorrupt);
-  CHECK(fmt::decode_chunk_body(h, ByteSpan(raw).first(10), out).code() == ErrorCode::kTruncated);
+  CHECK(fmt::decode_chunk_body(h, bad, out).error().code == ErrorCode::kCorrupt);
+  CHECK(fmt::decode_chunk_body(h, ByteSpan(raw).first(10), out).error().code ==
+        ErrorCode::kTruncated);
 }

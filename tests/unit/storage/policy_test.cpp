@@ -35,19 +35,19 @@ TEST_CASE("SegmentWriter round-trips under every fsync policy and compression se
   std::vector<storage_test::Rec> recs;
   {
     auto w = SegmentWriter::create(dir.path(), o);
-    REQUIRE(w.is_ok());
+    REQUIRE(w.ok());
     const TopicId t = *(*w)->add_topic({"p", "P", false, {}, {}});
     const WriterId id = *(*w)->add_writer({t, Guid{}});
     for (int i = 0; i < 500; ++i) {
       RecordMeta m{t, id, i + 1, i, i, 0, false, {}};
       recs.push_back({m, storage_test::make_payload(i, 100 + i % 300, i % 2 == 0)});
-      REQUIRE((*w)->append(m, recs.back().payload).is_ok());
-      if (i == 250) REQUIRE((*w)->flush().is_ok());
+      REQUIRE((*w)->append(m, recs.back().payload).ok());
+      if (i == 250) REQUIRE((*w)->flush().ok());
     }
-    REQUIRE((*w)->close().is_ok());
+    REQUIRE((*w)->close().ok());
   }
   auto rec = Recording::open(dir.path());
-  REQUIRE(rec.is_ok());
+  REQUIRE(rec.ok());
   auto got = storage_test::read_all(**rec);
   REQUIRE(got.size() == recs.size());
   for (size_t i = 0; i < got.size(); ++i) {
@@ -66,7 +66,7 @@ TEST_CASE("SegmentWriter rolls a segment at max duration and retention removes o
   o.segment_max_duration = std::chrono::milliseconds(50);
   o.retention_max_age = std::chrono::seconds(3600);
   auto w = SegmentWriter::create(dir.path(), o);
-  REQUIRE(w.is_ok());
+  REQUIRE(w.ok());
   auto& wr = **w;
   const TopicId t = *wr.add_topic({"r", "R", false, {}, {}});
   const WriterId id = *wr.add_writer({t, Guid{}});
@@ -74,19 +74,19 @@ TEST_CASE("SegmentWriter rolls a segment at max duration and retention removes o
   const int64_t two_hours_ago = now_ns() - 7200'000'000'000;
   // Old data (reception two hours ago) in the first segments.
   for (int i = 0; i < 100; ++i)
-    REQUIRE(wr.append({t, id, i + 1, two_hours_ago + i, two_hours_ago + i}, p).is_ok());
-  REQUIRE(wr.flush().is_ok());
+    REQUIRE(wr.append({t, id, i + 1, two_hours_ago + i, two_hours_ago + i}, p).ok());
+  REQUIRE(wr.flush().ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(60));
-  for (int i = 100; i < 200; ++i) REQUIRE(wr.append({t, id, i + 1, now_ns(), now_ns()}, p).is_ok());
-  REQUIRE(wr.flush().is_ok());
+  for (int i = 100; i < 200; ++i) REQUIRE(wr.append({t, id, i + 1, now_ns(), now_ns()}, p).ok());
+  REQUIRE(wr.flush().ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(60));
-  for (int i = 200; i < 300; ++i) REQUIRE(wr.append({t, id, i + 1, now_ns(), now_ns()}, p).is_ok());
-  REQUIRE(wr.close().is_ok());
+  for (int i = 200; i < 300; ++i) REQUIRE(wr.append({t, id, i + 1, now_ns(), now_ns()}, p).ok());
+  REQUIRE(wr.close().ok());
   const WriterStats st = wr.stats();
   CHECK(st.segments_created >= 3);
   CHECK(st.segments_removed >= 1);
   auto rec = Recording::open(dir.path());
-  REQUIRE(rec.is_ok());
+  REQUIRE(rec.ok());
   auto got = storage_test::read_all(**rec);
   REQUIRE(got.size() == 200);  // exactly the old records are gone
   CHECK(got.front().meta.sequence == 101);
@@ -101,7 +101,7 @@ TEST_CASE("SegmentWriter takes appends from several threads while a timer thread
   o.queue_max_bytes = 64 << 10;
   o.chunk_max_age = std::chrono::milliseconds(1);
   auto w = SegmentWriter::create(dir.path(), o);
-  REQUIRE(w.is_ok());
+  REQUIRE(w.ok());
   auto& wr = **w;
   constexpr int kThreads = 3, kPerThread = 20000;
   std::vector<WriterId> ids;
@@ -129,7 +129,8 @@ TEST_CASE("SegmentWriter takes appends from several threads while a timer thread
         const Bytes p =
             storage_test::make_payload(static_cast<uint64_t>(k) * 1000000 + i, 1 + i % 200);
         Status s;
-        while ((s = wr.try_append(m, p)).code() == ErrorCode::kFull) std::this_thread::yield();
+        while (!(s = wr.try_append(m, p)) && s.error().code == ErrorCode::kFull)
+          std::this_thread::yield();
         if (!s) ++failures;
       }
     });
@@ -137,11 +138,11 @@ TEST_CASE("SegmentWriter takes appends from several threads while a timer thread
   stop = true;
   timer.join();
   REQUIRE(failures == 0);
-  REQUIRE(wr.close().is_ok());
+  REQUIRE(wr.close().ok());
   CHECK(max_queued <= o.queue_max_bytes);
   CHECK(wr.stats().records_written == kThreads * kPerThread);
   auto rec = Recording::open(dir.path());
-  REQUIRE(rec.is_ok());
+  REQUIRE(rec.ok());
   auto got = storage_test::read_all(**rec);
   REQUIRE(got.size() == kThreads * kPerThread);
   std::vector<int64_t> next(kThreads, 1);

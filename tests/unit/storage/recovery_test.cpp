@@ -49,8 +49,8 @@ void write_recording(const std::string& dir, const std::vector<Rec>& recs, bool 
     }
     for (auto& r : recs)
       if (!(*w)->append(r.meta, r.payload)) return false;
-    if (clean) return (*w)->close().is_ok();
-    const bool ok = (*w)->flush().is_ok();
+    if (clean) return (*w)->close().ok();
+    const bool ok = (*w)->flush().ok();
     (void)w->release();  // never closed: the process ends like a killed one
     return ok;
   };
@@ -164,7 +164,7 @@ TEST_CASE("Truncating the last segment at random offsets: everything before the 
     opt.on_problem = [&](const Problem& p) { problems.push_back(p); };
     {
       auto rec = Recording::open(work, opt);
-      REQUIRE(rec.is_ok());
+      REQUIRE(rec.ok());
       CHECK((*rec)->close_state() == CloseState::kUnclean);
       uint64_t read_problems = 0;
       check_prefix(storage_test::read_all(**rec, {}, &read_problems), recs, before + whole);
@@ -187,7 +187,7 @@ TEST_CASE("Truncating the last segment at random offsets: everything before the 
     // recover() cuts the file at the last complete chunk and makes the recording clean.
     problems.clear();
     auto rep = Recording::recover(work, [&](const Problem& p) { problems.push_back(p); });
-    REQUIRE(rep.is_ok());
+    REQUIRE(rep.ok());
     if (cut >= format::kSegmentHeaderSize) {
       uint64_t good_end = format::kSegmentHeaderSize;
       for (auto& c : chunks)
@@ -216,16 +216,16 @@ TEST_CASE("Truncating the last segment at random offsets: everything before the 
     CHECK(rep->state == CloseState::kUnclean);
     // Idempotent: a second recover() finds a recovered recording and does nothing.
     auto again = Recording::recover(work);
-    REQUIRE(again.is_ok());
+    REQUIRE(again.ok());
     CHECK(again->state == CloseState::kRecovered);
     CHECK(again->bytes_cut == 0);
     CHECK(again->saved_files.empty());
     auto rec = Recording::open(work);
-    REQUIRE(rec.is_ok());
+    REQUIRE(rec.ok());
     CHECK((*rec)->close_state() == CloseState::kRecovered);
     check_prefix(storage_test::read_all(**rec), recs, before + whole);
     auto v = (*rec)->verify();
-    REQUIRE(v.is_ok());
+    REQUIRE(v.ok());
     CHECK(v->ok());
     fs::remove_all(work);
   }
@@ -255,7 +255,7 @@ TEST_CASE("Flipping bytes in a middle chunk: the reader reports it and returns e
   RecordingOptions opt;
   opt.on_problem = [&](const Problem& p) { problems.push_back(p); };
   auto rec = Recording::open(dir, opt);
-  REQUIRE(rec.is_ok());
+  REQUIRE(rec.ok());
   uint64_t n_problems = 0;
   auto got = storage_test::read_all(**rec, {}, &n_problems);
   CHECK(n_problems == 1);
@@ -285,7 +285,7 @@ TEST_CASE("Flipping bytes in a middle chunk: the reader reports it and returns e
   // verify() names the same chunk.
   std::vector<Problem> vp;
   auto v = (*rec)->verify([&](const Problem& p) { vp.push_back(p); });
-  REQUIRE(v.is_ok());
+  REQUIRE(v.ok());
   CHECK(v->chunks_bad == 1);
   CHECK(v->records == want.size());
   REQUIRE(vp.size() == 1);
@@ -296,12 +296,12 @@ TEST_CASE("Flipping bytes in a middle chunk: the reader reports it and returns e
   rec->reset();
   std::vector<Problem> rp;
   auto r = Recording::reindex(dir, [&](const Problem& p) { rp.push_back(p); });
-  REQUIRE(r.is_ok());
+  REQUIRE(r.ok());
   CHECK(r->problems == 1);
   REQUIRE(rp.size() == 1);
   CHECK(rp[0].offset == bad.offset);
   auto again = Recording::open(dir);
-  REQUIRE(again.is_ok());
+  REQUIRE(again.ok());
   auto got2 = storage_test::read_all(**again);
   REQUIRE(got2.size() == want.size());
   for (size_t i = 0; i < got2.size(); ++i)
@@ -323,7 +323,7 @@ TEST_CASE("Recovery adds chunks that were written but not indexed, and drops sta
   fs::copy(dir, cut, fs::copy_options::recursive);
   fs::resize_file(cut + seg.substr(dir.size()), chunks[chunks.size() - 3].offset);
   fs::remove(cut + "/index.sqlite3");
-  REQUIRE(Recording::reindex(cut).is_ok());
+  REQUIRE(Recording::reindex(cut).ok());
   fs::remove(dir + "/index.sqlite3-wal");  // the crashed writer's WAL belongs to the old index
   fs::remove(dir + "/index.sqlite3-shm");
   fs::copy_file(cut + "/index.sqlite3", dir + "/index.sqlite3",
@@ -335,7 +335,7 @@ TEST_CASE("Recovery adds chunks that were written but not indexed, and drops sta
     out << "PSCKgarbage";
   }
   auto rep = Recording::recover(dir);
-  REQUIRE(rep.is_ok());
+  REQUIRE(rep.ok());
   // The index reindex built from segments without a torn tail says "recovered": trusted as is
   // (fast path) - recover() did nothing.
   CHECK(rep->state == CloseState::kRecovered);
@@ -349,17 +349,17 @@ TEST_CASE("Recovery adds chunks that were written but not indexed, and drops sta
                             .c_str()) == 0);
   }
   auto ro = Recording::open(dir);
-  REQUIRE(ro.is_ok());
+  REQUIRE(ro.ok());
   CHECK((*ro)->recovery().chunks_added == 3);
   CHECK((*ro)->recovery().bytes_cut == 11);
   check_prefix(storage_test::read_all(**ro), recs, recs.size());
   ro->reset();
   auto rep2 = Recording::recover(dir);
-  REQUIRE(rep2.is_ok());
+  REQUIRE(rep2.ok());
   CHECK(rep2->chunks_added == 3);
   CHECK(fs::file_size(seg) == chunks.back().end);
   auto rec = Recording::open(dir);
-  REQUIRE(rec.is_ok());
+  REQUIRE(rec.ok());
   CHECK((*rec)->close_state() == CloseState::kRecovered);
   check_prefix(storage_test::read_all(**rec), recs, recs.size());
   CHECK((*rec)->verify()->ok());

@@ -72,15 +72,15 @@ Workload make_workload(size_t n, uint32_t topics, uint32_t writers, size_t max_b
 }
 
 void write_workload(SegmentWriter& w, const Workload& wl) {
-  for (auto& t : wl.topics) REQUIRE(w.add_topic(t).is_ok());
+  for (auto& t : wl.topics) REQUIRE(w.add_topic(t).ok());
   for (size_t i = 0; i < wl.writer_topic.size(); ++i) {
     auto id = w.add_writer({wl.writer_topic[i], guid_of(static_cast<uint32_t>(i + 1))});
-    REQUIRE(id.is_ok());
+    REQUIRE(id.ok());
     REQUIRE(*id == i + 1);
   }
   for (auto& r : wl.recs) {
     const Status s = w.append(r.meta, r.payload);
-    REQUIRE(s.is_ok());
+    REQUIRE(s.ok());
   }
 }
 
@@ -102,7 +102,7 @@ std::vector<const Rec*> expected(const Workload& wl, const Query& q) {
 void check_query(Recording& rec, const Workload& wl, const Query& q) {
   const auto want = expected(wl, q);
   auto cur = rec.query(q);
-  REQUIRE(cur.is_ok());
+  REQUIRE(cur.ok());
   size_t i = 0;
   while (const RecordView* v = cur->next()) {
     REQUIRE(i < want.size());
@@ -111,7 +111,7 @@ void check_query(Recording& rec, const Workload& wl, const Query& q) {
     REQUIRE(storage_test::same_payload(v->payload, want[i]->payload));
     ++i;
   }
-  REQUIRE(cur->status().is_ok());
+  REQUIRE(cur->status().ok());
   CHECK(cur->problems() == 0);
   CHECK(i == want.size());
 }
@@ -160,9 +160,9 @@ TEST_CASE("SegmentWriter round trip: random records read back byte-identical and
   const Workload wl = make_workload(6000, 12, 20, 16u << 20, 1);
   {
     auto w = SegmentWriter::create(dir.path(), small_opts());
-    REQUIRE(w.is_ok());
+    REQUIRE(w.ok());
     write_workload(**w, wl);
-    REQUIRE((*w)->close().is_ok());
+    REQUIRE((*w)->close().ok());
     const WriterStats st = (*w)->stats();
     CHECK(st.records_appended == wl.recs.size());
     CHECK(st.records_written == wl.recs.size());
@@ -170,14 +170,14 @@ TEST_CASE("SegmentWriter round trip: random records read back byte-identical and
     CHECK(st.segments_created > 3);  // rolled at 4 MiB
   }
   auto rec = Recording::open(dir.path());
-  REQUIRE(rec.is_ok());
+  REQUIRE(rec.ok());
   CHECK((*rec)->close_state() == CloseState::kClean);
 
   check_query(**rec, wl, {});
 
   // Topic statistics equal the model.
   auto topics = (*rec)->topics();
-  REQUIRE(topics.is_ok());
+  REQUIRE(topics.ok());
   REQUIRE(topics->size() == wl.topics.size());
   for (auto& t : *topics) {
     uint64_t count = 0, bytes = 0;
@@ -199,7 +199,7 @@ TEST_CASE("SegmentWriter round trip: random records read back byte-identical and
     CHECK(t.lost == 0);
   }
   auto totals = (*rec)->totals();
-  REQUIRE(totals.is_ok());
+  REQUIRE(totals.ok());
   CHECK(totals->records == wl.recs.size());
   CHECK(totals->writers == 20);
 
@@ -235,7 +235,7 @@ TEST_CASE("SegmentWriter round trip: random records read back byte-identical and
 
   SECTION("verify finds no problem in a healthy recording") {
     auto v = (*rec)->verify([](const Problem& p) { FAIL("unexpected problem: " << p.message); });
-    REQUIRE(v.is_ok());
+    REQUIRE(v.ok());
     CHECK(v->ok());
     CHECK(v->records == wl.recs.size());
     CHECK(v->chunks_bad == 0);
@@ -247,10 +247,10 @@ TEST_CASE("Deleting index.sqlite3 and reindexing reproduces the same answers") {
   const Workload wl = make_workload(3000, 5, 7, 1u << 20, 2);
   {
     auto w = SegmentWriter::create(dir.path(), small_opts());
-    REQUIRE(w.is_ok());
+    REQUIRE(w.ok());
     write_workload(**w, wl);
-    REQUIRE((*w)->add_gap({3, 1000, 1004}).is_ok());
-    REQUIRE((*w)->close().is_ok());
+    REQUIRE((*w)->add_gap({3, 1000, 1004}).ok());
+    REQUIRE((*w)->close().ok());
   }
   std::vector<std::string> before;
   std::vector<Rec> all_before, some_before;
@@ -260,19 +260,19 @@ TEST_CASE("Deleting index.sqlite3 and reindexing reproduces the same answers") {
   q.end_ns = wl.recs[2000].meta.reception_ns;
   {
     auto rec = Recording::open(dir.path());
-    REQUIRE(rec.is_ok());
+    REQUIRE(rec.ok());
     before = answers(**rec);
     all_before = storage_test::read_all(**rec);
     some_before = storage_test::read_all(**rec, q);
   }
   REQUIRE(std::filesystem::remove(dir.sub("index.sqlite3")));
-  CHECK_FALSE(Recording::open(dir.path()).is_ok());
+  CHECK_FALSE(Recording::open(dir.path()).ok());
   auto r = Recording::reindex(dir.path());
-  REQUIRE(r.is_ok());
+  REQUIRE(r.ok());
   CHECK(r->problems == 0);
   CHECK(r->records == wl.recs.size());
   auto rec = Recording::open(dir.path());
-  REQUIRE(rec.is_ok());
+  REQUIRE(rec.ok());
   CHECK(answers(**rec) == before);
   auto all_after = storage_test::read_all(**rec);
   auto some_after = storage_test::read_all(**rec, q);
@@ -287,7 +287,7 @@ TEST_CASE("Deleting index.sqlite3 and reindexing reproduces the same answers") {
   for (size_t i = 0; i < some_after.size(); ++i)
     REQUIRE(storage_test::same_meta(some_after[i].meta, some_before[i].meta));
   auto v = (*rec)->verify();
-  REQUIRE(v.is_ok());
+  REQUIRE(v.ok());
   CHECK(v->ok());
 }
 
@@ -295,30 +295,30 @@ TEST_CASE("SegmentWriter records sequence gaps per writer and explicit gaps") {
   TempDir dir;
   {
     auto w = SegmentWriter::create(dir.path(), small_opts());
-    REQUIRE(w.is_ok());
+    REQUIRE(w.ok());
     auto& wr = **w;
     const TopicId t = *wr.add_topic({"a", "A", false, {}, {}});
     const WriterId w1 = *wr.add_writer({t, guid_of(1)});
     const WriterId w2 = *wr.add_writer({t, guid_of(2)});
     const Bytes p(10, std::byte{7});
     int64_t now = 1000;
-    for (int64_t seq : {1, 2, 3, 7, 8, 20}) REQUIRE(wr.append({t, w1, seq, now, now++}, p).is_ok());
-    REQUIRE(wr.flush().is_ok());  // a gap spanning chunks is still found
-    for (int64_t seq : {21, 23}) REQUIRE(wr.append({t, w1, seq, now, now++}, p).is_ok());
-    for (int64_t seq : {5, 6}) REQUIRE(wr.append({t, w2, seq, now, now++}, p).is_ok());
-    REQUIRE(wr.add_gap({w2, 7, 9}).is_ok());
-    REQUIRE(wr.append({t, w2, 10, now, now++}, p).is_ok());  // covered by the explicit gap
-    REQUIRE(wr.append({t, w2, 4, now, now++}, p).is_ok());   // late: no gap
-    CHECK(wr.add_gap({99, 1, 2}).code() == ErrorCode::kInvalidArgument);
-    CHECK(wr.append({t, 99, 1, 0, 0}, p).code() == ErrorCode::kInvalidArgument);
-    CHECK(wr.append({t + 1, w1, 1, 0, 0}, p).code() == ErrorCode::kInvalidArgument);
-    REQUIRE(wr.close().is_ok());
-    CHECK(wr.append({t, w1, 30, 0, 0}, p).code() == ErrorCode::kClosed);
+    for (int64_t seq : {1, 2, 3, 7, 8, 20}) REQUIRE(wr.append({t, w1, seq, now, now++}, p).ok());
+    REQUIRE(wr.flush().ok());  // a gap spanning chunks is still found
+    for (int64_t seq : {21, 23}) REQUIRE(wr.append({t, w1, seq, now, now++}, p).ok());
+    for (int64_t seq : {5, 6}) REQUIRE(wr.append({t, w2, seq, now, now++}, p).ok());
+    REQUIRE(wr.add_gap({w2, 7, 9}).ok());
+    REQUIRE(wr.append({t, w2, 10, now, now++}, p).ok());  // covered by the explicit gap
+    REQUIRE(wr.append({t, w2, 4, now, now++}, p).ok());   // late: no gap
+    CHECK(wr.add_gap({99, 1, 2}).error().code == ErrorCode::kInvalidArgument);
+    CHECK(wr.append({t, 99, 1, 0, 0}, p).error().code == ErrorCode::kInvalidArgument);
+    CHECK(wr.append({t + 1, w1, 1, 0, 0}, p).error().code == ErrorCode::kInvalidArgument);
+    REQUIRE(wr.close().ok());
+    CHECK(wr.append({t, w1, 30, 0, 0}, p).error().code == ErrorCode::kClosed);
   }
   auto rec = Recording::open(dir.path());
-  REQUIRE(rec.is_ok());
+  REQUIRE(rec.ok());
   auto gaps = (*rec)->gaps();
-  REQUIRE(gaps.is_ok());
+  REQUIRE(gaps.ok());
   REQUIRE(gaps->size() == 4);
   CHECK(((*gaps)[0].writer == 1 && (*gaps)[0].first_missing == 4 && (*gaps)[0].last_missing == 6));
   CHECK(((*gaps)[1].writer == 1 && (*gaps)[1].first_missing == 9 && (*gaps)[1].last_missing == 19));
@@ -344,7 +344,7 @@ TEST_CASE("SegmentWriter try_append reports full without blocking, append waits"
   o.queue_max_bytes = 64 << 10;  // four chunk buffers
   o.test_delay_per_chunk = std::chrono::milliseconds(50);
   auto w = SegmentWriter::create(dir.path(), o);
-  REQUIRE(w.is_ok());
+  REQUIRE(w.ok());
   auto& wr = **w;
   const TopicId t = *wr.add_topic({"a", "A", false, {}, {}});
   const WriterId id = *wr.add_writer({t, guid_of(1)});
@@ -352,9 +352,9 @@ TEST_CASE("SegmentWriter try_append reports full without blocking, append waits"
   int64_t seq = 1;
   Status s;
   const auto t0 = std::chrono::steady_clock::now();
-  while ((s = wr.try_append({t, id, seq, seq, seq}, p)).is_ok()) ++seq;
+  while ((s = wr.try_append({t, id, seq, seq, seq}, p)).ok()) ++seq;
   const auto took = std::chrono::steady_clock::now() - t0;
-  CHECK(s.code() == ErrorCode::kFull);
+  CHECK(s.error().code == ErrorCode::kFull);
   CHECK(took < std::chrono::milliseconds(40));  // did not wait for the slow writer thread
   CHECK(seq > 40);                              // about 4 x 16 records fit
   CHECK(seq < 70);
@@ -363,10 +363,10 @@ TEST_CASE("SegmentWriter try_append reports full without blocking, append waits"
   CHECK(st.queue_in_use_bytes <= o.queue_max_bytes);
   CHECK(st.queued_bytes > 40 * 1000);
   // The blocking variant succeeds once the writer thread frees a buffer.
-  REQUIRE(wr.append({t, id, seq, seq, seq}, p).is_ok());
-  REQUIRE(wr.close().is_ok());
+  REQUIRE(wr.append({t, id, seq, seq, seq}, p).ok());
+  REQUIRE(wr.close().ok());
   auto rec = Recording::open(dir.path());
-  REQUIRE(rec.is_ok());
+  REQUIRE(rec.ok());
   auto all = storage_test::read_all(**rec);
   REQUIRE(all.size() == static_cast<size_t>(seq));
   for (size_t i = 0; i < all.size(); ++i)
@@ -379,28 +379,28 @@ TEST_CASE("SegmentWriter closes chunks by age and poll, and flush makes them rea
   SegmentWriterOptions o = small_opts();
   o.chunk_max_age = std::chrono::milliseconds(30);
   auto w = SegmentWriter::create(dir.path(), o);
-  REQUIRE(w.is_ok());
+  REQUIRE(w.ok());
   auto& wr = **w;
   const TopicId t = *wr.add_topic({"a", "A", false, {}, {}});
   const WriterId id = *wr.add_writer({t, guid_of(1)});
-  REQUIRE(wr.append({t, id, 1, 1, 1}, Bytes(5)).is_ok());
+  REQUIRE(wr.append({t, id, 1, 1, 1}, Bytes(5)).ok());
   // The writer thread closes and writes the chunk by itself after ~30 ms.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   while (wr.stats().records_written < 1 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   CHECK(wr.stats().records_written == 1);
-  REQUIRE(wr.append({t, id, 2, 2, 2}, Bytes(5)).is_ok());
-  REQUIRE(wr.flush().is_ok());
+  REQUIRE(wr.append({t, id, 2, 2, 2}, Bytes(5)).ok());
+  REQUIRE(wr.flush().ok());
   CHECK(wr.stats().records_written == 2);
   {
     // Readable while the writer is still open (not clean: recovered in memory, files untouched).
     auto rec = Recording::open(dir.path());
-    REQUIRE(rec.is_ok());
+    REQUIRE(rec.ok());
     CHECK((*rec)->close_state() == CloseState::kUnclean);
     CHECK((*rec)->recovery().problems == 0);
     CHECK(storage_test::read_all(**rec).size() == 2);
   }
-  REQUIRE(wr.close().is_ok());
+  REQUIRE(wr.close().ok());
 }
 
 TEST_CASE("A record larger than a chunk gets a chunk of its own, one over the limit is refused") {
@@ -408,18 +408,19 @@ TEST_CASE("A record larger than a chunk gets a chunk of its own, one over the li
   SegmentWriterOptions o = small_opts();
   o.max_record_bytes = 20 << 20;
   auto w = SegmentWriter::create(dir.path(), o);
-  REQUIRE(w.is_ok());
+  REQUIRE(w.ok());
   auto& wr = **w;
   const TopicId t = *wr.add_topic({"big", "B", false, {}, {}});
   const WriterId id = *wr.add_writer({t, guid_of(1)});
   const Bytes big = storage_test::make_payload(5, 16u << 20);
-  REQUIRE(wr.append({t, id, 1, 1, 1}, Bytes(10)).is_ok());
-  REQUIRE(wr.flush().is_ok());
+  REQUIRE(wr.append({t, id, 1, 1, 1}, Bytes(10)).ok());
+  REQUIRE(wr.flush().ok());
   // Over queue_max_bytes (8 MiB) but the queue is empty: accepted without blocking.
-  REQUIRE(wr.try_append({t, id, 2, 2, 2}, big).is_ok());
-  REQUIRE(wr.append({t, id, 3, 3, 3}, Bytes(10)).is_ok());
-  CHECK(wr.append({t, id, 4, 4, 4}, Bytes((20u << 20) + 1)).code() == ErrorCode::kInvalidArgument);
-  REQUIRE(wr.close().is_ok());
+  REQUIRE(wr.try_append({t, id, 2, 2, 2}, big).ok());
+  REQUIRE(wr.append({t, id, 3, 3, 3}, Bytes(10)).ok());
+  CHECK(wr.append({t, id, 4, 4, 4}, Bytes((20u << 20) + 1)).error().code ==
+        ErrorCode::kInvalidArgument);
+  REQUIRE(wr.close().ok());
   auto rec = Recording::open(dir.path());
   auto all = storage_test::read_all(**rec);
   REQUIRE(all.size() == 3);
@@ -438,18 +439,18 @@ TEST_CASE("Definitions are repeated in every segment and retention removes oldes
   o.retention_max_bytes = 256 << 10;
   o.compression = Compression::kNone;
   auto w = SegmentWriter::create(dir.path(), o);
-  REQUIRE(w.is_ok());
+  REQUIRE(w.ok());
   auto& wr = **w;
   const TopicId t1 = *wr.add_topic({"first", "A", false, {}, {}});
   const WriterId w1 = *wr.add_writer({t1, guid_of(1)});
   const Bytes p = storage_test::make_payload(1, 1000);
   int64_t seq = 1;
-  for (; seq <= 400; ++seq) REQUIRE(wr.append({t1, w1, seq, seq, seq}, p).is_ok());
-  REQUIRE(wr.flush().is_ok());
+  for (; seq <= 400; ++seq) REQUIRE(wr.append({t1, w1, seq, seq, seq}, p).ok());
+  REQUIRE(wr.flush().ok());
   const TopicId t2 = *wr.add_topic({"second", "B", true, {}, {}});
   const WriterId w2 = *wr.add_writer({t2, guid_of(2)});
-  for (; seq <= 1000; ++seq) REQUIRE(wr.append({t2, w2, seq, seq, seq}, p).is_ok());
-  REQUIRE(wr.close().is_ok());
+  for (; seq <= 1000; ++seq) REQUIRE(wr.append({t2, w2, seq, seq, seq}, p).ok());
+  REQUIRE(wr.close().ok());
   const WriterStats st = wr.stats();
   CHECK(st.segments_removed > 5);
   auto files = std::filesystem::directory_iterator(dir.sub("segments"));
@@ -461,7 +462,7 @@ TEST_CASE("Definitions are repeated in every segment and retention removes oldes
   CHECK(n == st.segments_created - st.segments_removed);
   CHECK(total <= (256 << 10) + (64 << 10));
   auto rec = Recording::open(dir.path());
-  REQUIRE(rec.is_ok());
+  REQUIRE(rec.ok());
   auto topics = (*rec)->topics();
   REQUIRE(topics->size() == 2);
   CHECK((*topics)[0].count == 0);  // all of "first" aged out, its definition stays
@@ -475,9 +476,9 @@ TEST_CASE("Definitions are repeated in every segment and retention removes oldes
   const auto before = answers(**rec);
   rec->reset();
   std::filesystem::remove(dir.sub("index.sqlite3"));
-  REQUIRE(Recording::reindex(dir.path()).is_ok());
+  REQUIRE(Recording::reindex(dir.path()).ok());
   auto again = Recording::open(dir.path());
-  REQUIRE(again.is_ok());
+  REQUIRE(again.ok());
   CHECK(answers(**again) == before);
 }
 
@@ -487,7 +488,7 @@ TEST_CASE("Recording queries seek through the index instead of scanning from the
   o.chunk_max_bytes = 4 << 10;
   {
     auto w = SegmentWriter::create(dir.path(), o);
-    REQUIRE(w.is_ok());
+    REQUIRE(w.ok());
     const TopicId a = *(*w)->add_topic({"a", "A", false, {}, {}});
     const TopicId b = *(*w)->add_topic({"b", "B", false, {}, {}});
     const WriterId wa = *(*w)->add_writer({a, guid_of(1)});
@@ -496,12 +497,12 @@ TEST_CASE("Recording queries seek through the index instead of scanning from the
     for (int64_t i = 0; i < 20000; ++i) {
       // Topic b only in the first 100 records.
       const bool is_b = i < 100;
-      REQUIRE((*w)->append({is_b ? b : a, is_b ? wb : wa, i + 1, i * 1000, i * 1000}, p).is_ok());
+      REQUIRE((*w)->append({is_b ? b : a, is_b ? wb : wa, i + 1, i * 1000, i * 1000}, p).ok());
     }
-    REQUIRE((*w)->close().is_ok());
+    REQUIRE((*w)->close().ok());
   }
   auto rec = Recording::open(dir.path());
-  REQUIRE(rec.is_ok());
+  REQUIRE(rec.ok());
   auto segs = (*rec)->segments();
   uint64_t chunks = 0;
   for (auto& s : *segs) chunks += s.chunk_count;
@@ -510,7 +511,7 @@ TEST_CASE("Recording queries seek through the index instead of scanning from the
   late.start_ns = 19'900 * 1000;
   late.end_ns = 19'950 * 1000;
   auto c = (*rec)->query(late);
-  REQUIRE(c.is_ok());
+  REQUIRE(c.ok());
   uint64_t n = 0;
   while (const RecordView* v = c->next()) {
     CHECK(v->meta.reception_ns >= late.start_ns);
@@ -534,16 +535,16 @@ TEST_CASE("SegmentWriter append_parts stores the concatenation of the fragments"
               c = storage_test::make_payload(3, 70000);
   {
     auto w = SegmentWriter::create(dir.path(), small_opts());
-    REQUIRE(w.is_ok());
+    REQUIRE(w.ok());
     const TopicId t = *(*w)->add_topic({"frag", "F", false, {}, {}});
     const WriterId id = *(*w)->add_writer({t, guid_of(1)});
     const ByteSpan parts[] = {a, b, c};
-    REQUIRE((*w)->append_parts({t, id, 1, 1, 1}, parts).is_ok());
-    REQUIRE((*w)->try_append_parts({t, id, 2, 2, 2}, std::span<const ByteSpan>()).is_ok());
-    REQUIRE((*w)->close().is_ok());
+    REQUIRE((*w)->append_parts({t, id, 1, 1, 1}, parts).ok());
+    REQUIRE((*w)->try_append_parts({t, id, 2, 2, 2}, std::span<const ByteSpan>()).ok());
+    REQUIRE((*w)->close().ok());
   }
   auto rec = Recording::open(dir.path());
-  REQUIRE(rec.is_ok());
+  REQUIRE(rec.ok());
   auto all = storage_test::read_all(**rec);
   REQUIRE(all.size() == 2);
   Bytes joined = a;
@@ -556,12 +557,12 @@ TEST_CASE("SegmentWriter refuses a directory that already holds a recording") {
   TempDir dir;
   {
     auto w = SegmentWriter::create(dir.path());
-    REQUIRE(w.is_ok());
-    REQUIRE((*w)->close().is_ok());
+    REQUIRE(w.ok());
+    REQUIRE((*w)->close().ok());
   }
   auto again = SegmentWriter::create(dir.path());
-  REQUIRE_FALSE(again.is_ok());
-  CHECK(again.status().code() == ErrorCode::kAlreadyExists);
+  REQUIRE_FALSE(again.ok());
+  CHECK(again.error().code == ErrorCode::kAlreadyExists);
   const auto listing = [&] {
     std::vector<std::string> names;
     for (auto& e : std::filesystem::recursive_directory_iterator(dir.path()))
@@ -573,11 +574,11 @@ TEST_CASE("SegmentWriter refuses a directory that already holds a recording") {
   const auto before = listing();
   {
     auto rec = Recording::open(dir.path());
-    REQUIRE(rec.is_ok());
+    REQUIRE(rec.ok());
     CHECK(storage_test::read_all(**rec).empty());
     CHECK((*rec)->verify()->ok());
     CHECK(listing() == before);  // a read-only open creates no file (no -wal/-shm either)
   }
   CHECK(listing() == before);
-  CHECK(Recording::open(dir.sub("nothing")).status().code() == ErrorCode::kNotFound);
+  CHECK(Recording::open(dir.sub("nothing")).error().code == ErrorCode::kNotFound);
 }

@@ -1,0 +1,88 @@
+// The one error vocabulary of every module: an Error (a code from one list and a one-line
+// message) and Expected<T, E>, a value or an error in the spirit of C++23 std::expected (which
+// GCC 12 in C++20 mode lacks). No module throws across its interface; every fallible call
+// returns an Expected, marked [[nodiscard]].
+//
+// The modules name it in their own namespaces - pubsub::Result<T>, storage::Result<T> and
+// storage::Status (= Expected<void>), service::replay::Result<T> - so an error passes from one
+// module to the next unchanged. Only the configuration uses another error type,
+// Expected<T, config::ConfigErrors>, because it reports every problem of a file at once.
+// Each program maps errors to its exit status in one place (recorder_main.cpp exit_status(),
+// replay_main.cpp and service/replay.hpp's kExit* constants).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace common {
+
+enum class Errc {
+  kInvalidArgument,  // a bad option, name, size or id
+  kNotFound,         // no such file, directory, interface, topic or entity
+  kAlreadyExists,    // creating a recording in a directory that already holds one
+  kUnsupported,      // an unknown format version or codec
+  kTimeout,          // max_blocking_time or a wait expired
+  kNetwork,          // a socket could not be created, bound or joined
+  kResourceLimit,    // a sample larger than the history or the max sample size
+  kFull,             // a bounded queue is full for now (try again; not a failure of the store)
+  kClosed,           // the participant or the writer was closed
+  kIo,               // a file or system call failed (the message carries strerror's text)
+  kNoSpace,          // ENOSPC / EDQUOT / SQLITE_FULL / out of buffer memory
+  kIndex,            // SQLite reported an error
+  kCorrupt,          // bytes that do not decode, a checksum mismatch, a bad magic
+  kTruncated,        // input ends inside a structure
+};
+
+// "invalid argument", "no space left", ...
+const char* to_string(Errc code);
+
+struct Error {
+  Errc code = Errc::kInvalidArgument;
+  std::string message;
+
+  // "no space left: write segments/00000001.seg: No space left on device"
+  std::string to_string() const;
+};
+
+inline Error make_error(Errc code, std::string message) {
+  return Error{code, std::move(message)};
+}
+
+// A value or an error E.
+template <class T, class E = Error>
+class [[nodiscard]] Expected {
+ public:
+  Expected(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Expected(E error) : v_(std::move(error)) {}  // NOLINT
+  bool ok() const { return v_.index() == 0; }
+  explicit operator bool() const { return ok(); }
+  T& value() & { return std::get<0>(v_); }
+  const T& value() const& { return std::get<0>(v_); }
+  T&& value() && { return std::get<0>(std::move(v_)); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+  const E& error() const { return std::get<1>(v_); }
+
+ private:
+  std::variant<T, E> v_;
+};
+
+// Success or an error E.
+template <class E>
+class [[nodiscard]] Expected<void, E> {
+ public:
+  Expected() = default;
+  Expected(E error) : e_(std::move(error)) {}  // NOLINT: implicit by design
+  bool ok() const { return !e_.has_value(); }
+  explicit operator bool() const { return ok(); }
+  const E& error() const { return e_.value(); }  // throws std::bad_optional_access on success
+
+ private:
+  std::optional<E> e_;
+};
+
+}  // namespace common
