@@ -21,7 +21,7 @@ usage: perf/three_node.sh [options]            (as root: creates and removes net
        perf/three_node.sh --print-commands --nic PUB_ADDR --nic SUB_ADDR --nic THIRD_ADDR [options]
 
 Hosts: publisher (ns 0), subscriber (ns 1) and a third host (ns 2) on a Linux bridge, veth MTU
-9000, 198.18.0.0/15, multicast routed. The third host is a second subscriber (a non-storing
+9000 (--mtu), 198.18.0.0/15, multicast routed. The third host is a second subscriber (a non-storing
 reader); with --recorder each throughput point is also measured with pubsub-recorder there
 instead, in the same run (interleaved), which gives the "recorder / no recorder" ratio.
 
@@ -47,6 +47,7 @@ Matrix (lists are comma or space separated):
                            repetitions), raw UDP, latency (be/rel); the options above set exec etc.
   --recorder-reps N        repetitions of the recorder test points in --full (default 3)
 Other:
+  --mtu BYTES              MTU of the bridge and veth links, 1280..9000 (default 9000)
   --out DIR                output directory, new or empty (default ./three_node-YYYYmmdd-HHMMSS)
   --bin DIR                pubsub binaries (default build-release/bin if it has them, else build/bin)
   --dry-run                list the runs and the estimated time, run nothing (no root needed)
@@ -86,6 +87,7 @@ while [ $# -gt 0 ]; do
     --full) full=1; shift ;;
     --recorder-reps) rec_reps=${2:?}; shift 2 ;;
     --out) out=${2:?}; shift 2 ;;
+    --mtu) NS_MTU=${2:?}; shift 2 ;;
     --bin) bin=${2:?}; shift 2 ;;
     --dry-run) dry_run=1; shift ;;
     --print-commands) print_commands=1; shift ;;
@@ -114,6 +116,8 @@ for r in $rels; do [ "$r" = be ] || [ "$r" = rel ] || die "--reliability: '$r' i
 for k in $keyings; do [ "$k" = keyed ] || [ "$k" = unkeyed ] || die "--keying: '$k' is not keyed or unkeyed"; done
 for p in $payloads; do [ "$p" = zero ] || [ "$p" = random ] || die "--payload: '$p' is not zero or random"; done
 for b in $batches; do is_uint "$b" && [ "$b" -le 65000 ] || die "--batch: '$b' is not 0..65000 bytes"; done
+[ -z "${NS_MTU:-}" ] || { is_uint "$NS_MTU" && [ "$NS_MTU" -ge 1280 ] && [ "$NS_MTU" -le 9000 ]; } ||
+  die "--mtu: '$NS_MTU' is not 1280..9000 bytes"
 
 # ---- the run list -------------------------------------------------------------------------
 # One run per line: kind tool rel keying payload batch third size rep

@@ -28,9 +28,11 @@ struct ResourceLimits {
 // Message packing: many small samples in one datagram. Off unless asked for.
 struct BatchingQos {
   bool enabled = false;
-  size_t max_bytes = 8192;    // flush before the samples' bytes in a batch exceed this
-                              // (as RTI's batch size; a sample this big goes alone);
-                              // datagrams never exceed the transport's message size
+  size_t max_bytes = 8192;    // flush once the samples' bytes in a batch reach this (as
+                              // RTI's batch size; a sample this big goes alone). The
+                              // datagram never exceeds the transport's message size
+                              // (ParticipantOptions::max_message_size): a sample that
+                              // would overflow it goes into the next batch
   size_t max_samples = 1024;  // flush after this many samples
   Duration max_flush_delay = std::chrono::milliseconds(1);  // flush a partial batch this late
 };

@@ -71,6 +71,9 @@ class Transport {
   virtual const TransportLocators& locators() const = 0;
   // Largest datagram this transport sends in one piece.
   virtual size_t max_message_size() const = 0;
+  // Largest datagram the network carries without IP fragmentation (the MTU's payload): repairs
+  // are kept within it, so one lost fragment never makes a writer resend a 64-KiB datagram.
+  virtual size_t unfragmented_message_size() const { return max_message_size(); }
   // True on a thread that delivers datagrams (which must never block waiting for a datagram).
   virtual bool on_receive_thread() const = 0;
   virtual TransportStats stats() const = 0;

@@ -64,6 +64,7 @@ StatefulWriter::StatefulWriter(const WriterConfig& config, Transport& transport,
       batch_datagram_limit_(transport.max_message_size() - 64),
       batch_buf_(transport.max_message_size()),
       send_buf_(transport.max_message_size()),
+      repair_message_(std::min(transport.unfragmented_message_size(), send_buf_.size())),
       frag_scratch_(kFragmentBatch * kFragmentScratch),
       cwnd_(std::min(kInitialWindow, config.max_unacked_bytes)) {}
 
@@ -462,8 +463,9 @@ void StatefulWriter::send_new_locked(const CacheChange& c, bool may_pace) {
   const auto& batching = config_.qos.batching;
   const auto qos = inline_qos(c);
   const size_t need = wire::MessageBuilder::data_overhead(qos) + c.size;
-  // As RTI's batch size: max_bytes bounds the samples' bytes in a batch (so a sample of at least
-  // max_bytes goes alone); the datagram with its headers stays within the transport's limit.
+  // As RTI's batch size: a sample of at least max_bytes goes alone, and a batch is flushed once
+  // its samples' bytes reach max_bytes. Independently the datagram, headers included, stays
+  // within the transport's message size: a sample that would overflow it starts a new batch.
   if (batching.enabled && c.size < batching.max_bytes &&
       need + wire::kHeaderSize <= batch_datagram_limit_) {
     append_to_batch_locked(c, qos, need);
@@ -483,10 +485,7 @@ void StatefulWriter::send_new_locked(const CacheChange& c, bool may_pace) {
 void StatefulWriter::append_to_batch_locked(const CacheChange& c,
                                             const wire::OutgoingInlineQos& qos, size_t need) {
   const auto& batching = config_.qos.batching;
-  if (batch_size_ && (batch_payload_ + c.size > batching.max_bytes ||
-                      batch_size_ + need > batch_datagram_limit_)) {
-    flush_batch_locked(false);
-  }
+  if (batch_size_ && batch_size_ + need > batch_datagram_limit_) flush_batch_locked(false);
   wire::MessageBuilder b(batch_buf_.data(), batch_buf_.size());
   if (batch_size_ == 0) {
     b.header(local_prefix_);
@@ -501,7 +500,9 @@ void StatefulWriter::append_to_batch_locked(const CacheChange& c,
   batch_payload_ += c.size;
   bytes_since_heartbeat_ += c.size;
   samples_since_heartbeat_++;
-  if (++batch_samples_ >= batching.max_samples) flush_batch_locked(false);
+  if (++batch_samples_ >= batching.max_samples || batch_payload_ >= batching.max_bytes) {
+    flush_batch_locked(false);
+  }
 }
 
 void StatefulWriter::flush_batch_locked(bool with_heartbeat) {
@@ -776,7 +777,7 @@ SequenceNumber StatefulWriter::retransmit_locked(ReaderProxy& p,
   const auto to = reader_locators(p);
   if (to.empty()) return 0;
   SequenceNumber highest = 0;
-  wire::MessageBuilder b(send_buf_.data(), send_buf_.size());
+  wire::MessageBuilder b(send_buf_.data(), repair_message_);
   auto start = [&] {
     b.truncate(0);
     b.header(local_prefix_);
@@ -830,7 +831,7 @@ SequenceNumber StatefulWriter::retransmit_locked(ReaderProxy& p,
       send_fragments_locked(*c, to, &p, 1, fragment_count(*c), false);
       continue;
     }
-    if (c->size > transport_payload()) {  // a big datagram: gathered, not copied
+    if (c->size + kDatagramOverhead > repair_message_) {  // a big datagram: gathered, not copied
       send();
       send_whole_locked(*c, to, &p, false);
       continue;

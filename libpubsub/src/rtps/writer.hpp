@@ -363,7 +363,10 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
   size_t batch_payload_ = 0;  // samples' bytes in the open batch (against batching.max_bytes)
   SteadyTime batch_opened_;
   std::vector<uint8_t> send_buf_;  // control messages and retransmissions
-  uint8_t scratch_[512];           // submessage headers of gathered sends
+  // Retransmissions of whole samples are packed into datagrams of at most this size (the
+  // transport's unfragmented size): a repair resends what was lost, not a large datagram.
+  const size_t repair_message_;
+  uint8_t scratch_[512];  // submessage headers of gathered sends
   // Headers and tails of a run of fragments sent together (send_fragments_locked).
   static constexpr size_t kFragmentBatch = 32;
   static constexpr size_t kFragmentScratch = 256;

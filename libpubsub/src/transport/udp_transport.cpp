@@ -274,6 +274,10 @@ class UdpTransport final : public Transport {
 
   const TransportLocators& locators() const override { return locators_; }
   size_t max_message_size() const override { return options_.max_message_size; }
+  size_t unfragmented_message_size() const override {
+    return std::min(options_.max_message_size,
+                    std::clamp<size_t>(static_cast<size_t>(itf_.mtu) - 28, 1024, 65000));
+  }
   bool on_receive_thread() const override {
     const auto me = std::this_thread::get_id();
     return me == thread_id_.load(std::memory_order_relaxed) ||

@@ -67,6 +67,10 @@ class FakeNetworkImpl final : public FakeNetwork,
   }
   void send(FakeTransport* from, std::span<const Locator> to, std::span<const ConstBuffer> parts);
   bool is_delivery_thread() const { return std::this_thread::get_id() == thread_.get_id(); }
+  size_t unfragmented_message_size() const {
+    std::lock_guard lk(mu_);
+    return faults_.unfragmented_message_size;
+  }
   uint32_t next_address() { return 0xC6126400u + next_host_.fetch_add(1); }  // 198.18.100.x
 
  private:
@@ -127,6 +131,10 @@ class FakeTransport final : public Transport {
   }
   const TransportLocators& locators() const override { return loc_; }
   size_t max_message_size() const override { return max_message_; }
+  size_t unfragmented_message_size() const override {
+    const size_t u = net_->unfragmented_message_size();
+    return u ? std::min(u, max_message_) : max_message_;
+  }
   bool on_receive_thread() const override { return net_->is_delivery_thread(); }
   TransportStats stats() const override {
     std::lock_guard lk(stats_mu_);
@@ -201,6 +209,7 @@ bool carries_user_data(const std::vector<uint8_t>& datagram) {
 
 void FakeNetworkImpl::enqueue_locked(FakeTransport* dest, const std::vector<uint8_t>& data,
                                      Clock::time_point now) {
+  if (faults_.tap) faults_.tap(data.data(), data.size());
   std::uniform_real_distribution<double> u(0.0, 1.0);
   if (u(rng_) < faults_.drop) {
     stats_.dropped++;

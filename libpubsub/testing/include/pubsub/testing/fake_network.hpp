@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "pubsub/participant.hpp"
@@ -25,6 +26,12 @@ struct FaultOptions {
   // already waiting is dropped. 0: unlimited.
   double receive_rate = 0;
   size_t receive_buffer_bytes = 0;
+  // What the transports report as unfragmented_message_size() (as an MTU's payload); 0: their
+  // max_message_size.
+  size_t unfragmented_message_size = 0;
+  // Called with every datagram sent, once per destination, before its fate is decided (on the
+  // sending thread, under the network's lock: it must not call back into the network).
+  std::function<void(const uint8_t* data, size_t size)> tap;
 };
 
 struct FakeNetworkStats {
