@@ -21,6 +21,23 @@ foreach(size 32 63000 4194304)
   pubsub_netns_test("pubsub: impaired link ${size} B keyed" ${IT}/pubsub/perftest_pair.sh
                     --impair 5 25 --exec 3 -- -datalen ${size} -keyed -instances 16)
 endforeach()
+# Batches and fragments at both MTUs (issue 12): an 8192-B batch carries two 4096-B samples in
+# one datagram at MTU 9000 (8972 B) and at MTU 1500 (batches fill up to 14792 B, ten IP
+# packets), and fragments stay within one packet (49 per 63000-B sample at MTU 1500). The
+# datagram counts prove the packing; the impaired runs that IP-fragmented batches and bounded
+# repairs still deliver every sample exactly once, in order.
+foreach(mtu 1500 9000)
+  pubsub_netns_test("pubsub: MTU ${mtu} 4096 B batched two per datagram" ${IT}/pubsub/perftest_pair.sh
+                    --mtu ${mtu} --exec 3 --datagrams-per-sample 0.45 0.6 -- -datalen 4096)
+endforeach()
+pubsub_netns_test("pubsub: MTU 1500 63000 B in one-packet fragments" ${IT}/pubsub/perftest_pair.sh
+                  --mtu 1500 --exec 3 --datagrams-per-sample 48 51 -- -datalen 63000)
+foreach(mtu 1500 9000)
+  foreach(size 4096 63000)
+    pubsub_netns_test("pubsub: MTU ${mtu} impaired link ${size} B" ${IT}/pubsub/perftest_pair.sh
+                      --mtu ${mtu} --impair 5 25 --exec 3 -- -datalen ${size})
+  endforeach()
+endforeach()
 
 # Cyclone DDS interoperation (issue: ddsperf publishes to us, we publish to ddsperf).
 foreach(size 32 63000 200000)

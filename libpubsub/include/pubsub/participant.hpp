@@ -48,11 +48,13 @@ struct ParticipantOptions {
   // How long others keep us without hearing from us; we announce every announce_period.
   Duration lease_duration = std::chrono::seconds(10);
   Duration announce_period = std::chrono::seconds(3);
-  // Largest datagram; samples above it are fragmented (DATA_FRAG). 0: fit the interface MTU
-  // (MTU - 28, at most 65000), so IP never fragments and a lost packet costs one fragment -
-  // except to Fast DDS readers, which keep up only with the 64-KiB datagrams of their own
-  // writers: samples written while only such readers are matched go in datagrams of up to 65000
-  // bytes (IP fragments them). A value set here holds for every reader.
+  // Largest datagram (Cyclone's MaxMessageSize); samples above it are fragmented (DATA_FRAG),
+  // smaller ones batched up to it. 0: fragments fit the interface MTU (MTU - 28, at most
+  // 65000), so IP never fragments them, while batches fill default_batch_message_size() of the
+  // MTU (MTU - 28 on a jumbo-frame link, ten full packets at MTU 1500: 14792 B, which IP
+  // fragments) - and Fast DDS readers, which keep up only with the 64-KiB datagrams of their
+  // own writers, get datagrams of up to 65000 bytes when only such readers are matched. A value
+  // set here holds for every reader. Repairs of whole samples stay within one packet.
   size_t max_message_size = 0;
   // Socket receive buffer requested (forced beyond net.core.rmem_max when running as root).
   size_t socket_receive_buffer = 8u << 20;

@@ -74,6 +74,8 @@ class Transport {
   // Largest datagram the network carries without IP fragmentation (the MTU's payload): repairs
   // are kept within it, so one lost fragment never makes a writer resend a 64-KiB datagram.
   virtual size_t unfragmented_message_size() const { return max_message_size(); }
+  // Largest datagram a writer's batch fills (at least max_message_size()).
+  virtual size_t batch_message_size() const { return max_message_size(); }
   // True on a thread that delivers datagrams (which must never block waiting for a datagram).
   virtual bool on_receive_thread() const = 0;
   virtual TransportStats stats() const = 0;
@@ -93,8 +95,10 @@ struct UdpTransportOptions {
   // Socket buffer sizes requested (as root beyond net.core.[rw]mem_max).
   size_t receive_buffer_bytes = 8u << 20;
   size_t send_buffer_bytes = 4u << 20;
-  // Largest datagram sent; bigger samples go as DATA_FRAG. 0: the interface MTU minus the IPv4
-  // and UDP headers (at most 65000), so IP never fragments our datagrams.
+  // Largest datagram sent; bigger samples go as DATA_FRAG, smaller ones are batched up to it.
+  // 0: samples above the interface MTU minus the IPv4 and UDP headers (at most 65000) are
+  // fragmented, so IP never fragments a DATA_FRAG, while batches fill
+  // default_batch_message_size() of the MTU.
   size_t max_message_size = 0;
   int multicast_ttl = 1;
   // After receiving, keep polling (without sleeping) this long for the next datagram before
@@ -103,5 +107,15 @@ struct UdpTransportOptions {
 };
 
 Result<std::unique_ptr<Transport>> make_udp_transport(const UdpTransportOptions& options);
+
+// The datagram batches fill by default for an interface MTU: the largest that IP splits into
+// full packets while staying near Cyclone DDS's MaxMessageSize (14720 B) - one packet
+// (MTU - 28) on a jumbo-frame link (9000 -> 8972), ten at MTU 1500 (14792), at most 65000.
+// Chosen by measurement (perf/RESULTS.md, "Batches and datagrams at MTU 1500 and 9000"): at
+// MTU 1500, one-packet batches ran at 0.27x (2048 B) and 0.40x (4096 B) of ddsperf's rate.
+// Fragments stay within one packet: in 14792-B fragments a 63000-B sample through 5 % packet
+// loss hardly ever arrived (each fragment lost with 40 %). Repairs of whole samples stay
+// within one packet too (Transport::unfragmented_message_size).
+size_t default_batch_message_size(int mtu);
 
 }  // namespace pubsub

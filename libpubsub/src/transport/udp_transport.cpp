@@ -115,9 +115,12 @@ class UdpTransport final : public Transport {
     auto itf = find_interface(options_.interface);
     if (!itf) return itf.error();
     itf_ = itf.value();
+    batch_message_size_ = options_.max_message_size;
     if (options_.max_message_size == 0) {
       options_.max_message_size =
           std::clamp<size_t>(static_cast<size_t>(itf_.mtu) - 28, 1024, 65000);
+      batch_message_size_ =
+          std::max(options_.max_message_size, default_batch_message_size(itf_.mtu));
     }
     const bool multicast = options_.multicast && itf_.multicast;
     const auto domain = options_.domain_id;
@@ -274,6 +277,7 @@ class UdpTransport final : public Transport {
 
   const TransportLocators& locators() const override { return locators_; }
   size_t max_message_size() const override { return options_.max_message_size; }
+  size_t batch_message_size() const override { return batch_message_size_; }
   size_t unfragmented_message_size() const override {
     return std::min(options_.max_message_size,
                     std::clamp<size_t>(static_cast<size_t>(itf_.mtu) - 28, 1024, 65000));
@@ -433,10 +437,20 @@ class UdpTransport final : public Transport {
   std::atomic<bool> running_{false};
   std::thread thread_, data_thread_;
   std::atomic<std::thread::id> thread_id_{}, data_thread_id_{};
+  size_t batch_message_size_ = 0;  // set by open()
   std::atomic<uint64_t> sent_{0}, sent_bytes_{0}, send_errors_{0}, received_{0}, received_bytes_{0};
 };
 
 }  // namespace
+
+size_t default_batch_message_size(int mtu) {
+  constexpr size_t kCycloneMessage = 14720, kMax = 65000;
+  const size_t ip_payload = static_cast<size_t>(std::max(mtu, 576)) - 20;  // per packet
+  const size_t fragment = ip_payload & ~size_t{7};  // IP fragment payloads are 8-byte multiples
+  const size_t packets = (kCycloneMessage + 80) / fragment;  // 10 at MTU 1500
+  if (packets <= 1) return std::clamp<size_t>(ip_payload - 8, 1024, kMax);
+  return std::min(packets * fragment - 8, kMax);
+}
 
 Result<std::unique_ptr<Transport>> make_udp_transport(const UdpTransportOptions& options) {
   if (options.max_message_size != 0 &&

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # pubsub-perftest -pub in one network namespace to -sub in another; checks the summaries.
 # Usage: perftest_pair.sh [--impair LOSS_PCT REORDER_PCT] [--exec S] [--min N] [--fastdds-sub]
-#                         [--datagrams-per-sample MIN MAX] -- PERFTEST ARGS
+#                         [--datagrams-per-sample MIN MAX] [--mtu BYTES] -- PERFTEST ARGS
 # Without --best, the run must be complete, exactly once, in order (check_json.py --reliable).
 # --impair: the impairment must have dropped and reordered packets (impair_check).
 # --fastdds-sub: the subscriber is fastdds_perftest (Fast DDS 2.9; the same topic, type and
 # summary), given only -datalen. --datagrams-per-sample: the publisher's datagrams (data, repairs
-# and control) over the samples it wrote must lie within [MIN, MAX].
+# and control) over the samples it wrote must lie within [MIN, MAX]. --mtu: of the veth pair
+# (default 9000).
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib/netns.sh"
@@ -21,6 +22,7 @@ while [ $# -gt 0 ] && [ "$1" != "--" ]; do
     --min) min=$2; shift 2 ;;
     --fastdds-sub) fastdds_sub=1; shift ;;
     --datagrams-per-sample) dps="$2 $3"; shift 3 ;;
+    --mtu) NS_MTU=$2; shift 2 ;;
     *) echo "unknown option $1"; exit 2 ;;
   esac
 done

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "pubsub/participant.hpp"
+#include "pubsub/transport.hpp"
 #include "test_util.hpp"
 #include "wire/message.hpp"
 
@@ -189,4 +190,14 @@ TEST_CASE("Repairs of large batches stay within the unfragmented size") {
   CHECK(largest_new > 8972);  // batches really were larger than one unfragmented datagram
   CHECK(largest_repair <= 8972);
   CHECK(seen.size() == 2000);
+}
+
+TEST_CASE("The default batch datagram is one packet on jumbo frames, ten at MTU 1500") {
+  CHECK(default_batch_message_size(9000) == 8972);
+  CHECK(default_batch_message_size(8000) == 7972);
+  CHECK(default_batch_message_size(1500) == 14792);  // 10 x 1480 B of IP payload - UDP header
+  CHECK(default_batch_message_size(1280) == 13808);  // 11 x 1256
+  CHECK(default_batch_message_size(4000) == 11920);  // 3 x 3976
+  CHECK(default_batch_message_size(65536) == 65000);
+  CHECK(default_batch_message_size(100) == 14344);  // an impossible MTU is taken as 576
 }
