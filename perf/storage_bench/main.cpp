@@ -149,8 +149,15 @@ bool add_topics(SegmentWriter& wr, const BenchOptions& b, std::vector<WriterId>&
   for (uint64_t t = 0; t < b.topics; ++t) {
     auto tid =
         wr.add_topic({"bench/topic" + std::to_string(t), "bench::Payload", b.key_hash, {}, {}});
+    if (!tid) {
+      std::fprintf(stderr, "add_topic: %s\n", tid.error().to_string().c_str());
+      return false;
+    }
     auto wid = wr.add_writer({*tid, Guid{1, 2, 3, static_cast<uint8_t>(t)}});
-    if (!tid || !wid) return false;
+    if (!wid) {
+      std::fprintf(stderr, "add_writer: %s\n", wid.error().to_string().c_str());
+      return false;
+    }
     writers.push_back(*wid);
   }
   return true;
