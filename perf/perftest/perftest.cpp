@@ -829,6 +829,7 @@ class LatencyPinger {
   // In-process delivery is synchronous: the echo arrives inside write(). The main thread then
   // sends every ping itself (a ping sent from the echo callback would re-enter the writers).
   void ping_in_process() {
+    if (!warm_up_in_process()) return;
     end_ = Clock::now() + seconds_of(o_.exec_seconds);
     while (Clock::now() < end_) {
       send_ping_locked();
@@ -837,6 +838,24 @@ class LatencyPinger {
       }
       if (echoed_.load(std::memory_order_acquire) != seq_) lost_++;
     }
+  }
+
+  // The subscriber's echo writer may match our echo reader only after our echo reader matched
+  // it: a ping echoed before then is lost. Ping until one comes back (not measured, not counted
+  // lost), for at most the wait time; false if none did.
+  bool warm_up_in_process() {
+    const auto give_up = Clock::now() + seconds_of(o_.wait_seconds);
+    while (Clock::now() < give_up) {
+      send_ping_locked();
+      const auto next = Clock::now() + 10ms;
+      while (echoed_.load(std::memory_order_acquire) != seq_ && Clock::now() < next) {
+      }
+      if (echoed_.load(std::memory_order_acquire) == seq_) {
+        lat_.clear();
+        return true;
+      }
+    }
+    return false;
   }
 
   void ping_over_network() {
