@@ -47,6 +47,12 @@ struct Interface {
   int mtu = 1500;
 };
 
+// The largest datagram IP sends in one packet of this MTU (IPv4 and UDP headers off), kept
+// within what the transport accepts.
+size_t mtu_payload(int mtu) {
+  return std::clamp<size_t>(static_cast<size_t>(mtu) - 28, 1024, 65000);
+}
+
 int interface_mtu(const std::string& name) {
   ifreq req{};
   std::strncpy(req.ifr_name, name.c_str(), IFNAMSIZ - 1);
@@ -115,12 +121,11 @@ class UdpTransport final : public Transport {
     auto itf = find_interface(options_.interface);
     if (!itf) return itf.error();
     itf_ = itf.value();
+    unfragmented_ = mtu_payload(itf_.mtu);
     batch_message_size_ = options_.max_message_size;
     if (options_.max_message_size == 0) {
-      options_.max_message_size =
-          std::clamp<size_t>(static_cast<size_t>(itf_.mtu) - 28, 1024, 65000);
-      batch_message_size_ =
-          std::max(options_.max_message_size, default_batch_message_size(itf_.mtu));
+      options_.max_message_size = unfragmented_;
+      batch_message_size_ = default_batch_message_size(itf_.mtu);  // >= unfragmented_
     }
     const bool multicast = options_.multicast && itf_.multicast;
     const auto domain = options_.domain_id;
@@ -279,8 +284,7 @@ class UdpTransport final : public Transport {
   size_t max_message_size() const override { return options_.max_message_size; }
   size_t batch_message_size() const override { return batch_message_size_; }
   size_t unfragmented_message_size() const override {
-    return std::min(options_.max_message_size,
-                    std::clamp<size_t>(static_cast<size_t>(itf_.mtu) - 28, 1024, 65000));
+    return std::min(options_.max_message_size, unfragmented_);
   }
   bool on_receive_thread() const override {
     const auto me = std::this_thread::get_id();
@@ -438,6 +442,7 @@ class UdpTransport final : public Transport {
   std::thread thread_, data_thread_;
   std::atomic<std::thread::id> thread_id_{}, data_thread_id_{};
   size_t batch_message_size_ = 0;  // set by open()
+  size_t unfragmented_ = 0;        // mtu_payload() of the interface, set by open()
   std::atomic<uint64_t> sent_{0}, sent_bytes_{0}, send_errors_{0}, received_{0}, received_bytes_{0};
 };
 
@@ -448,7 +453,7 @@ size_t default_batch_message_size(int mtu) {
   const size_t ip_payload = static_cast<size_t>(std::max(mtu, 576)) - 20;  // per packet
   const size_t fragment = ip_payload & ~size_t{7};  // IP fragment payloads are 8-byte multiples
   const size_t packets = (kCycloneMessage + 80) / fragment;  // 10 at MTU 1500
-  if (packets <= 1) return std::clamp<size_t>(ip_payload - 8, 1024, kMax);
+  if (packets <= 1) return mtu_payload(mtu);
   return std::min(packets * fragment - 8, kMax);
 }
 
