@@ -28,6 +28,7 @@
 
 #include "common/glob.hpp"
 #include "discovery/matching.hpp"
+#include "environment.hpp"
 #include "wire/constants.hpp"
 
 namespace pubsub::detail {
@@ -126,6 +127,8 @@ Result<void> ParticipantImpl::start() {
     t.receive_buffer_bytes = options_.socket_receive_buffer;
     t.max_message_size = options_.max_message_size;
     t.receive_spin = options_.receive_spin;
+    t.segmentation_offload =
+        options_.udp_segmentation_offload && !environment_says_off("PUBSUB_UDP_GSO");
     for (const auto& peer : options_.peers) {
       in_addr a{};
       if (inet_pton(AF_INET, peer.c_str(), &a) != 1) {

@@ -65,6 +65,10 @@ struct ParticipantOptions {
   // UDP receive thread: keep polling this long after traffic before sleeping (see
   // UdpTransportOptions::receive_spin).
   Duration receive_spin = std::chrono::microseconds(0);
+  // UDP segmentation offload (UdpTransportOptions::segmentation_offload): a large sample's
+  // fragments leave in one system call message and arrive in one (GSO/GRO). The environment
+  // variable PUBSUB_UDP_GSO=off also turns it off.
+  bool udp_segmentation_offload = true;
   // Participant user data (PID_USER_DATA), e.g. an application name.
   std::string user_data;
   // Same-host delivery (README, "Same-host delivery"). Intra-process: a writer hands samples

@@ -52,6 +52,11 @@ struct TransportStats {
   uint64_t send_errors = 0;
   uint64_t datagrams_received = 0;
   uint64_t bytes_received = 0;
+  // Segmentation offload (UdpTransportOptions::segmentation_offload): messages sent with
+  // UDP_SEGMENT, each carrying several datagrams, and messages received holding several
+  // datagrams (UDP_GRO). The datagram counts above count each datagram of them.
+  uint64_t gso_messages_sent = 0;
+  uint64_t gro_messages_received = 0;
 };
 
 class Transport {
@@ -104,6 +109,11 @@ struct UdpTransportOptions {
   // After receiving, keep polling (without sleeping) this long for the next datagram before
   // blocking: saves the sender a wake-up per datagram under load, at the cost of CPU.
   Duration receive_spin = std::chrono::microseconds(0);
+  // UDP segmentation offload: runs of one-packet datagrams of one size (a large sample's
+  // fragments) leave in one sendmmsg message with UDP_SEGMENT (GSO), and receive sockets take
+  // such runs in one piece (UDP_GRO). Off: one datagram per message, as on kernels without it
+  // (the transport turns it off by itself when the kernel or interface refuses it).
+  bool segmentation_offload = true;
 };
 
 Result<std::unique_ptr<Transport>> make_udp_transport(const UdpTransportOptions& options);

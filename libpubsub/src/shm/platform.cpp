@@ -15,6 +15,7 @@
 #include <fstream>
 #include <string_view>
 
+#include "environment.hpp"
 #include "wire/md5.hpp"
 
 namespace pubsub::shm {
@@ -64,10 +65,7 @@ const HostId& host_id() {
 }
 
 bool disabled_by_environment() {
-  const char* v = std::getenv("PUBSUB_SHM");
-  if (!v) return false;
-  const std::string_view s(v);
-  return s == "off" || s == "0" || s == "false" || s == "no" || s == "OFF";
+  return environment_says_off("PUBSUB_SHM");
 }
 
 bool process_alive(int pid) {

@@ -10,13 +10,18 @@
 //   worker 1 blocks in recvmmsg(MSG_WAITFORONE) on the user unicast socket, where most data
 //   arrives (one system call per wake-up, which also keeps round trips steady); worker 0 waits
 //   on an epoll set of the other sockets (metatraffic unicast, SPDP and data multicast).
-// - send() runs on the caller's thread and touches only the send socket (sendmsg is
-//   thread-safe) and atomic counters.
+// - send() and send_many() run on the caller's thread and touch only the send socket (sendmsg
+//   and sendmmsg are thread-safe), their stack and atomic counters.
+// - Segmentation offload (on unless options say otherwise): send_many() puts runs of
+//   equal-sized one-packet datagrams (a large sample's fragments) into one UDP_SEGMENT message,
+//   which the kernel cuts into datagrams after routing; receive sockets set UDP_GRO, and a
+//   coalesced run is handed to the receiver datagram by datagram (deliver()).
 #include <utility>  // before asio: Boost 1.74's awaitable.hpp uses std::exchange
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <net/if.h>
+#include <netinet/udp.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
@@ -164,6 +169,11 @@ class UdpTransport final : public Transport {
     ::setsockopt(fd, IPPROTO_IP, IP_MULTICAST_TTL, &ttl, sizeof ttl);
     ::setsockopt(fd, IPPROTO_IP, IP_MULTICAST_LOOP, &loop, sizeof loop);
     set_buffer(fd, SO_SNDBUFFORCE, SO_SNDBUF, options_.send_buffer_bytes);
+    if (options_.segmentation_offload) {
+      // A kernel without UDP GSO refuses the option; then datagrams leave one by one.
+      const int zero = 0;
+      gso_ = ::setsockopt(fd, SOL_UDP, UDP_SEGMENT, &zero, sizeof zero) == 0;
+    }
 
     if (multicast) {
       const uint32_t group = wire::kDefaultMulticastGroup;
@@ -240,42 +250,13 @@ class UdpTransport final : public Transport {
 
   void send_many(std::span<const Locator> to,
                  std::span<const std::span<const ConstBuffer>> datagrams) override {
-    constexpr size_t kMax = 64, kMaxParts = 4;
-    mmsghdr msgs[kMax];
-    iovec iov[kMax][kMaxParts];
     for (const Locator& l : to) {
       if (l.kind != Locator::kUdpV4) continue;
       sockaddr_in sa = to_sockaddr(l);
-      for (size_t first = 0; first < datagrams.size(); first += kMax) {
-        const size_t n = std::min(kMax, datagrams.size() - first);
-        size_t bytes = 0;
-        for (size_t i = 0; i < n; ++i) {
-          const auto& parts = datagrams[first + i];
-          const size_t np = std::min(parts.size(), kMaxParts);
-          for (size_t k = 0; k < np; ++k) {
-            iov[i][k].iov_base = const_cast<void*>(parts[k].data);
-            iov[i][k].iov_len = parts[k].size;
-            bytes += parts[k].size;
-          }
-          msgs[i] = mmsghdr{};
-          msgs[i].msg_hdr.msg_name = &sa;
-          msgs[i].msg_hdr.msg_namelen = sizeof sa;
-          msgs[i].msg_hdr.msg_iov = iov[i];
-          msgs[i].msg_hdr.msg_iovlen = np;
-        }
-        size_t done = 0;
-        while (done < n) {
-          const int r =
-              ::sendmmsg(user_uc_.native_handle(), msgs + done, static_cast<unsigned>(n - done), 0);
-          if (r < 0) {
-            if (errno == EINTR) continue;
-            send_errors_.fetch_add(n - done, std::memory_order_relaxed);
-            break;
-          }
-          done += static_cast<size_t>(r);
-        }
-        sent_.fetch_add(done, std::memory_order_relaxed);
-        sent_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+      for (size_t first = 0; first < datagrams.size(); first += kMaxDatagrams) {
+        const auto group =
+            datagrams.subspan(first, std::min(kMaxDatagrams, datagrams.size() - first));
+        send_group(sa, group, gso_.load(std::memory_order_relaxed));
       }
     }
   }
@@ -298,6 +279,8 @@ class UdpTransport final : public Transport {
     s.send_errors = send_errors_.load(std::memory_order_relaxed);
     s.datagrams_received = received_.load(std::memory_order_relaxed);
     s.bytes_received = received_bytes_.load(std::memory_order_relaxed);
+    s.gso_messages_sent = gso_sent_.load(std::memory_order_relaxed);
+    s.gro_messages_received = gro_received_.load(std::memory_order_relaxed);
     return s;
   }
 
@@ -305,11 +288,131 @@ class UdpTransport final : public Transport {
   static constexpr size_t kBatch = 32;
   static constexpr size_t kBufferSize = 65536;
 
+  // One sendmmsg's worth of datagrams (send_many): up to kMaxDatagrams, each of up to
+  // kMaxParts parts.
+  static constexpr size_t kMaxDatagrams = 64, kMaxParts = 4;
+  // A UDP GSO message: at most this many datagrams and bytes (the kernel's UDP_MAX_SEGMENTS is
+  // 64 or more; an IP packet's 64 KiB less headers).
+  static constexpr size_t kMaxSegments = 64, kMaxGsoBytes = 65000;
+
+  struct SendGroup {
+    mmsghdr msgs[kMaxDatagrams];
+    iovec iov[kMaxDatagrams * kMaxParts];
+    alignas(cmsghdr) char control[kMaxDatagrams][CMSG_SPACE(sizeof(uint16_t))];
+    size_t datagrams_in[kMaxDatagrams];  // datagrams each message carries
+  };
+
+  // Sends up to kMaxDatagrams datagrams to one address with one sendmmsg (more if it sends
+  // part). With gso, runs of datagrams of one size (the last of a run may be shorter) that fit
+  // one packet leave as one message with UDP_SEGMENT: the kernel cuts it into those datagrams
+  // after routing, so a 63000-B sample's fragments cost one trip down the stack, and a reader
+  // with UDP_GRO gets them back in one piece. When the kernel or the interface refuses
+  // segmentation offload, the rest is sent again without it and GSO stays off.
+  void send_group(sockaddr_in& sa, std::span<const std::span<const ConstBuffer>> datagrams,
+                  bool gso) {
+    SendGroup g;  // on the stack: send_many runs on any thread
+    size_t nmsg = 0, niov = 0, bytes = 0;
+    size_t seg = 0, run = 0, run_bytes = 0;  // the open run: segment size, datagrams, bytes
+    bool run_closed = true;
+    for (const auto& parts : datagrams) {
+      size_t size = 0;
+      const size_t np = std::min(parts.size(), kMaxParts);
+      for (size_t k = 0; k < np; ++k) size += parts[k].size;
+      const bool joins = gso && !run_closed && size <= seg && run < kMaxSegments &&
+                         run_bytes + size <= kMaxGsoBytes;
+      if (!joins) {
+        if (nmsg > 0) finish_message(g, nmsg - 1, seg, run);
+        g.msgs[nmsg] = mmsghdr{};
+        g.msgs[nmsg].msg_hdr.msg_name = &sa;
+        g.msgs[nmsg].msg_hdr.msg_namelen = sizeof sa;
+        g.msgs[nmsg].msg_hdr.msg_iov = g.iov + niov;
+        ++nmsg;
+        seg = size;
+        run = 0;
+        run_bytes = 0;
+        run_closed = size > unfragmented_;  // only datagrams of one packet are segments
+      }
+      for (size_t k = 0; k < np; ++k) {
+        g.iov[niov].iov_base = const_cast<void*>(parts[k].data);
+        g.iov[niov++].iov_len = parts[k].size;
+      }
+      g.msgs[nmsg - 1].msg_hdr.msg_iovlen += np;
+      ++run;
+      run_bytes += size;
+      bytes += size;
+      if (size < seg) run_closed = true;  // a shorter datagram ends a run
+    }
+    if (nmsg == 0) return;
+    finish_message(g, nmsg - 1, seg, run);
+    size_t done = 0, datagrams_done = 0;
+    while (done < nmsg) {
+      const int r = ::sendmmsg(user_uc_.native_handle(), g.msgs + done,
+                               static_cast<unsigned>(nmsg - done), 0);
+      if (r < 0) {
+        if (errno == EINTR) continue;
+        if (g.datagrams_in[done] > 1 && (errno == EIO || errno == EINVAL || errno == EOPNOTSUPP)) {
+          gso_.store(false, std::memory_order_relaxed);
+          // The rest goes again without segmentation offload.
+          count_sent(datagrams_done, bytes_of(datagrams.first(datagrams_done)));
+          send_group(sa, datagrams.subspan(datagrams_done), false);
+          return;
+        }
+        send_errors_.fetch_add(datagrams.size() - datagrams_done, std::memory_order_relaxed);
+        break;
+      }
+      for (int i = 0; i < r; ++i) {
+        datagrams_done += g.datagrams_in[done + i];
+        if (g.datagrams_in[done + i] > 1) gso_sent_.fetch_add(1, std::memory_order_relaxed);
+      }
+      done += static_cast<size_t>(r);
+    }
+    count_sent(datagrams_done, datagrams_done == datagrams.size()
+                                   ? bytes
+                                   : bytes_of(datagrams.first(datagrams_done)));
+  }
+
+  // Closes message i of a send group: `run` datagrams of `seg` bytes (the last may be shorter).
+  static void finish_message(SendGroup& g, size_t i, size_t seg, size_t run) {
+    g.datagrams_in[i] = run;
+    msghdr& h = g.msgs[i].msg_hdr;
+    if (run < 2) return;
+    h.msg_control = g.control[i];
+    h.msg_controllen = sizeof g.control[i];
+    cmsghdr* c = CMSG_FIRSTHDR(&h);
+    c->cmsg_level = SOL_UDP;
+    c->cmsg_type = UDP_SEGMENT;
+    c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+    const uint16_t size = static_cast<uint16_t>(seg);
+    std::memcpy(CMSG_DATA(c), &size, sizeof size);
+  }
+
+  static size_t bytes_of(std::span<const std::span<const ConstBuffer>> datagrams) {
+    size_t bytes = 0;
+    for (const auto& parts : datagrams) {
+      for (size_t k = 0; k < std::min(parts.size(), kMaxParts); ++k) bytes += parts[k].size;
+    }
+    return bytes;
+  }
+
+  void count_sent(size_t datagrams, size_t bytes) {
+    sent_.fetch_add(datagrams, std::memory_order_relaxed);
+    sent_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  }
+
   static void set_buffer(int fd, int force_opt, int opt, size_t bytes) {
     const int v = static_cast<int>(bytes);
     if (::setsockopt(fd, SOL_SOCKET, force_opt, &v, sizeof v) != 0) {
       ::setsockopt(fd, SOL_SOCKET, opt, &v, sizeof v);
     }
+  }
+
+  // UDP_GRO: the kernel may hand a run of datagrams of one size over as one (deliver() splits
+  // it), as it arrives from a sender using UDP_SEGMENT. Without the option (or on a kernel
+  // without it) the kernel splits them itself.
+  void enable_gro(int fd) const {
+    if (!options_.segmentation_offload) return;
+    const int one = 1;
+    ::setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof one);
   }
 
   bool bind_unicast(udp::socket& s, uint32_t port) {
@@ -319,6 +422,7 @@ class UdpTransport final : public Transport {
     s.bind(udp::endpoint(asio::ip::address_v4::any(), static_cast<uint16_t>(port)), ec);
     if (ec) return false;
     set_buffer(s.native_handle(), SO_RCVBUFFORCE, SO_RCVBUF, options_.receive_buffer_bytes);
+    enable_gro(s.native_handle());
     return true;
   }
 
@@ -341,14 +445,18 @@ class UdpTransport final : public Transport {
                                                  " (interface " + itf_.name + "): " + ec.message());
     }
     set_buffer(s.native_handle(), SO_RCVBUFFORCE, SO_RCVBUF, options_.receive_buffer_bytes);
+    enable_gro(s.native_handle());
     return {};
   }
 
   // One worker's recvmmsg buffers: kBatch datagrams of up to kBufferSize bytes, set up once.
+  // One worker's recvmmsg buffers: kBatch datagrams of up to kBufferSize bytes, set up once,
+  // with room for the UDP_GRO segment size of a coalesced run.
   struct RecvBatch {
     std::vector<uint8_t> storage = std::vector<uint8_t>(kBatch * kBufferSize);
     mmsghdr msgs[kBatch];
     iovec iovs[kBatch];
+    alignas(cmsghdr) char control[kBatch][CMSG_SPACE(sizeof(int))];
     RecvBatch() {
       for (size_t i = 0; i < kBatch; ++i) {
         iovs[i].iov_base = storage.data() + i * kBufferSize;
@@ -357,18 +465,50 @@ class UdpTransport final : public Transport {
         msgs[i].msg_hdr.msg_iov = &iovs[i];
         msgs[i].msg_hdr.msg_iovlen = 1;
       }
+      rearm();
+    }
+    // Before each recvmmsg: the kernel shrinks msg_controllen to what it wrote.
+    void rearm() {
+      for (size_t i = 0; i < kBatch; ++i) {
+        msgs[i].msg_hdr.msg_control = control[i];
+        msgs[i].msg_hdr.msg_controllen = sizeof control[i];
+      }
+    }
+    // The datagram size of message i when UDP_GRO coalesced several into it, else 0.
+    size_t segment_size(int i) const {
+      auto& h = const_cast<msghdr&>(msgs[i].msg_hdr);
+      for (cmsghdr* c = CMSG_FIRSTHDR(&h); c; c = CMSG_NXTHDR(&h, c)) {
+        if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+          int size = 0;
+          std::memcpy(&size, CMSG_DATA(c), sizeof size);
+          return size > 0 ? static_cast<size_t>(size) : 0;
+        }
+      }
+      return 0;
     }
   };
 
-  // Hands the `got` datagrams recvmmsg filled in to the receiver, then ends the batch.
-  void deliver(unsigned worker, const RecvBatch& batch, int got) {
-    size_t bytes = 0;
+  // Hands the datagrams recvmmsg filled in to the receiver (a coalesced run datagram by
+  // datagram), then ends the batch.
+  void deliver(unsigned worker, RecvBatch& batch, int got) {
+    size_t bytes = 0, datagrams = 0, coalesced = 0;
     for (int i = 0; i < got; ++i) {
       const size_t len = batch.msgs[i].msg_len;
+      // Empty: no RTPS message (also what recvmmsg reports after stop() shuts the socket).
+      if (len == 0) continue;
+      const auto* data = static_cast<const uint8_t*>(batch.iovs[i].iov_base);
+      size_t seg = batch.segment_size(i);
+      if (seg == 0 || seg >= len) seg = len;
+      coalesced += seg < len;
+      for (size_t off = 0; off < len; off += seg) {
+        receiver_->on_datagram(worker, data + off, std::min(seg, len - off));
+        ++datagrams;
+      }
       bytes += len;
-      receiver_->on_datagram(worker, static_cast<const uint8_t*>(batch.iovs[i].iov_base), len);
     }
-    received_.fetch_add(static_cast<uint64_t>(got), std::memory_order_relaxed);
+    batch.rearm();
+    received_.fetch_add(datagrams, std::memory_order_relaxed);
+    if (coalesced) gro_received_.fetch_add(coalesced, std::memory_order_relaxed);
     received_bytes_.fetch_add(bytes, std::memory_order_relaxed);
     receiver_->on_receive_batch_end(worker);
   }
@@ -443,7 +583,9 @@ class UdpTransport final : public Transport {
   std::atomic<std::thread::id> thread_id_{}, data_thread_id_{};
   size_t batch_message_size_ = 0;  // set by open()
   size_t unfragmented_ = 0;        // mtu_payload() of the interface, set by open()
+  std::atomic<bool> gso_{false};   // UDP_SEGMENT on send (options_.segmentation_offload)
   std::atomic<uint64_t> sent_{0}, sent_bytes_{0}, send_errors_{0}, received_{0}, received_bytes_{0};
+  std::atomic<uint64_t> gso_sent_{0}, gro_received_{0};
 };
 
 }  // namespace
