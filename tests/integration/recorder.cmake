@@ -1,7 +1,6 @@
 # pubsub-recorder integration tests (network namespaces, root).
 add_executable(recording_summary ${CMAKE_CURRENT_SOURCE_DIR}/recording_summary.cpp)
-target_link_libraries(recording_summary PRIVATE pubsub::storage)
-target_include_directories(recording_summary PRIVATE ${PROJECT_SOURCE_DIR}/perf/perftest)
+target_link_libraries(recording_summary PRIVATE pubsub::storage perftest_body_hash)
 
 set(IT ${CMAKE_CURRENT_SOURCE_DIR})
 # 1. perftest pub -> sub + recorder: counts, sequences and checksums equal.
