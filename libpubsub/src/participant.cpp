@@ -127,6 +127,10 @@ Result<void> ParticipantImpl::start() {
     t.receive_buffer_bytes = options_.socket_receive_buffer;
     t.max_message_size = options_.max_message_size;
     t.receive_spin = options_.receive_spin;
+    t.receive_coalesce = options_.receive_coalesce;
+    if (const char* c = std::getenv("PUBSUB_RECEIVE_COALESCE_US")) {
+      t.receive_coalesce = std::chrono::microseconds(std::atoi(c));
+    }
     t.segmentation_offload =
         options_.udp_segmentation_offload && !environment_says_off("PUBSUB_UDP_GSO");
     for (const auto& peer : options_.peers) {
@@ -450,6 +454,9 @@ ParticipantStats ParticipantImpl::stats() const {
   s.bytes_received = t.bytes_received;
   s.datagrams_sent = t.datagrams_sent;
   s.bytes_sent = t.bytes_sent;
+  s.gso_messages_sent = t.gso_messages_sent;
+  s.gro_messages_received = t.gro_messages_received;
+  s.coalescing_sleeps = t.coalescing_sleeps;
   s.malformed_messages = malformed_.load() + discovery_->malformed();
   for (size_t i = 0; i < 16; ++i) s.malformed_by_reason[i] = malformed_by_reason_[i].load();
   s.remote_participants = discovery_->participants().size();

@@ -550,6 +550,18 @@ class Printer {
   std::thread thread_;
 };
 
+// The participant's UDP traffic: datagrams, and how many left in GSO messages, arrived in GRO
+// messages, and how often receive coalescing slept.
+void print_transport_stats(const pubsub::Participant& p) {
+  const auto s = p.stats();
+  std::fprintf(stderr,
+               "pubsub-perftest: transport sent %" PRIu64 " datagrams (%" PRIu64
+               " GSO messages), received %" PRIu64 " (%" PRIu64 " GRO messages), %" PRIu64
+               " coalescing sleeps\n",
+               s.datagrams_sent, s.gso_messages_sent, s.datagrams_received, s.gro_messages_received,
+               s.coalescing_sleeps);
+}
+
 void print_reader_stats(const pubsub::Reader& reader) {
   const auto rs = reader.stats();
   std::fprintf(stderr,
@@ -646,6 +658,7 @@ int run_subscriber(const Options& o) {
     completed = state.wait(*reader.value());
   }
   print_reader_stats(*reader.value());
+  print_transport_stats(p);
   if (o.latency_test) {
     if (!o.summary_json.empty()) state.write_json(o.summary_json, completed);
     return completed ? 0 : 1;
@@ -1091,6 +1104,7 @@ int run_publisher(const Options& o) {
   const bool acked = writer.wait_for_acknowledgments(10s);
   if (!o.ddsperf_compat) write_end_marker(o, writer, maker, run.seq);
   report_publisher(o, writer, run, seconds, acked);
+  print_transport_stats(p);
   // Linger briefly so late repairs and the end marker get through before we leave.
   std::this_thread::sleep_for(200ms);
   return acked || o.best_effort ? 0 : 1;

@@ -55,7 +55,7 @@ pubsub_netns_test("interop: tshark decodes a libpubsub capture with no malformed
 # 17 fragments of 64816 B), our own reader MTU-sized ones (9000-B veth: 120 fragments of 8792 B).
 if(TARGET fastdds_perftest)
   pubsub_netns_test("interop: perftest pub to a Fast DDS reader, 1 MiB in 64-KiB datagrams"
-                    ${IT}/pubsub/perftest_pair.sh --fastdds-sub --exec 3
+                    ${IT}/pubsub/perftest_pair.sh --fastdds-sub --exec 3 --retry-on-fallback
                     --datagrams-per-sample 17 30 -- -datalen 1048576)
 endif()
 pubsub_netns_test("pubsub: perftest 1 MiB to our own reader in MTU-sized datagrams"

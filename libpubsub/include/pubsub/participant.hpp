@@ -69,6 +69,9 @@ struct ParticipantOptions {
   // fragments leave in one system call message and arrive in one (GSO/GRO). The environment
   // variable PUBSUB_UDP_GSO=off also turns it off.
   bool udp_segmentation_offload = true;
+  // UDP receive coalescing under load (UdpTransportOptions::receive_coalesce); 0: off. The
+  // environment variable PUBSUB_RECEIVE_COALESCE_US overrides it.
+  Duration receive_coalesce = std::chrono::microseconds(100);
   // Participant user data (PID_USER_DATA), e.g. an application name.
   std::string user_data;
   // Same-host delivery (README, "Same-host delivery"). Intra-process: a writer hands samples

@@ -76,6 +76,10 @@ struct ParticipantStats {
   uint64_t bytes_received = 0;
   uint64_t datagrams_sent = 0;
   uint64_t bytes_sent = 0;
+  // UDP segmentation offload and receive coalescing (TransportStats).
+  uint64_t gso_messages_sent = 0;
+  uint64_t gro_messages_received = 0;
+  uint64_t coalescing_sleeps = 0;
   uint64_t malformed_messages = 0;  // datagrams dropped by the decoder (see malformed_by_reason)
   uint64_t malformed_by_reason[16] = {};  // indexed by the decoder's error kind
   size_t remote_participants = 0;

@@ -57,6 +57,8 @@ struct TransportStats {
   // datagrams (UDP_GRO). The datagram counts above count each datagram of them.
   uint64_t gso_messages_sent = 0;
   uint64_t gro_messages_received = 0;
+  // Sleeps of receive coalescing (UdpTransportOptions::receive_coalesce).
+  uint64_t coalescing_sleeps = 0;
 };
 
 class Transport {
@@ -109,6 +111,12 @@ struct UdpTransportOptions {
   // After receiving, keep polling (without sleeping) this long for the next datagram before
   // blocking: saves the sender a wake-up per datagram under load, at the cost of CPU.
   Duration receive_spin = std::chrono::microseconds(0);
+  // Once datagrams queue up (two receives in a row find two or more, or one finds four), sleep
+  // this long after each receive so that they keep queueing instead of waking the receive
+  // thread one by one (the sender pays for each wake-up); back to waiting as soon as fewer
+  // than two queued. Costs a queued datagram up to this much delay; a ping-pong never queues.
+  // 0: off.
+  Duration receive_coalesce = std::chrono::microseconds(100);
   // UDP segmentation offload: runs of one-packet datagrams of one size (a large sample's
   // fragments) leave in one sendmmsg message with UDP_SEGMENT (GSO), and receive sockets take
   // such runs in one piece (UDP_GRO). Off: one datagram per message, as on kernels without it

@@ -281,6 +281,7 @@ class UdpTransport final : public Transport {
     s.bytes_received = received_bytes_.load(std::memory_order_relaxed);
     s.gso_messages_sent = gso_sent_.load(std::memory_order_relaxed);
     s.gro_messages_received = gro_received_.load(std::memory_order_relaxed);
+    s.coalescing_sleeps = coalescing_sleeps_.load(std::memory_order_relaxed);
     return s;
   }
 
@@ -513,6 +514,26 @@ class UdpTransport final : public Transport {
     receiver_->on_receive_batch_end(worker);
   }
 
+  // Receive coalescing (UdpTransportOptions::receive_coalesce): a thread that waits for each
+  // datagram is woken once per datagram, and the sender pays for the wake-up (on a VM, most
+  // of its system time). Once receives find a queue - two rounds in a row with two or more
+  // messages waiting, or one with four - the thread sleeps `delay` after each round and takes
+  // what queued up meanwhile; it waits again as soon as a round finds fewer than two. A
+  // ping-pong, where a second message (a HEARTBEAT) comes along now and then, does not queue.
+  struct Coalescer {
+    Duration delay;
+    std::atomic<uint64_t>& sleeps;
+    size_t previous = 0;  // messages of the previous round
+    void after(size_t messages) {
+      if (delay.count() <= 0) return;
+      const bool busy = messages >= 4 || (messages >= 2 && previous >= 2);
+      previous = messages;
+      if (!busy) return;
+      sleeps.fetch_add(1, std::memory_order_relaxed);
+      std::this_thread::sleep_for(delay);
+    }
+  };
+
   void receive_loop() {
     thread_id_.store(std::this_thread::get_id());
     RecvBatch batch;
@@ -532,6 +553,7 @@ class UdpTransport final : public Transport {
     }
     epoll_event ready[5];
     const auto spin = options_.receive_spin;
+    Coalescer coalescer{options_.receive_coalesce, coalescing_sleeps_};
     auto last_data = std::chrono::steady_clock::time_point{};
     while (running_.load(std::memory_order_relaxed)) {
       // Spin (poll without sleeping) for a while after traffic, then block.
@@ -539,6 +561,7 @@ class UdpTransport final : public Transport {
       const int r = ::epoll_wait(ep, ready, 5, spinning ? 0 : 1000);
       if (r <= 0) continue;
       last_data = std::chrono::steady_clock::now();
+      size_t messages = 0;
       for (int k = 0; k < r; ++k) {
         const int fd = ready[k].data.fd;
         if (fd == wake_fd_) continue;
@@ -547,9 +570,11 @@ class UdpTransport final : public Transport {
           const int got = ::recvmmsg(fd, batch.msgs, kBatch, MSG_DONTWAIT, nullptr);
           if (got <= 0) break;
           deliver(0, batch, got);
+          messages += static_cast<size_t>(got);
           if (static_cast<size_t>(got) < kBatch) break;
         }
       }
+      coalescer.after(messages);
     }
     ::close(ep);
   }
@@ -559,6 +584,7 @@ class UdpTransport final : public Transport {
     data_thread_id_.store(std::this_thread::get_id());
     RecvBatch batch;
     const int fd = user_uc_.native_handle();
+    Coalescer coalescer{options_.receive_coalesce, coalescing_sleeps_};
     while (running_.load(std::memory_order_relaxed)) {
       const int got = ::recvmmsg(fd, batch.msgs, kBatch, MSG_WAITFORONE, nullptr);
       if (got <= 0) {
@@ -567,6 +593,7 @@ class UdpTransport final : public Transport {
         continue;
       }
       deliver(1, batch, got);
+      coalescer.after(static_cast<size_t>(got));
     }
   }
 
@@ -585,7 +612,7 @@ class UdpTransport final : public Transport {
   size_t unfragmented_ = 0;        // mtu_payload() of the interface, set by open()
   std::atomic<bool> gso_{false};   // UDP_SEGMENT on send (options_.segmentation_offload)
   std::atomic<uint64_t> sent_{0}, sent_bytes_{0}, send_errors_{0}, received_{0}, received_bytes_{0};
-  std::atomic<uint64_t> gso_sent_{0}, gro_received_{0};
+  std::atomic<uint64_t> gso_sent_{0}, gro_received_{0}, coalescing_sleeps_{0};
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "pubsub/transport.hpp"
@@ -30,8 +31,10 @@ struct Collector final : TransportReceiver {
   }
 };
 
-std::unique_ptr<Transport> loopback_transport(bool offload) {
+std::unique_ptr<Transport> loopback_transport(bool offload,
+                                              Duration coalesce = std::chrono::microseconds(100)) {
   UdpTransportOptions o;
+  o.receive_coalesce = coalesce;
   o.domain_id = 77;
   o.interface = "127.0.0.1";
   o.multicast = false;
@@ -120,6 +123,37 @@ TEST_CASE("UDP send_many sends datagrams of the largest size one per message") {
   REQUIRE(got.datagrams.size() == 3);
   for (size_t i = 0; i < 3; ++i) REQUIRE(got.datagrams[i] == d.bodies[i]);
   CHECK(tx->stats().gso_messages_sent == 0);
+}
+
+TEST_CASE("UDP receive coalescing sleeps once datagrams queue up, and never without a queue") {
+  const bool on = GENERATE(true, false);
+  CAPTURE(on);
+  auto tx = loopback_transport(true);
+  auto rx = loopback_transport(true, std::chrono::microseconds(on ? 100 : 0));
+  Collector got;
+  std::vector<size_t> sizes(200, 300);
+  Datagrams d(sizes);
+  const Locator to = rx->locators().user_unicast;
+  // Sent before the receive threads start: the first receive finds 200 queued.
+  for (size_t i = 0; i < sizes.size(); ++i) tx->send({&to, 1}, d.spans[i]);
+  REQUIRE(rx->start(got).ok());
+  REQUIRE(got.wait_for(sizes.size()));
+  REQUIRE(got.datagrams == d.bodies);
+  if (on) {
+    CHECK(rx->stats().coalescing_sleeps >= 1);
+  } else {
+    CHECK(rx->stats().coalescing_sleeps == 0);
+  }
+  // One datagram at a time (a ping-pong): no queue, no sleep. (First let the receive thread
+  // finish the round that delivered the last of the burst, and its sleep.)
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const uint64_t before = rx->stats().coalescing_sleeps;
+  for (size_t i = 0; i < 20; ++i) {
+    tx->send({&to, 1}, d.spans[i]);
+    REQUIRE(got.wait_for(sizes.size() + i + 1));
+  }
+  rx->stop();
+  CHECK(rx->stats().coalescing_sleeps == before);
 }
 
 }  // namespace pubsub
