@@ -517,18 +517,20 @@ class UdpTransport final : public Transport {
   // Receive coalescing (UdpTransportOptions::receive_coalesce): a thread that waits for each
   // datagram is woken once per datagram, and the sender pays for the wake-up (on a VM, most
   // of its system time). Once receives find a queue - two rounds in a row with two or more
-  // messages waiting, or one with four - the thread sleeps `delay` after each round and takes
-  // what queued up meanwhile; it waits again as soon as a round finds fewer than two. A
-  // ping-pong, where a second message (a HEARTBEAT) comes along now and then, does not queue.
+  // messages waiting, or one with four - the thread sleeps `delay` after each round that
+  // emptied the socket and takes what queued up meanwhile; it waits again as soon as a round
+  // finds fewer than two. A round that did not empty the socket is followed by another at once
+  // (sleeping then would let the socket overflow). A ping-pong, where a second message (a
+  // HEARTBEAT) comes along now and then, does not queue.
   struct Coalescer {
     Duration delay;
     std::atomic<uint64_t>& sleeps;
     size_t previous = 0;  // messages of the previous round
-    void after(size_t messages) {
+    void after(size_t messages, bool emptied) {
       if (delay.count() <= 0) return;
       const bool busy = messages >= 4 || (messages >= 2 && previous >= 2);
       previous = messages;
-      if (!busy) return;
+      if (!busy || !emptied) return;
       sleeps.fetch_add(1, std::memory_order_relaxed);
       std::this_thread::sleep_for(delay);
     }
@@ -562,19 +564,22 @@ class UdpTransport final : public Transport {
       if (r <= 0) continue;
       last_data = std::chrono::steady_clock::now();
       size_t messages = 0;
+      bool emptied = true;
       for (int k = 0; k < r; ++k) {
         const int fd = ready[k].data.fd;
         if (fd == wake_fd_) continue;
         // Drain a bounded number of batches per socket so one busy socket cannot starve others.
-        for (int rounds = 0; rounds < 8; ++rounds) {
+        bool empty = false;
+        for (int rounds = 0; rounds < 8 && !empty; ++rounds) {
           const int got = ::recvmmsg(fd, batch.msgs, kBatch, MSG_DONTWAIT, nullptr);
+          empty = got < static_cast<int>(kBatch);
           if (got <= 0) break;
           deliver(0, batch, got);
           messages += static_cast<size_t>(got);
-          if (static_cast<size_t>(got) < kBatch) break;
         }
+        emptied = emptied && empty;
       }
-      coalescer.after(messages);
+      coalescer.after(messages, emptied);
     }
     ::close(ep);
   }
@@ -593,7 +598,7 @@ class UdpTransport final : public Transport {
         continue;
       }
       deliver(1, batch, got);
-      coalescer.after(static_cast<size_t>(got));
+      coalescer.after(static_cast<size_t>(got), static_cast<size_t>(got) < kBatch);
     }
   }
 
