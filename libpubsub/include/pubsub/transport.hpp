@@ -112,10 +112,10 @@ struct UdpTransportOptions {
   // blocking: saves the sender a wake-up per datagram under load, at the cost of CPU.
   Duration receive_spin = std::chrono::microseconds(0);
   // Once datagrams queue up (two receives in a row find two or more, or one finds four), sleep
-  // this long after each receive so that they keep queueing instead of waking the receive
-  // thread one by one (the sender pays for each wake-up); back to waiting as soon as fewer
-  // than two queued. Costs a queued datagram up to this much delay; a ping-pong never queues.
-  // 0: off.
+  // this long after each receive that emptied the socket so that they keep queueing instead of
+  // waking the receive thread one by one (the sender pays for each wake-up); back to waiting as
+  // soon as fewer than two queued. Costs a queued datagram up to this much delay; a ping-pong never
+  // queues. 0: off.
   Duration receive_coalesce = std::chrono::microseconds(100);
   // UDP segmentation offload: runs of one-packet datagrams of one size (a large sample's
   // fragments) leave in one sendmmsg message with UDP_SEGMENT (GSO), and receive sockets take
