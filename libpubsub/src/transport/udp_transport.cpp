@@ -290,17 +290,16 @@ class UdpTransport final : public Transport {
   static constexpr size_t kBufferSize = 65536;
 
   // One sendmmsg's worth of datagrams (send_many): up to kMaxDatagrams, each of up to
-  // kMaxParts parts.
-  static constexpr size_t kMaxDatagrams = 64, kMaxParts = 4;
-  // A UDP GSO message: at most this many datagrams and bytes (the kernel's UDP_MAX_SEGMENTS is
-  // 64 or more; an IP packet's 64 KiB less headers).
-  static constexpr size_t kMaxSegments = 64, kMaxGsoBytes = 65000;
+  // kMaxParts parts. A UDP GSO message carries at most kMaxDatagrams datagrams (the kernel's
+  // UDP_MAX_SEGMENTS is 64 or more) and kMaxGsoBytes (an IP packet's 64 KiB less headers).
+  static constexpr size_t kMaxDatagrams = 64, kMaxParts = 4, kMaxGsoBytes = 65000;
 
   struct SendGroup {
     mmsghdr msgs[kMaxDatagrams];
     iovec iov[kMaxDatagrams * kMaxParts];
     alignas(cmsghdr) char control[kMaxDatagrams][CMSG_SPACE(sizeof(uint16_t))];
     size_t datagrams_in[kMaxDatagrams];  // datagrams each message carries
+    size_t bytes_in[kMaxDatagrams];      // and their bytes
   };
 
   // Sends up to kMaxDatagrams datagrams to one address with one sendmmsg (more if it sends
@@ -312,17 +311,16 @@ class UdpTransport final : public Transport {
   void send_group(sockaddr_in& sa, std::span<const std::span<const ConstBuffer>> datagrams,
                   bool gso) {
     SendGroup g;  // on the stack: send_many runs on any thread
-    size_t nmsg = 0, niov = 0, bytes = 0;
+    size_t nmsg = 0, niov = 0;
     size_t seg = 0, run = 0, run_bytes = 0;  // the open run: segment size, datagrams, bytes
     bool run_closed = true;
     for (const auto& parts : datagrams) {
       size_t size = 0;
       const size_t np = std::min(parts.size(), kMaxParts);
       for (size_t k = 0; k < np; ++k) size += parts[k].size;
-      const bool joins = gso && !run_closed && size <= seg && run < kMaxSegments &&
-                         run_bytes + size <= kMaxGsoBytes;
+      const bool joins = gso && !run_closed && size <= seg && run_bytes + size <= kMaxGsoBytes;
       if (!joins) {
-        if (nmsg > 0) finish_message(g, nmsg - 1, seg, run);
+        if (nmsg > 0) finish_message(g, nmsg - 1, seg, run, run_bytes);
         g.msgs[nmsg] = mmsghdr{};
         g.msgs[nmsg].msg_hdr.msg_name = &sa;
         g.msgs[nmsg].msg_hdr.msg_namelen = sizeof sa;
@@ -340,12 +338,11 @@ class UdpTransport final : public Transport {
       g.msgs[nmsg - 1].msg_hdr.msg_iovlen += np;
       ++run;
       run_bytes += size;
-      bytes += size;
       if (size < seg) run_closed = true;  // a shorter datagram ends a run
     }
     if (nmsg == 0) return;
-    finish_message(g, nmsg - 1, seg, run);
-    size_t done = 0, datagrams_done = 0;
+    finish_message(g, nmsg - 1, seg, run, run_bytes);
+    size_t done = 0, datagrams_done = 0, bytes_done = 0;
     while (done < nmsg) {
       const int r = ::sendmmsg(user_uc_.native_handle(), g.msgs + done,
                                static_cast<unsigned>(nmsg - done), 0);
@@ -354,7 +351,7 @@ class UdpTransport final : public Transport {
         if (g.datagrams_in[done] > 1 && (errno == EIO || errno == EINVAL || errno == EOPNOTSUPP)) {
           gso_.store(false, std::memory_order_relaxed);
           // The rest goes again without segmentation offload.
-          count_sent(datagrams_done, bytes_of(datagrams.first(datagrams_done)));
+          count_sent(datagrams_done, bytes_done);
           send_group(sa, datagrams.subspan(datagrams_done), false);
           return;
         }
@@ -363,18 +360,19 @@ class UdpTransport final : public Transport {
       }
       for (int i = 0; i < r; ++i) {
         datagrams_done += g.datagrams_in[done + i];
+        bytes_done += g.bytes_in[done + i];
         if (g.datagrams_in[done + i] > 1) gso_sent_.fetch_add(1, std::memory_order_relaxed);
       }
       done += static_cast<size_t>(r);
     }
-    count_sent(datagrams_done, datagrams_done == datagrams.size()
-                                   ? bytes
-                                   : bytes_of(datagrams.first(datagrams_done)));
+    count_sent(datagrams_done, bytes_done);
   }
 
-  // Closes message i of a send group: `run` datagrams of `seg` bytes (the last may be shorter).
-  static void finish_message(SendGroup& g, size_t i, size_t seg, size_t run) {
+  // Closes message i of a send group: `run` datagrams of `seg` bytes (the last may be shorter),
+  // `bytes` in all.
+  static void finish_message(SendGroup& g, size_t i, size_t seg, size_t run, size_t bytes) {
     g.datagrams_in[i] = run;
+    g.bytes_in[i] = bytes;
     msghdr& h = g.msgs[i].msg_hdr;
     if (run < 2) return;
     h.msg_control = g.control[i];
@@ -385,14 +383,6 @@ class UdpTransport final : public Transport {
     c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
     const uint16_t size = static_cast<uint16_t>(seg);
     std::memcpy(CMSG_DATA(c), &size, sizeof size);
-  }
-
-  static size_t bytes_of(std::span<const std::span<const ConstBuffer>> datagrams) {
-    size_t bytes = 0;
-    for (const auto& parts : datagrams) {
-      for (size_t k = 0; k < std::min(parts.size(), kMaxParts); ++k) bytes += parts[k].size;
-    }
-    return bytes;
   }
 
   void count_sent(size_t datagrams, size_t bytes) {
@@ -450,7 +440,6 @@ class UdpTransport final : public Transport {
     return {};
   }
 
-  // One worker's recvmmsg buffers: kBatch datagrams of up to kBufferSize bytes, set up once.
   // One worker's recvmmsg buffers: kBatch datagrams of up to kBufferSize bytes, set up once,
   // with room for the UDP_GRO segment size of a coalesced run.
   struct RecvBatch {
@@ -466,11 +455,12 @@ class UdpTransport final : public Transport {
         msgs[i].msg_hdr.msg_iov = &iovs[i];
         msgs[i].msg_hdr.msg_iovlen = 1;
       }
-      rearm();
+      rearm(kBatch);
     }
-    // Before each recvmmsg: the kernel shrinks msg_controllen to what it wrote.
-    void rearm() {
-      for (size_t i = 0; i < kBatch; ++i) {
+    // After a recvmmsg that filled n messages: the kernel shrank their msg_controllen to what
+    // it wrote.
+    void rearm(size_t n) {
+      for (size_t i = 0; i < n; ++i) {
         msgs[i].msg_hdr.msg_control = control[i];
         msgs[i].msg_hdr.msg_controllen = sizeof control[i];
       }
@@ -507,7 +497,7 @@ class UdpTransport final : public Transport {
       }
       bytes += len;
     }
-    batch.rearm();
+    batch.rearm(static_cast<size_t>(got));
     received_.fetch_add(datagrams, std::memory_order_relaxed);
     if (coalesced) gro_received_.fetch_add(coalesced, std::memory_order_relaxed);
     received_bytes_.fetch_add(bytes, std::memory_order_relaxed);
