@@ -243,8 +243,10 @@ cleanup() {
   fi
   exit $rc
 }
-# Results go into a new or empty directory: what is there already is not ours to overwrite.
-if [ -n "$out" ] && [ -e "$out" ] && [ -n "$(ls -A "$out" 2>/dev/null)" ]; then
+# Results go into a new or empty directory: what is there already is not ours to overwrite (the
+# default name too: two runs started in the same second must not share one).
+[ -n "$out" ] || out=./three_node-$(date +%Y%m%d-%H%M%S)
+if [ -e "$out" ] && [ -n "$(ls -A "$out" 2>/dev/null)" ]; then
   die "--out $out is not empty; give a new or empty directory"
 fi
 out_given=$out
@@ -260,7 +262,6 @@ fi
 out=$out_given
 MTU=$(ip -n "${NS_PREFIX}0" -o link show veth0 | sed -n 's/.* mtu \([0-9]*\).*/\1/p')
 
-[ -n "$out" ] || out=./three_node-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out/raw" || die "cannot create $out"
 out=$(cd "$out" && pwd)
 : >"$out/results.jsonl"
