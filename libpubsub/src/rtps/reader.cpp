@@ -159,9 +159,59 @@ void StatefulReader::store_locked(WriterProxy& p, const ReceivedSample& s, Sampl
 
 void StatefulReader::release_fragments_locked(WriterProxy& p,
                                               std::map<SequenceNumber, FragBuffer>::iterator it) {
+  recycle_locked(take_fragments_locked(p, it));
+}
+
+StatefulReader::FragMap::node_type StatefulReader::take_fragments_locked(WriterProxy& p,
+                                                                         FragMap::iterator it) {
   buffered_bytes_ -= it->second.sample_size + kFragBufferOverhead;
   buffered_samples_--;
-  p.fragments.erase(it);
+  return p.fragments.extract(it);
+}
+
+StatefulReader::FragMap::iterator StatefulReader::start_fragments_locked(WriterProxy& p,
+                                                                         SequenceNumber sn,
+                                                                         uint32_t sample_size,
+                                                                         uint32_t fragment_size) {
+  FragMap::node_type node;
+  size_t pick = spare_.size();
+  for (size_t i = 0; i < spare_.size(); ++i) {
+    if (spare_[i].mapped().data.capacity() >= sample_size) {
+      pick = i;
+      break;
+    }
+  }
+  if (pick == spare_.size() && !spare_.empty()) pick = 0;  // its buffer grows
+  if (pick < spare_.size()) {
+    node = std::move(spare_[pick]);
+    spare_[pick] = std::move(spare_.back());
+    spare_.pop_back();
+    spare_bytes_ -= node.mapped().data.capacity();
+    node.key() = sn;
+  } else {
+    FragMap fresh;
+    node = fresh.extract(fresh.emplace(sn, FragBuffer{}).first);
+  }
+  FragBuffer& fb = node.mapped();
+  SampleBuffer data = std::move(fb.data);
+  std::vector<uint64_t> have = std::move(fb.have);
+  fb = FragBuffer{};
+  fb.sample_size = sample_size;
+  fb.fragment_size = fragment_size;
+  fb.total = static_cast<uint32_t>((uint64_t{sample_size} + fragment_size - 1) / fragment_size);
+  data.allocate(sample_size);
+  fb.data = std::move(data);
+  have.assign((fb.total + 63) / 64, 0);
+  fb.have = std::move(have);
+  return p.fragments.insert(std::move(node)).position;
+}
+
+void StatefulReader::recycle_locked(FragMap::node_type&& node) {
+  const size_t cap = node.mapped().data.capacity();
+  if (spare_.size() >= kSpareBuffers || spare_bytes_ + cap > kSpareBytes) return;  // freed
+  spare_bytes_ += cap;
+  if (spare_.capacity() < kSpareBuffers) spare_.reserve(kSpareBuffers);
+  spare_.push_back(std::move(node));
 }
 
 void StatefulReader::drop_below_locked(WriterProxy& p) {
@@ -271,19 +321,13 @@ bool StatefulReader::on_data_frag(const wire::ReceiveContext& ctx,
       stats_.buffer_full_drops++;
       return false;
     }
-    FragBuffer fb;
-    fb.sample_size = m.sample_size;
-    fb.fragment_size = m.fragment_size;
-    fb.total =
-        static_cast<uint32_t>((uint64_t{m.sample_size} + m.fragment_size - 1) / m.fragment_size);
-    fb.data.allocate(m.sample_size);
-    fb.have.assign((fb.total + 63) / 64, 0);
+    it = start_fragments_locked(*p, m.sn, m.sample_size, m.fragment_size);
+    FragBuffer& fb = it->second;
     fb.meta.writer = p->info.guid;
     fb.meta.sn = m.sn;
     fb.meta.reception_timestamp = reception;
     buffered_bytes_ += cost;
     buffered_samples_++;
-    it = p->fragments.emplace(m.sn, std::move(fb)).first;
   }
   FragBuffer& fb = it->second;
   if (fb.fragment_size != m.fragment_size || fb.sample_size != m.sample_size) return false;
@@ -310,18 +354,18 @@ bool StatefulReader::on_data_frag(const wire::ReceiveContext& ctx,
   if (fb.received == before) stats_.duplicates++;  // every fragment was already here
   if (fb.received < fb.total) return false;
   // Complete: hand the buffer over to the sample path.
-  SampleBuffer data = std::move(fb.data);
   ReceivedSample s = fb.meta;
-  s.data = data.data();
-  s.size = data.size();
-  release_fragments_locked(*p, it);
+  s.data = fb.data.data();
+  s.size = fb.data.size();
+  FragMap::node_type done = take_fragments_locked(*p, it);
   if (!p->info.reliable) {
     // Best effort: older partial samples will never complete now.
     while (!p->fragments.empty() && p->fragments.begin()->first < s.sn) {
       release_fragments_locked(*p, p->fragments.begin());
     }
   }
-  accept_locked(*p, s, &data);
+  accept_locked(*p, s, &done.mapped().data);
+  recycle_locked(std::move(done));  // delivered or dropped (a stored sample took the buffer)
   return false;
 }
 
