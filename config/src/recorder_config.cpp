@@ -281,6 +281,10 @@ class RecorderSchema {
              [&](const Json& e, const std::string& ep) {
                milliseconds(e, ep, s.fsync_interval, 1, 3'600'000);
              }},
+            {"page_cache",
+             [&](const Json& e, const std::string& ep) {
+               r_.one_of(e, ep, s.drop_page_cache, {{"drop", true}, {"keep", false}});
+             }},
             {"retention", [&](const Json& e, const std::string& ep) { retention(e, ep); }},
         });
     if (is_object && !saw_path) missing_path(p + "/path");

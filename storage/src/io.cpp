@@ -84,6 +84,12 @@ void FileSink::start_writeback(uint64_t offset, uint64_t length) {
 #endif
 }
 
+void FileSink::drop_cached(uint64_t offset, uint64_t length) {
+  // Best effort, like start_writeback: the kernel drops the clean whole pages of the range.
+  (void)::posix_fadvise(fd_, static_cast<off_t>(offset), static_cast<off_t>(length),
+                        POSIX_FADV_DONTNEED);
+}
+
 Status FileSink::truncate(uint64_t size) {
   if (::ftruncate(fd_, static_cast<off_t>(size)) != 0)
     return errno_error(errno, "truncate " + path_);

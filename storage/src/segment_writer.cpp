@@ -9,6 +9,12 @@
 //   segment list. It takes closed chunks from `queue` (under `mu`), then without the lock
 //   compresses, checksums, writes, syncs and indexes them (one SQLite transaction per batch),
 //   applies retention, and hands the buffers back to the pool (under `mu`).
+// - With FsyncPolicy::kChunk a second thread (`sync_loop`) runs the fdatasync of what the writer
+//   thread has written, while the writer thread goes on writing the next chunks: one
+//   fdatasync in flight at a time. The rows of the chunks a sync covers wait in `sync_rows`
+//   (writer thread only) and are indexed when it has ended, so the index still never points
+//   at data that is not on disk. The writer thread waits for that sync before it closes or
+//   rolls the segment, and before it answers flush().
 // - A ChunkBuf is owned by the pool (free), by the appenders (`open`), or by the writer thread
 //   (after it leaves `queue`), never by two at once.
 // - Errors of the writer thread are stored in `failure` (sticky) and reported by every later call.
@@ -146,6 +152,18 @@ struct SegmentWriter::Impl {
   uint32_t lz4_skip = 0;
   uint32_t lz4_backoff = 0;
   bool unsynced = false;
+  uint64_t dropped_to = 0;  // the segment's bytes below this were synced and dropped from cache
+  // Background fdatasync (kChunk). Writer thread only: sync_busy, sync_rows, unsynced_rows,
+  // sync_end. Under mu: sync_sink (a request), sync_finished and sync_status (its result).
+  std::thread syncer;
+  std::condition_variable syncer_cv;
+  FileSink* sync_sink = nullptr;
+  bool syncer_stop = false;
+  bool sync_finished = false;
+  Status sync_status;
+  bool sync_busy = false;
+  uint64_t sync_end = 0;  // segment size when the running sync began
+  std::vector<detail::ChunkRow> unsynced_rows, sync_rows;
   Clock::time_point last_sync = Clock::now();
   std::thread thread;
 
@@ -267,9 +285,30 @@ struct SegmentWriter::Impl {
     if (!seg || !unsynced) return Status{};
     if (auto s = seg->sync(); !s) return s;
     unsynced = false;
-    last_sync = Clock::now();
+    synced_to(seg->size());
     return Status{};
   }
+  void synced_to(uint64_t end) {
+    last_sync = Clock::now();
+    if (!opt.drop_synced_pages || end <= dropped_to) return;
+    // From the page holding the old mark: the kernel keeps a range's partial pages.
+    static const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+    const uint64_t from = dropped_to - dropped_to % page;
+    seg->drop_cached(from, end - from);
+    dropped_to = end;
+  }
+  // kChunk: a written chunk's index row, put once an fdatasync begun after it has ended.
+  Status index_after_sync(detail::ChunkRow& row) {
+    if (opt.fsync != FsyncPolicy::kChunk) return index->put_chunk(row);
+    unsynced_rows.push_back(std::move(row));
+    return Status{};
+  }
+  void sync_loop();
+  void start_background_sync();
+  Status finish_background_sync(bool block);
+  Status sync_all();
+  Status sync_all_indexed();  // sync_all() in an index transaction of its own
+  void stop_syncer();
 };
 
 Status SegmentWriter::Impl::open_segment(uint64_t number) {
@@ -291,6 +330,7 @@ Status SegmentWriter::Impl::open_segment(uint64_t number) {
     return s;
   }
   unsynced = true;
+  dropped_to = 0;
   seg_opened = Clock::now();
   segs.push_back({number, seg->size(), 0});
   {
@@ -326,7 +366,7 @@ Status SegmentWriter::Impl::open_segment(uint64_t number) {
 Status SegmentWriter::Impl::finish_segment() {
   if (!seg) return Status{};
   if (opt.fsync != FsyncPolicy::kNone) {
-    if (auto s = sync_now(); !s) return s;
+    if (auto s = sync_all(); !s) return s;
   }
   if (auto s = index->set_segment_closed(segs.back().number, true); !s) return s;
   seg.reset();
@@ -379,7 +419,7 @@ Status SegmentWriter::Impl::write_chunk(const format::ChunkHeader& h0, ByteSpan 
   c.entry_count = h.entry_count;
   c.first_recv_ns = h.first_recv_ns;
   c.last_recv_ns = h.last_recv_ns;
-  if (auto s = index->put_chunk(row); !s) return s;
+  if (auto s = index_after_sync(row); !s) return s;
   std::lock_guard lk(mu);
   ++stats.chunks_written;
   stats.file_bytes += sizeof hb + body.size();
@@ -406,10 +446,92 @@ Status SegmentWriter::Impl::apply_retention(std::vector<uint64_t>& removed) {
   return Status{};
 }
 
+// The syncer thread: one fdatasync per request from start_background_sync().
+void SegmentWriter::Impl::sync_loop() {
+  std::unique_lock lk(mu);
+  for (;;) {
+    syncer_cv.wait(lk, [&] { return sync_sink != nullptr || syncer_stop; });
+    if (!sync_sink) return;
+    FileSink* sink = sync_sink;
+    lk.unlock();
+    if (opt.test_delay_per_sync.count() > 0) std::this_thread::sleep_for(opt.test_delay_per_sync);
+    Status st = sink->sync();  // fdatasync only: safe beside the writer thread's pwritev
+    lk.lock();
+    sync_sink = nullptr;
+    sync_status = std::move(st);
+    sync_finished = true;
+    work_cv.notify_one();
+  }
+}
+
+// Writer thread, kChunk: hands what was written since the last sync to the syncer thread.
+void SegmentWriter::Impl::start_background_sync() {
+  if (sync_busy || unsynced_rows.empty() || !seg) return;
+  sync_rows.swap(unsynced_rows);
+  sync_busy = true;
+  sync_end = seg->size();
+  unsynced = false;
+  std::lock_guard lk(mu);
+  sync_sink = seg.get();
+  syncer_cv.notify_one();
+}
+
+// Writer thread, kChunk: when the background sync has ended (or after waiting for it, with
+// `block`), indexes the rows it covered (in the open index transaction).
+Status SegmentWriter::Impl::finish_background_sync(bool block) {
+  if (!sync_busy) return Status{};
+  Status st;
+  {
+    std::unique_lock lk(mu);
+    if (!sync_finished && !block) return Status{};
+    work_cv.wait(lk, [&] { return sync_finished; });
+    sync_finished = false;
+    st = std::move(sync_status);
+  }
+  sync_busy = false;
+  if (!st) return st;
+  synced_to(sync_end);
+  for (auto& row : sync_rows)
+    if (auto s = index->put_chunk(row); !s) return s;
+  sync_rows.clear();
+  return Status{};
+}
+
+// Writer thread: everything written is on disk and (kChunk) indexed in the open transaction.
+Status SegmentWriter::Impl::sync_all() {
+  if (auto s = finish_background_sync(true); !s) return s;
+  if (auto s = sync_now(); !s) return s;
+  for (auto& row : unsynced_rows)
+    if (auto s = index->put_chunk(row); !s) return s;
+  unsynced_rows.clear();
+  return Status{};
+}
+
+Status SegmentWriter::Impl::sync_all_indexed() {
+  if (auto s = index->begin(); !s) return s;
+  Status st = sync_all();
+  if (auto s = index->commit(); !s) {
+    index->rollback();
+    if (st) st = s;
+  }
+  return st;
+}
+
+// Ends the syncer thread once its fdatasync (if one is running) has returned.
+void SegmentWriter::Impl::stop_syncer() {
+  {
+    std::lock_guard lk(mu);
+    syncer_stop = true;
+    syncer_cv.notify_one();
+  }
+  if (syncer.joinable()) syncer.join();
+}
+
 Status SegmentWriter::Impl::write_batch(std::vector<ChunkBuf*>& batch) {
   if (auto s = index->begin(); !s) return s;
-  Status st;
+  Status st = finish_background_sync(false);
   for (ChunkBuf* c : batch) {
+    if (!st) break;
     if (opt.test_delay_per_chunk.count() > 0) std::this_thread::sleep_for(opt.test_delay_per_chunk);
     format::ChunkHeader h;
     h.raw_size = static_cast<uint32_t>(c->size);
@@ -450,8 +572,8 @@ Status SegmentWriter::Impl::write_batch(std::vector<ChunkBuf*>& batch) {
     stats.bytes_written += c->payload_bytes;
   }
   // Durability before the index rows become visible (kChunk), so the index never points at
-  // data a power loss could take away.
-  if (st && opt.fsync == FsyncPolicy::kChunk) st = sync_now();
+  // data a power loss could take away: the rows wait for the background sync.
+  if (st && opt.fsync == FsyncPolicy::kChunk) start_background_sync();
   if (st && opt.fsync == FsyncPolicy::kInterval && Clock::now() - last_sync >= opt.fsync_interval)
     st = sync_now();
   std::vector<uint64_t> removed;
@@ -479,6 +601,7 @@ void SegmentWriter::Impl::run() {
       for (;;) {
         if (!queue.empty() || stop) break;
         if (sync_req_gen > sync_done_gen && failure.ok()) break;
+        if (sync_busy && sync_finished && failure.ok()) break;  // index what it covered
         if (open && open->entries > 0) {
           const auto deadline = open->opened + opt.chunk_max_age;
           if (Clock::now() >= deadline) {
@@ -503,12 +626,12 @@ void SegmentWriter::Impl::run() {
       std::unique_lock lk(mu);
       st = failure;
     }
-    if (st.ok() && !batch.empty()) st = write_batch(batch);
+    if (st.ok() && (!batch.empty() || sync_busy)) st = write_batch(batch);
     // Explicit flush requests and the kInterval timer end here with an fdatasync.
     if (st.ok() && opt.fsync != FsyncPolicy::kNone &&
         (gen > 0 ||
          (opt.fsync == FsyncPolicy::kInterval && Clock::now() - last_sync >= opt.fsync_interval)))
-      st = sync_now();
+      st = sync_all_indexed();
     {
       std::lock_guard lk(mu);
       for (ChunkBuf* c : batch) release_locked(c);
@@ -566,6 +689,8 @@ Result<std::unique_ptr<SegmentWriter>> SegmentWriter::create(const std::string& 
   if (s) s = idx.commit();
   if (!s) return s.error();
   Impl* raw = impl.get();
+  if (impl->opt.fsync == FsyncPolicy::kChunk)
+    impl->syncer = std::thread([raw] { raw->sync_loop(); });
   impl->thread = std::thread([raw] { raw->run(); });
   return std::unique_ptr<SegmentWriter>(new SegmentWriter(std::move(impl)));
 }
@@ -757,19 +882,29 @@ Status SegmentWriter::close() {
     m.space_cv.notify_all();
   }
   if (m.thread.joinable()) m.thread.join();
+  // The writer thread is gone; its state is this thread's now (mu only for what appenders see).
+  bool failed;
+  {
+    std::lock_guard lk(m.mu);
+    failed = !m.failure.ok();
+  }
+  Status s;
+  if (!failed) {
+    s = m.index->begin();
+    if (s) s = m.finish_segment();  // waits for a background sync still running
+    if (s) s = m.index->set_meta("clean", "1");
+    if (s) s = m.index->commit();
+    // At rest the index is a plain rollback-journal database: read-only opens then create no
+    // -wal/-shm files (a writer or recover() switches back to WAL).
+    if (s) s = m.index->exec("PRAGMA journal_mode=DELETE");
+  }
+  m.stop_syncer();  // no fdatasync runs on the segment after this
   std::lock_guard lk(m.mu);
-  if (!m.failure.ok()) {
+  if (failed) {
     m.index.reset();
     m.seg.reset();
     return m.failure;  // left unclean: a reader checks the tail
   }
-  Status s = m.index->begin();
-  if (s) s = m.finish_segment();
-  if (s) s = m.index->set_meta("clean", "1");
-  if (s) s = m.index->commit();
-  // At rest the index is a plain rollback-journal database: read-only opens then create no
-  // -wal/-shm files (a writer or recover() switches back to WAL).
-  if (s) s = m.index->exec("PRAGMA journal_mode=DELETE");
   if (!s) m.failure = s;
   m.index.reset();
   return s;

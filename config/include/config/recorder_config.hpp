@@ -93,6 +93,8 @@ struct StorageConfig {
   FsyncPolicy fsync = FsyncPolicy::kChunk;
   // "fsync_interval_ms": the period of FsyncPolicy::kInterval. Default 1000 ms.
   std::chrono::milliseconds fsync_interval{1000};
+  // "page_cache": "drop" (true): synced data leaves the page cache; "keep" (false). Default drop.
+  bool drop_page_cache = true;
   // "retention".
   RetentionConfig retention;
 

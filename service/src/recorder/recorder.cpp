@@ -65,6 +65,7 @@ storage::SegmentWriterOptions writer_options(const config::RecorderConfig& c,
       break;
   }
   w.fsync_interval = c.storage.fsync_interval;
+  w.drop_synced_pages = c.storage.drop_page_cache;
   w.queue_max_bytes = c.queue_max_bytes;
   w.max_record_bytes = c.max_sample_bytes;
   w.retention_max_bytes = c.storage.retention.max_bytes;

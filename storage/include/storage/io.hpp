@@ -31,6 +31,12 @@ class ByteSink {
     (void)offset;
     (void)length;
   }
+  // Tells the sink that [offset, offset + length), already synced, will not be read back soon,
+  // so a file's page cache may let it go (POSIX_FADV_DONTNEED). Default: nothing.
+  virtual void drop_cached(uint64_t offset, uint64_t length) {
+    (void)offset;
+    (void)length;
+  }
 };
 
 // Random-access source of bytes.
@@ -56,6 +62,7 @@ class FileSink final : public ByteSink {
   Status truncate(uint64_t size) override;
   uint64_t size() const override { return size_; }
   void start_writeback(uint64_t offset, uint64_t length) override;  // sync_file_range
+  void drop_cached(uint64_t offset, uint64_t length) override;      // posix_fadvise
   const std::string& path() const { return path_; }
 
  private:

@@ -62,6 +62,12 @@ struct SegmentWriterOptions {
   FsyncPolicy fsync = FsyncPolicy::kChunk;
   // Period for FsyncPolicy::kInterval. Default 1 s.
   std::chrono::milliseconds fsync_interval{1000};
+  // After each fdatasync the synced part of the segment is dropped from the page cache
+  // (POSIX_FADV_DONTNEED): a long recording does not push everything else out of memory, and
+  // the kernel writes the next chunks into the pages just freed (on a VM, touching memory the
+  // guest has not used before costs more than the copy). Nothing is dropped with kNone.
+  // Default true.
+  bool drop_synced_pages = true;
   // Total capacity of the chunk buffers (open + queued + being written). When all are in flight,
   // try_append returns kFull and append blocks. A record larger than this is still accepted when
   // the queue is empty. Default 64 MiB.
@@ -77,6 +83,9 @@ struct SegmentWriterOptions {
   // Test hook: the writer thread sleeps this long before each chunk (back-pressure tests).
   // Default 0.
   std::chrono::milliseconds test_delay_per_chunk{0};
+  // Test hook: the background fdatasync of FsyncPolicy::kChunk sleeps this long first (a slow
+  // disk). Default 0.
+  std::chrono::milliseconds test_delay_per_sync{0};
   // Called once, from the writer thread, when it fails (e.g. disk full). Must not call back into
   // the writer. Default none.
   std::function<void(const Status&)> on_error;

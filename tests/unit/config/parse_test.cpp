@@ -22,6 +22,7 @@ TEST_CASE("parse_recorder_config gives the documented defaults for a minimal doc
   CHECK(c.storage.compression == Compression::kLz4);
   CHECK(c.storage.fsync == FsyncPolicy::kChunk);
   CHECK(c.storage.fsync_interval == std::chrono::milliseconds(1000));
+  CHECK(c.storage.drop_page_cache);
   CHECK(c.storage.retention.max_bytes == 0u);
   CHECK(c.storage.retention.max_age == std::chrono::seconds(0));
   CHECK(c.queue_max_bytes == 67108864u);
@@ -81,6 +82,7 @@ TEST_CASE("parse_recorder_config reads every key when set to non-default values"
       "compression": "none",
       "fsync": "interval",
       "fsync_interval_ms": 3600000,
+      "page_cache": "keep",
       "retention": {"max_bytes": 18446744073709551615, "max_age_s": 86400}
     },
     "queue_max_bytes": 17179869184,
@@ -103,6 +105,7 @@ TEST_CASE("parse_recorder_config reads every key when set to non-default values"
   CHECK(c.storage.compression == Compression::kNone);
   CHECK(c.storage.fsync == FsyncPolicy::kInterval);
   CHECK(c.storage.fsync_interval == std::chrono::milliseconds(3600000));
+  CHECK_FALSE(c.storage.drop_page_cache);
   CHECK(c.storage.retention.max_bytes == 18446744073709551615u);
   CHECK(c.storage.retention.max_age == std::chrono::seconds(86400));
   CHECK(c.queue_max_bytes == 17179869184u);
