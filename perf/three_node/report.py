@@ -17,6 +17,7 @@ import subprocess
 import sys
 
 TARGET = 0.95  # recorder / no recorder, the recorder issue's target
+CPU_TARGET = 1.25  # recorder CPU per sample / second subscriber's, random payload (issue 12)
 
 
 def load(outdir):
@@ -73,11 +74,19 @@ class Point:
         self.rec_kb = med([x.get("stored_kb") for x in recs]) if recs else None
         self.rec_bytes = med([x.get("bytes") for x in recs]) if recs else None
         self.cpu = {k: med([r.get("cpu", {}).get(k) for r in runs]) for k in ("pub", "sub", "third")}
+        self.third_cpu_per_m = med([third_cpu_per_million(r) for r in runs])
         lats = [r["lat"] for r in runs if r.get("lat")]
         self.lat = {k: med([x.get(k) for x in lats]) for k in
                     ("avg", "std", "min", "max", "p50", "p90", "p99", "p9999", "p999999",
                      "samples")} if lats else None
         self.sent = med([r.get("sent") for r in runs])
+
+
+def third_cpu_per_million(run):
+    """The third host's CPU seconds per million samples it took (recorded or received)."""
+    cpu = run.get("cpu", {}).get("third")
+    n = (run.get("rec") or run.get("sub2") or {}).get("samples")
+    return cpu / n * 1e6 if cpu is not None and n else None
 
 
 def group(rows):
@@ -346,7 +355,7 @@ def rec_section(L, pts, meta):
     L.append("")
     table(L, head, body)
     body = []
-    met = total = 0
+    met = total = cpu_met = cpu_total = 0
     has_cpu = any(p.cpu.get("third") is not None for s in recs for p in pts[s].values())
     for s in sorted(recs, key=order):
         r = meta[s]
@@ -363,17 +372,25 @@ def rec_section(L, pts, meta):
                                         ("below target" if q is not None else "no baseline"))
             who = "pubsub-perftest" if r["tool"] == "ours" else "ddsperf"
             payload = r["payload"] if r["tool"] == "ours" else "constant"
+            cq = ratio(p.third_cpu_per_m, b.third_cpu_per_m if b else None)
+            if cq is not None and payload == "random":
+                cpu_total += 1
+                cpu_met += cq <= CPU_TARGET
             body.append([str(size), r["keying"], r["rel"], who, payload,
                          fmt(b.rate if b else None), fmt(p.rate), fmt(q, 3),
                          f"{fmt(p.lost)} / {fmt(b.lost if b else None)}",
                          f"{fmt(p.rec_samples)} / {fmt(p.rec_expected)}", fmt(p.rec_lost),
                          fmt(p.rec_bytes / p.rec_kb / 1024 if p.rec_kb and p.rec_bytes else None, 2)]
                         + ([f"{fmt(p.cpu.get('third'), 1)} / {fmt(b.cpu.get('third') if b else None, 1)}",
+                            f"{fmt(p.third_cpu_per_m, 2)} / "
+                            f"{fmt(b.third_cpu_per_m if b else None, 2)}",
+                            fmt(cq, 2),
                             f"{fmt(p.cpu.get('pub'), 1)} / {fmt(b.cpu.get('pub') if b else None, 1)}"]
                            if has_cpu else [])
                         + [verdict])
-    cpu_head = ["third-host CPU s (recorder / 2nd sub)", "publisher CPU s (rec / 2nd)"] \
-        if has_cpu else []
+    cpu_head = ["third-host CPU s (recorder / 2nd sub)",
+                "third-host CPU s per million samples (rec / 2nd)", "CPU per sample rec / 2nd",
+                "publisher CPU s (rec / 2nd)"] if has_cpu else []
     table(L, ["Sample (B)", "Keys", "Rel.", "Pub/sub", "Payload", "2nd subscriber: sub samples/s",
               "recorder: sub samples/s", "recorder / no recorder", "sub lost (rec / 2nd)",
               "recorded / expected", "recorder lost", "compression"] + cpu_head + ["target met"],
@@ -388,7 +405,10 @@ def rec_section(L, pts, meta):
                 f"figure of {runs(n_base)} (run back to back with the recorder runs; where a "
                 "baseline is also a point of the seed's throughput table, that run counts too). "
                 if max(n_rec + n_base) > 1 else "")
-             + "Compression = sample bytes / bytes on disk (the recording directory).")
+             + "Compression = sample bytes / bytes on disk (the recording directory)."
+             + (f" CPU per sample: the recorder's CPU-seconds per million samples recorded within "
+                f"{CPU_TARGET}x the second subscriber's per million received at {cpu_met} of "
+                f"{cpu_total} random-payload points." if cpu_total else ""))
     L.append("")
 
 
