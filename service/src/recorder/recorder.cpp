@@ -187,23 +187,29 @@ struct Recorder::Impl {
     const auto st = store->try_append(m, s.serialized);
     if (!st) {
       if (st.error().code == storage::ErrorCode::kFull) {
-        refused.fetch_add(1, std::memory_order_relaxed);
+        bump(refused, 1);
       } else {
         fail(st.error());
       }
       return false;
     }
     if (w->last && s.sequence_number > w->last + 1) {
-      lost.fetch_add(static_cast<uint64_t>(s.sequence_number - w->last - 1),
-                     std::memory_order_relaxed);
+      bump(lost, static_cast<uint64_t>(s.sequence_number - w->last - 1));
     }
     w->last = std::max(w->last, s.sequence_number);
     w->last_reception_ns = m.reception_ns;
-    t->samples.fetch_add(1, std::memory_order_relaxed);
-    t->bytes.fetch_add(s.serialized.size(), std::memory_order_relaxed);
-    samples.fetch_add(1, std::memory_order_relaxed);
-    bytes.fetch_add(s.serialized.size(), std::memory_order_relaxed);
+    bump(t->samples, 1);
+    bump(t->bytes, s.serialized.size());
+    bump(samples, 1);
+    bump(bytes, s.serialized.size());
     return true;
+  }
+
+  // The counters are written only by on_sample, under sample_mu, and read by the stats thread:
+  // a plain load and store, not a locked read-modify-write per sample (which waits for the
+  // record's stores into the chunk to drain; four per sample were 5-10 % of the recorder at 32 B).
+  static void bump(std::atomic<uint64_t>& c, uint64_t n) {
+    c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
   }
 
   void fail(const common::Error& e) {
