@@ -3,6 +3,7 @@
 //          [--fsync none|chunk|segment|interval] [--chunk-bytes N] [--segment-bytes N]
 //          [--queue-bytes N] [--compression lz4|none] [--accel N] [--topics N] [--key-hash]
 //          [--read] [--keep]
+// DIR must not exist yet: the recording is made there and removed at the end (unless --keep).
 // Prints one line per phase. Records carry full metadata: topic, writer, sequence number,
 // source and reception timestamps, flags (and a key hash with --key-hash).
 #include <chrono>
@@ -267,7 +268,16 @@ int main(int argc, char** argv) {
   BenchOptions b = parse_flags(argc, argv);
   resolve(b);
 
-  std::filesystem::remove_all(b.dir);
+  // The recording goes into a directory of its own: one that exists (even empty) is refused, so
+  // that removing it at the end removes nothing that was there before.
+  std::error_code ec;
+  if (std::filesystem::exists(b.dir, ec) || ec) {
+    std::fprintf(stderr,
+                 "storage_bench: --dir %s already exists; give a new path (it is removed "
+                 "at the end unless --keep)\n",
+                 b.dir.c_str());
+    return 2;
+  }
   const size_t pool_size = std::max<size_t>(b.size * 2, 64u << 20);
   const std::vector<std::byte> pool = make_pool(b, pool_size);
 
