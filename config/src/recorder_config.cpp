@@ -285,6 +285,10 @@ class RecorderSchema {
              [&](const Json& e, const std::string& ep) {
                r_.one_of(e, ep, s.drop_page_cache, {{"drop", true}, {"keep", false}});
              }},
+            {"direct_io",
+             [&](const Json& e, const std::string& ep) {
+               r_.one_of(e, ep, s.direct_io, {{"auto", true}, {"off", false}});
+             }},
             {"retention", [&](const Json& e, const std::string& ep) { retention(e, ep); }},
         });
     if (is_object && !saw_path) missing_path(p + "/path");

@@ -1,8 +1,8 @@
 // storage_bench: measures SegmentWriter ingest (one appending thread) and Recording read-back.
 // Usage: storage_bench --dir DIR [--size BYTES] [--count N] [--payload zeros|random]
 //          [--fsync none|chunk|segment|interval] [--chunk-bytes N] [--segment-bytes N]
-//          [--queue-bytes N] [--compression lz4|none] [--accel N] [--topics N] [--key-hash]
-//          [--read] [--keep]
+//          [--queue-bytes N] [--compression lz4|none] [--accel N] [--direct-io on|off]
+//          [--topics N] [--key-hash] [--read] [--keep]
 // DIR must not exist yet: the recording is made there and removed at the end (unless --keep).
 // Prints one line per phase. Records carry full metadata: topic, writer, sequence number,
 // source and reception timestamps, flags (and a key hash with --key-hash).
@@ -29,7 +29,8 @@ namespace {
                "usage: storage_bench --dir DIR [--size BYTES] [--count N] "
                "[--payload zeros|random] [--fsync none|chunk|segment|interval] "
                "[--chunk-bytes N] [--segment-bytes N] [--queue-bytes N] "
-               "[--compression lz4|none] [--accel N] [--topics N] [--key-hash] [--read] "
+               "[--compression lz4|none] [--accel N] [--direct-io on|off] "
+               "[--topics N] [--key-hash] [--read] "
                "[--keep]\n");
   std::exit(2);
 }
@@ -54,7 +55,7 @@ double secs(Clock::duration d) {
 }
 
 struct BenchOptions {
-  std::string dir, payload_kind = "random", fsync = "none", compression = "lz4";
+  std::string dir, payload_kind = "random", fsync = "none", compression = "lz4", direct_io = "on";
   uint64_t size = 1024, count = 0, topics = 8;
   bool read_back = false, keep = false, key_hash = false;
   SegmentWriterOptions opt;
@@ -92,6 +93,8 @@ BenchOptions parse_flags(int argc, char** argv) {
       b.compression = val();
     else if (a == "--accel")
       opt.lz4_acceleration = std::atoi(val().c_str());
+    else if (a == "--direct-io")
+      b.direct_io = val();
     else if (a == "--topics")
       b.topics = parse_size(val());
     else if (a == "--key-hash")
@@ -130,6 +133,8 @@ void resolve(BenchOptions& b) {
   else
     usage("bad --compression");
   if (b.payload_kind != "zeros" && b.payload_kind != "random") usage("bad --payload");
+  if (b.direct_io != "on" && b.direct_io != "off") usage("bad --direct-io");
+  opt.direct_io = b.direct_io == "on";
 }
 
 // Payload pool: records take slices at varying offsets (random: every record differs).

@@ -179,7 +179,7 @@ Result<SegmentHeader> decode_segment_header(ByteSpan bytes) {
   if (crc32c(b, kSegmentHeaderSize) != crc) return corrupt("segment header checksum mismatch");
   SegmentHeader h;
   h.version = get_le<uint32_t>(b + 8);
-  if (h.version != kFormatVersion)
+  if (h.version < kMinFormatVersion || h.version > kFormatVersion)
     return Error{ErrorCode::kUnsupported,
                  "segment format version " + std::to_string(h.version) + " not supported"};
   std::memcpy(h.recording_id.data(), b + 16, 16);
@@ -200,6 +200,7 @@ void encode_chunk_header(const ChunkHeader& h, uint8_t out[kChunkHeaderSize]) {
   put_le<int64_t>(out + 40, h.last_recv_ns);
   out[48] = static_cast<uint8_t>(h.codec);
   out[49] = h.flags;
+  put_le<uint16_t>(out + 50, h.padding);
   put_le<uint32_t>(out + 52, h.body_crc);
   put_le<uint32_t>(out + 4, crc32c(out, kChunkHeaderSize));
 }
@@ -223,6 +224,7 @@ Result<ChunkHeader> decode_chunk_header(ByteSpan bytes, const DecodeLimits& limi
   if (b[48] > 1) return Error{ErrorCode::kUnsupported, "unknown chunk codec"};
   h.codec = static_cast<Codec>(b[48]);
   h.flags = b[49];
+  h.padding = get_le<uint16_t>(b + 50);
   h.body_crc = get_le<uint32_t>(b + 52);
   if (h.raw_size > limits.max_raw_chunk_bytes) return corrupt("chunk raw size over limit");
   if (h.codec == Codec::kRaw && h.stored_size != h.raw_size)

@@ -20,7 +20,8 @@ Error errno_error(int err, const std::string& what) {
   return Error{code, what + ": " + std::strerror(err)};
 }
 
-Result<std::unique_ptr<FileSink>> FileSink::open(const std::string& path, bool create) {
+Result<std::unique_ptr<FileSink>> FileSink::open(const std::string& path, bool create,
+                                                 bool direct) {
   const int flags = O_WRONLY | O_CLOEXEC | (create ? (O_CREAT | O_EXCL) : 0);
   const int fd = ::open(path.c_str(), flags, 0644);
   if (fd < 0) return errno_error(errno, "open " + path);
@@ -30,10 +31,16 @@ Result<std::unique_ptr<FileSink>> FileSink::open(const std::string& path, bool c
     ::close(fd);
     return errno_error(err, "stat " + path);
   }
-  return std::unique_ptr<FileSink>(new FileSink(fd, path, static_cast<uint64_t>(st.st_size)));
+  std::unique_ptr<FileSink> sink(new FileSink(fd, path, static_cast<uint64_t>(st.st_size)));
+  if (direct) {
+    sink->dfd_ = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_DIRECT);
+    if (sink->dfd_ < 0) sink->direct_error_ = std::strerror(errno);
+  }
+  return sink;
 }
 
 FileSink::~FileSink() {
+  if (dfd_ >= 0) ::close(dfd_);
   ::close(fd_);
 }
 
@@ -65,6 +72,18 @@ Status FileSink::write(std::span<const ByteSpan> parts) {
       }
     }
   }
+  return Status{};
+}
+
+Status FileSink::write_direct(const std::byte* data, size_t size) {
+  if (dfd_ < 0) return Error{ErrorCode::kUnsupported, "no O_DIRECT descriptor for " + path_};
+  ssize_t n;
+  do {
+    n = ::pwrite(dfd_, data, size, static_cast<off_t>(size_));
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) return errno_error(errno, "write " + path_);
+  if (static_cast<size_t>(n) != size) return errno_error(ENOSPC, "write " + path_);
+  size_ += size;
   return Status{};
 }
 

@@ -76,6 +76,13 @@ CloseState state_of(const std::optional<std::string>& meta_clean) {
   return CloseState::kUnclean;
 }
 
+// The index's meta "format_version": every version from kMinFormatVersion up is read.
+bool known_format_version(const std::string& v) {
+  for (uint32_t k = format::kMinFormatVersion; k <= format::kFormatVersion; ++k)
+    if (v == std::to_string(k)) return true;
+  return false;
+}
+
 std::string recovered_dir(const std::string& dir) {
   return dir + "/recovered";
 }
@@ -219,7 +226,7 @@ struct Resync {
       row.info.offset = pos;
       if (auto s = idx.put_chunk(row); !s) return s.error();
       ++rep.chunks_added;
-      pos += format::kChunkHeaderSize + h->stored_size;
+      pos += format::chunk_span(*h);
     }
     return pos;
   }
@@ -267,7 +274,7 @@ struct Resync {
       auto h = detail::read_chunk(**src, c.offset, stored, nullptr, limits);
       ++rep.chunks_checked;
       if (h && h->sequence == c.sequence && h->stored_size == c.stored_size) {
-        pos = c.offset + format::kChunkHeaderSize + c.stored_size;
+        pos = c.offset + format::chunk_span(*h);
         break;
       }
       Problem p;
@@ -380,7 +387,7 @@ Result<std::unique_ptr<Recording>> Recording::open(const std::string& dir,
   auto idx = Index::open(ipath, Index::Mode::kReadOnly);
   if (!idx) return idx.error();
   auto v = (*idx)->meta("format_version");
-  if (!v || *v != std::to_string(format::kFormatVersion))
+  if (!v || !known_format_version(*v))
     return Error{ErrorCode::kUnsupported, "index format version " + v.value_or("(none)")};
   const CloseState state = state_of((*idx)->meta("clean"));
   impl->recovery.state = state;
@@ -468,7 +475,7 @@ struct Reindexer {
         if (auto s = x.put_chunk(row); !s) return s;
         ++rep.chunks;
         rep.records += h->record_count;
-        pos += format::kChunkHeaderSize + h->stored_size;
+        pos += format::chunk_span(*h);
         continue;
       }
       Problem p;
@@ -482,7 +489,7 @@ struct Reindexer {
         p.records = h->record_count;
         p.message = st.error().message + "; chunk left out of the index";
         report(p);
-        pos += format::kChunkHeaderSize + h->stored_size;
+        pos += format::chunk_span(*h);
         continue;
       }
       // Header unreadable: look for the next chunk header that verifies.
@@ -891,7 +898,7 @@ struct Verifier {
       p.records = h->record_count;
       p.message = "valid chunk missing from the index";
       report(p);
-      from += format::kChunkHeaderSize + h->stored_size;
+      from += format::chunk_span(*h);
     }
   }
 
@@ -918,9 +925,11 @@ struct Verifier {
     return diff;
   }
 
-  // One indexed chunk: readable, checksums right, and as its row says.
-  Status check_chunk(const ByteSource& src, const ChunkInfo& c) {
+  // One indexed chunk: readable, checksums right, and as its row says. `end` is set to where the
+  // next chunk should start (after the padding its header names, when the header is readable).
+  Status check_chunk(const ByteSource& src, const ChunkInfo& c, uint64_t& end) {
     auto h = detail::read_chunk(src, c.offset, stored, &raw, limits);
+    end = c.offset + (h ? format::chunk_span(*h) : format::kChunkHeaderSize + c.stored_size);
     Status st = h ? detail::summarize_chunk(*h, raw, row, limits) : h.error();
     Problem p;
     describe_from_index(idx, c, p);
@@ -958,8 +967,7 @@ struct Verifier {
         p.message = "indexed chunk overlaps the previous one";
         report(p);
       }
-      expect = c.offset + format::kChunkHeaderSize + c.stored_size;
-      if (auto st = check_chunk(src, c); !st) return st;
+      if (auto st = check_chunk(src, c, expect); !st) return st;
     }
     scan_unindexed(src, seg, expect, src.size());
     return Status{};

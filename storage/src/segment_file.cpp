@@ -33,6 +33,8 @@ Result<format::ChunkHeader> read_chunk(const ByteSource& src, uint64_t offset, B
   if (!h) return h.error();
   if (offset + format::kChunkHeaderSize + h->stored_size > src.size())
     return Error{ErrorCode::kTruncated, "chunk body past end of segment"};
+  if (offset + format::chunk_span(*h) > src.size())
+    return Error{ErrorCode::kTruncated, "chunk padding past end of segment"};
   stored.resize(h->stored_size);
   if (auto s = src.read_at(offset + format::kChunkHeaderSize, stored); !s) return s.error();
   if (raw) {

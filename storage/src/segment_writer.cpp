@@ -9,6 +9,16 @@
 //   segment list. It takes closed chunks from `queue` (under `mu`), then without the lock
 //   compresses, checksums, writes, syncs and indexes them (one SQLite transaction per batch),
 //   applies retention, and hands the buffers back to the pool (under `mu`).
+// - Direct I/O (opt.direct_io): chunk buffers (and the compression buffer) are huge-page
+//   aligned blocks with the 64-byte chunk header's room before the body, so a chunk of
+//   direct_io_min_bytes or more leaves as one O_DIRECT pwrite of header, body and zero padding
+//   up to the next 4-KiB boundary, straight from the buffer the records were appended to. Such
+//   a write needs a 4-KiB-aligned file offset: the first chunk of a segment (the definitions)
+//   and every large chunk written through the page cache are padded to keep the file end
+//   aligned; small chunks are not (no padding for low-rate recordings), and the large chunk
+//   after them goes through the page cache, padded. (io_uring with up to 8 writes in flight was
+//   measured against this and gained nothing here: storage_bench and the three-host recorder
+//   points alike.)
 // - With FsyncPolicy::kChunk a second thread (`sync_loop`) runs the fdatasync of what the writer
 //   thread has written, while the writer thread goes on writing the next chunks: one
 //   fdatasync in flight at a time. The rows of the chunks a sync covers wait in `sync_rows`
@@ -31,6 +41,7 @@
 #include <random>
 #include <thread>
 
+#include "aligned_buffer.hpp"
 #include "index.hpp"
 #include "segment_file.hpp"
 #include "storage/format.hpp"
@@ -72,12 +83,16 @@ Status mkdirs(const std::string& path) {
   return Status{};
 }
 
-// One chunk buffer with the statistics gathered while it was open.
+// One chunk buffer with the statistics gathered while it was open. The entries start
+// kChunkHeaderSize into an aligned block, so that header, body and padding leave in one O_DIRECT
+// write from this memory.
 struct ChunkBuf {
-  std::unique_ptr<uint8_t[]> data;
+  detail::AlignedBuffer block;
+  uint8_t* data = nullptr;  // the body: block + kChunkHeaderSize
   size_t cap = 0;
   size_t size = 0;
-  bool pooled = true;  // false: dedicated buffer of an oversized record, freed after writing
+  size_t prefetched = 0;  // the body below this has been prefetched for writing
+  bool pooled = true;     // false: dedicated buffer of an oversized record, freed after writing
   uint32_t records = 0;
   uint32_t entries = 0;
   uint64_t payload_bytes = 0;
@@ -89,6 +104,7 @@ struct ChunkBuf {
 
   void reset() {
     size = records = entries = 0;
+    prefetched = 0;
     payload_bytes = 0;
     first_recv = last_recv = min_seq = max_seq = 0;
     sorted = true;
@@ -100,6 +116,46 @@ struct ChunkBuf {
     row.writer_defs.clear();
   }
 };
+
+// A block for `body_cap` bytes of chunk body with the header's room before it and the padding's
+// after it; null when out of memory.
+bool allocate_chunk(ChunkBuf& b, size_t body_cap) {
+  b.block = detail::AlignedBuffer::allocate(format::kChunkHeaderSize + body_cap +
+                                            format::kDirectAlignment);
+  if (!b.block) return false;
+  b.data = reinterpret_cast<uint8_t*>(b.block.get()) + format::kChunkHeaderSize;
+  b.cap = body_cap;
+  return true;
+}
+
+// Body capacity of a pooled chunk buffer: chunk_max_bytes, or a little less when the header's
+// and the padding's room would otherwise take the block past the huge pages chunk_max_bytes
+// fills (4 MiB chunks: 4 MiB - 4160 bytes of body in two huge pages, not three).
+size_t pooled_body_cap(size_t chunk_max) {
+  const size_t room = format::kChunkHeaderSize + format::kDirectAlignment;
+  using detail::AlignedBuffer;
+  if (chunk_max >= AlignedBuffer::kHugePage &&
+      AlignedBuffer::usable(chunk_max + room) > AlignedBuffer::usable(chunk_max))
+    return AlignedBuffer::usable(chunk_max) - room;
+  return chunk_max;
+}
+
+uint64_t align_up(uint64_t v) {
+  const uint64_t a = format::kDirectAlignment;
+  return (v + a - 1) / a * a;
+}
+
+// Asks for the chunk's next kPrefetchAhead bytes in the cache, for writing, once each. The
+// records are copied into memory that is not in the cache; without this, the unlock after each
+// append waited for those stores to finish (a quarter of the recorder's time at 1024 B, perf).
+constexpr size_t kPrefetchAhead = 4096;
+constexpr size_t kCacheLine = 64;
+inline void prefetch_ahead(ChunkBuf& c) {
+  const size_t until = std::min(c.cap, c.size + kPrefetchAhead);
+  for (size_t o = std::max(c.prefetched, c.size); o < until; o += kCacheLine)
+    __builtin_prefetch(c.data + o, 1, 3);
+  c.prefetched = std::max(c.prefetched, until);
+}
 
 struct SegState {
   uint64_t number = 0;
@@ -139,6 +195,7 @@ struct SegmentWriter::Impl {
   std::vector<int32_t> writer_slot{-1};
   std::vector<int64_t> last_seq{kNoSeq};  // per writer, for gap detection
   WriterStats stats;
+  std::string io_note;  // io_description()
 
   // ---- writer thread only ----
   std::unique_ptr<detail::Index> index;
@@ -146,7 +203,9 @@ struct SegmentWriter::Impl {
   Clock::time_point seg_opened;
   std::deque<SegState> segs;
   uint64_t next_chunk_seq = 1;
-  std::vector<char> cbuf;
+  // LZ4 output, laid out as a chunk buffer (header room, body, padding room) so that a
+  // compressed chunk can go out with O_DIRECT too.
+  detail::AlignedBuffer cbuf;
   // Compression backoff: after a chunk that LZ4 could not shrink enough, the next
   // lz4_skip chunks are stored raw without trying (1, 2, 4 ... 64 chunks; reset on success).
   uint32_t lz4_skip = 0;
@@ -200,7 +259,7 @@ struct SegmentWriter::Impl {
   Status ensure_room(size_t need, bool block, std::unique_lock<std::mutex>& lk) {
     if (open && open->size + need <= open->cap) return Status{};
     close_open_locked();
-    const size_t chunk_cap = opt.chunk_max_bytes;
+    const size_t chunk_cap = pooled_body_cap(opt.chunk_max_bytes);
     for (;;) {
       if (!failure.ok()) return failure;
       if (closed) return Error{ErrorCode::kClosed, "writer closed"};
@@ -211,9 +270,8 @@ struct SegmentWriter::Impl {
           free_list.pop_back();
         } else if (in_use_cap + chunk_cap <= opt.queue_max_bytes || in_use_cap == 0) {
           auto b = std::make_unique<ChunkBuf>();
-          b->data.reset(new (std::nothrow) uint8_t[chunk_cap]);
-          if (!b->data) return Error{ErrorCode::kNoSpace, "out of memory for a chunk buffer"};
-          b->cap = chunk_cap;
+          if (!allocate_chunk(*b, chunk_cap))
+            return Error{ErrorCode::kNoSpace, "out of memory for a chunk buffer"};
           c = b.get();
           all.push_back(std::move(b));
         }
@@ -226,11 +284,9 @@ struct SegmentWriter::Impl {
           all.erase(it);
         }
         auto b = std::make_unique<ChunkBuf>();
-        b->data.reset(new (std::nothrow) uint8_t[need]);
-        if (!b->data)
+        if (!allocate_chunk(*b, need))
           return Error{ErrorCode::kNoSpace,
                        "out of memory for a " + std::to_string(need) + " byte record"};
-        b->cap = need;
         b->pooled = false;
         c = b.get();
         all.push_back(std::move(b));
@@ -253,7 +309,7 @@ struct SegmentWriter::Impl {
   Status put_entry_locked(const Bytes& entry, std::unique_lock<std::mutex>& lk) {
     if (auto s = ensure_room(entry.size(), true, lk); !s) return s;
     if (open->entries == 0) work_cv.notify_one();  // the writer thread now watches its age
-    std::memcpy(open->data.get() + open->size, entry.data(), entry.size());
+    std::memcpy(open->data + open->size, entry.data(), entry.size());
     open->size += entry.size();
     stats.queued_bytes += entry.size();
     ++open->entries;
@@ -276,7 +332,14 @@ struct SegmentWriter::Impl {
 
   void run();
   Status write_batch(std::vector<ChunkBuf*>& batch);
-  Status write_chunk(const format::ChunkHeader& h, ByteSpan body, detail::ChunkRow& row);
+  ByteSpan compress(const ChunkBuf& c, format::ChunkHeader& h, std::byte*& block);
+  // `block`, when not null, is the aligned buffer the body sits in at kChunkHeaderSize (room for
+  // the header before it and the padding after it): the chunk may then go out with O_DIRECT.
+  // `align` pads a chunk written through the page cache up to kDirectAlignment (the next direct
+  // write may then follow it).
+  Status write_chunk(const format::ChunkHeader& h, ByteSpan body, std::byte* block, bool align,
+                     detail::ChunkRow& row);
+  bool direct_ready() const { return seg && seg->direct_fd() >= 0; }
   Status open_segment(uint64_t number);
   Status finish_segment();
   Status maybe_roll(size_t next_chunk_bytes);
@@ -290,11 +353,14 @@ struct SegmentWriter::Impl {
   }
   void synced_to(uint64_t end) {
     last_sync = Clock::now();
-    if (!opt.drop_synced_pages || end <= dropped_to) return;
-    // From the page holding the old mark: the kernel keeps a range's partial pages.
+    // Whole pages only, up to the one holding `end`: the kernel would drop a range's partial last
+    // page when the range ends at the end of the file, and the next chunk written into that page
+    // then waited for it to be read back from the disk (ext4_read_bh_lock in perf record, once per
+    // chunk that leaves the page cache's way through pwritev).
     static const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-    const uint64_t from = dropped_to - dropped_to % page;
-    seg->drop_cached(from, end - from);
+    end -= end % page;
+    if (!opt.drop_synced_pages || end <= dropped_to) return;
+    seg->drop_cached(dropped_to, end - dropped_to);
     dropped_to = end;
   }
   // kChunk: a written chunk's index row, put once an fdatasync begun after it has ended.
@@ -312,9 +378,15 @@ struct SegmentWriter::Impl {
 };
 
 Status SegmentWriter::Impl::open_segment(uint64_t number) {
-  auto sink = FileSink::open(detail::segment_path(dir, number), true);
+  auto sink = FileSink::open(detail::segment_path(dir, number), true, opt.direct_io);
   if (!sink) return sink.error();
   seg = std::move(*sink);
+  std::string note =
+      !opt.direct_io ? "page cache (direct I/O off)"
+      : seg->direct_fd() < 0
+          ? "page cache (the filesystem refuses O_DIRECT: " + seg->direct_error() + ")"
+          : "O_DIRECT for chunks of " + std::to_string(opt.direct_io_min_bytes) +
+                " bytes and more, page cache below";
   format::SegmentHeader h;
   h.recording_id = recording_id;
   h.segment_number = number;
@@ -337,6 +409,7 @@ Status SegmentWriter::Impl::open_segment(uint64_t number) {
     std::lock_guard lk(mu);
     ++stats.segments_created;
     stats.file_bytes += sizeof hb;
+    io_note = std::move(note);
   }
   if (auto s = index->put_segment(number, h.created_ns); !s) return s;
   // Repeat every definition known so far so this segment decodes on its own.
@@ -360,7 +433,7 @@ Status SegmentWriter::Impl::open_segment(uint64_t number) {
   detail::ChunkRow row;
   row.topic_defs = std::move(tdefs);
   row.writer_defs = std::move(wdefs);
-  return write_chunk(ch, defs, row);
+  return write_chunk(ch, defs, nullptr, true, row);  // aligned: data chunks may go direct
 }
 
 Status SegmentWriter::Impl::finish_segment() {
@@ -376,7 +449,8 @@ Status SegmentWriter::Impl::finish_segment() {
 Status SegmentWriter::Impl::maybe_roll(size_t next_chunk_bytes) {
   if (seg) {
     const bool has_data = seg->size() > format::kSegmentHeaderSize;
-    const bool too_big = seg->size() + next_chunk_bytes > opt.segment_max_bytes;
+    const bool too_big =
+        seg->size() + next_chunk_bytes + format::kDirectAlignment > opt.segment_max_bytes;
     const bool too_old = opt.segment_max_duration.count() > 0 &&
                          Clock::now() - seg_opened >= opt.segment_max_duration;
     if (!has_data || (!too_big && !too_old)) return Status{};
@@ -386,25 +460,45 @@ Status SegmentWriter::Impl::maybe_roll(size_t next_chunk_bytes) {
   return open_segment(next);
 }
 
-// Writes header + body at the end of the current segment and fills the row's location.
+// Writes header + body (+ padding) at the end of the current segment and fills the row's
+// location.
 Status SegmentWriter::Impl::write_chunk(const format::ChunkHeader& h0, ByteSpan body,
-                                        detail::ChunkRow& row) {
+                                        std::byte* block, bool align, detail::ChunkRow& row) {
   format::ChunkHeader h = h0;
   h.sequence = next_chunk_seq;
   h.stored_size = static_cast<uint32_t>(body.size());
   h.body_crc = format::crc32c(body.data(), body.size());
+  const uint64_t offset = seg->size();
+  const bool big = body.size() >= opt.direct_io_min_bytes;
+  const bool go_direct = block && big && direct_ready() && offset % format::kDirectAlignment == 0;
+  if (direct_ready() && (big || align))
+    h.padding = static_cast<uint16_t>(align_up(offset + format::kChunkHeaderSize + body.size()) -
+                                      (offset + format::kChunkHeaderSize + body.size()));
   uint8_t hb[format::kChunkHeaderSize];
   format::encode_chunk_header(h, hb);
-  const uint64_t offset = seg->size();
-  const ByteSpan parts[] = {ByteSpan(reinterpret_cast<std::byte*>(hb), sizeof hb), body};
-  if (auto s = seg->write(parts); !s) {
+  Status st;
+  if (go_direct) {
+    // Header into the block's room before the body, zeros into the padding after it.
+    std::memcpy(block, hb, sizeof hb);
+    std::memset(block + sizeof hb + body.size(), 0, h.padding);
+    st = seg->write_direct(block, sizeof hb + body.size() + h.padding);
+  } else {
+    static const std::byte kZeros[format::kDirectAlignment] = {};
+    const ByteSpan parts[] = {ByteSpan(reinterpret_cast<std::byte*>(hb), sizeof hb), body,
+                              ByteSpan(kZeros, h.padding)};
+    st = seg->write(parts);
+  }
+  if (!st) {
     (void)seg->truncate(offset);  // never leave a torn chunk behind when we can help it
-    return s;
+    return st;
   }
   ++next_chunk_seq;
   unsynced = true;
-  // Start writeback now so the fdatasync of the batch overlaps with writing the next chunks.
-  if (opt.fsync != FsyncPolicy::kNone) seg->start_writeback(offset, seg->size() - offset);
+  // A large chunk through the page cache starts its writeback now, so the fdatasync of the batch
+  // overlaps with writing the next chunks; a small one waits for that fdatasync (starting it
+  // costs a system call and, on a VM, an exit to the host per chunk).
+  if (opt.fsync != FsyncPolicy::kNone && !go_direct && big)
+    seg->start_writeback(offset, seg->size() - offset);
   SegState& ss = segs.back();
   ss.size = seg->size();
   if (h.record_count > 0) ss.last_recv = std::max(ss.last_recv, h.last_recv_ns);
@@ -422,7 +516,9 @@ Status SegmentWriter::Impl::write_chunk(const format::ChunkHeader& h0, ByteSpan 
   if (auto s = index_after_sync(row); !s) return s;
   std::lock_guard lk(mu);
   ++stats.chunks_written;
-  stats.file_bytes += sizeof hb + body.size();
+  stats.file_bytes += format::chunk_span(h);
+  if (go_direct) ++stats.direct_chunks;
+  stats.padding_bytes += h.padding;
   return Status{};
 }
 
@@ -527,6 +623,38 @@ void SegmentWriter::Impl::stop_syncer() {
   if (syncer.joinable()) syncer.join();
 }
 
+// LZ4 of a chunk, when compression is on, not backing off, and it saves enough: then the
+// compressed body (in a compression buffer, whose block replaces `block`) and h.codec kLz4;
+// otherwise the raw body.
+ByteSpan SegmentWriter::Impl::compress(const ChunkBuf& c, format::ChunkHeader& h,
+                                       std::byte*& block) {
+  const ByteSpan raw(reinterpret_cast<const std::byte*>(c.data), c.size);
+  bool try_lz4 = opt.compression == Compression::kLz4 && c.size >= 64;
+  if (try_lz4 && lz4_skip > 0) {
+    --lz4_skip;
+    try_lz4 = false;
+  }
+  if (!try_lz4) return raw;
+  const int bound = LZ4_compressBound(static_cast<int>(c.size));
+  const size_t need =
+      format::kChunkHeaderSize + static_cast<size_t>(bound) + format::kDirectAlignment;
+  if (cbuf.size() < need) cbuf = detail::AlignedBuffer::allocate(need);
+  if (!cbuf) return raw;  // no memory for it: stored raw
+  char* dst = reinterpret_cast<char*>(cbuf.get()) + format::kChunkHeaderSize;
+  const int n = LZ4_compress_fast(reinterpret_cast<const char*>(c.data), dst,
+                                  static_cast<int>(c.size), bound, opt.lz4_acceleration);
+  if (n <= 0 ||
+      static_cast<double>(n) > static_cast<double>(c.size) * (1.0 - opt.min_compression_saving)) {
+    lz4_backoff = std::min<uint32_t>(lz4_backoff == 0 ? 1 : lz4_backoff * 2, 64);
+    lz4_skip = lz4_backoff;
+    return raw;
+  }
+  lz4_backoff = 0;
+  h.codec = format::Codec::kLz4;
+  block = cbuf.get();
+  return ByteSpan(reinterpret_cast<const std::byte*>(dst), static_cast<size_t>(n));
+}
+
 Status SegmentWriter::Impl::write_batch(std::vector<ChunkBuf*>& batch) {
   if (auto s = index->begin(); !s) return s;
   Status st = finish_background_sync(false);
@@ -543,29 +671,10 @@ Status SegmentWriter::Impl::write_batch(std::vector<ChunkBuf*>& batch) {
     h.codec = format::Codec::kRaw;
     c->row.info.min_seq = c->records ? c->min_seq : 0;
     c->row.info.max_seq = c->records ? c->max_seq : 0;
-    ByteSpan body(reinterpret_cast<const std::byte*>(c->data.get()), c->size);
-    bool try_lz4 = opt.compression == Compression::kLz4 && c->size >= 64;
-    if (try_lz4 && lz4_skip > 0) {
-      --lz4_skip;
-      try_lz4 = false;
-    }
-    if (try_lz4) {
-      const int bound = LZ4_compressBound(static_cast<int>(c->size));
-      if (cbuf.size() < static_cast<size_t>(bound)) cbuf.resize(static_cast<size_t>(bound));
-      const int n = LZ4_compress_fast(reinterpret_cast<const char*>(c->data.get()), cbuf.data(),
-                                      static_cast<int>(c->size), bound, opt.lz4_acceleration);
-      if (n > 0 && static_cast<double>(n) <=
-                       static_cast<double>(c->size) * (1.0 - opt.min_compression_saving)) {
-        h.codec = format::Codec::kLz4;
-        body = ByteSpan(reinterpret_cast<const std::byte*>(cbuf.data()), static_cast<size_t>(n));
-        lz4_backoff = 0;
-      } else {
-        lz4_backoff = std::min<uint32_t>(lz4_backoff == 0 ? 1 : lz4_backoff * 2, 64);
-        lz4_skip = lz4_backoff;
-      }
-    }
+    std::byte* block = c->block.get();
+    const ByteSpan body = compress(*c, h, block);
     st = maybe_roll(format::kChunkHeaderSize + body.size());
-    if (st) st = write_chunk(h, body, c->row);
+    if (st) st = write_chunk(h, body, block, false, c->row);
     if (!st) break;
     std::lock_guard lk(mu);
     stats.records_written += c->records;
@@ -744,7 +853,7 @@ Status SegmentWriter::add_gap(const Gap& gap) {
   if (gap.first_missing > gap.last_missing)
     return Error{ErrorCode::kInvalidArgument, "add_gap: first_missing > last_missing"};
   if (auto s = m.ensure_room(kGapEntryMax, true, lk); !s) return s;
-  uint8_t* p = m.open->data.get() + m.open->size;
+  uint8_t* p = m.open->data + m.open->size;
   uint8_t* e = m.put_gap(p, gap);
   m.open->size += static_cast<size_t>(e - p);
   m.stats.queued_bytes += static_cast<size_t>(e - p);
@@ -788,7 +897,7 @@ Status SegmentWriter::append_impl(const RecordMeta& meta, std::span<const ByteSp
     if (auto s = m.ensure_room(need, block, lk); !s) return s;
   }
   ChunkBuf& c = *m.open;
-  uint8_t* const start = c.data.get() + c.size;
+  uint8_t* const start = c.data + c.size;
   uint8_t* p = start;
   int64_t& last = m.last_seq[meta.writer];
   if (last != kNoSeq && meta.sequence > last + 1) [[unlikely]]
@@ -802,6 +911,7 @@ Status SegmentWriter::append_impl(const RecordMeta& meta, std::span<const ByteSp
   }
   const size_t written = static_cast<size_t>(p - start);
   c.size += written;
+  prefetch_ahead(c);
   m.stats.queued_bytes += written;
   ++m.stats.records_appended;
   m.stats.bytes_appended += payload_size;
@@ -915,6 +1025,11 @@ WriterStats SegmentWriter::stats() const {
   WriterStats s = impl_->stats;
   s.queue_in_use_bytes = impl_->in_use_cap;
   return s;
+}
+
+std::string SegmentWriter::io_description() const {
+  std::lock_guard lk(impl_->mu);
+  return impl_->io_note;
 }
 
 Status SegmentWriter::error() const {

@@ -172,7 +172,7 @@ void segment(ByteSpan in) {
     auto h = detail::read_chunk(buf, pos, stored, &raw, limits());
     if (!h.ok()) break;
     if (detail::summarize_chunk(*h, raw, row, limits()).ok()) walk_entries(raw);
-    pos += format::kChunkHeaderSize + h->stored_size;
+    pos += format::chunk_span(*h);
   }
 }
 

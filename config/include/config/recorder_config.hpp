@@ -95,6 +95,9 @@ struct StorageConfig {
   std::chrono::milliseconds fsync_interval{1000};
   // "page_cache": "drop" (true): synced data leaves the page cache; "keep" (false). Default drop.
   bool drop_page_cache = true;
+  // "direct_io": "auto" (true): chunks of 256 KiB and more are written with O_DIRECT where the
+  // filesystem allows it; "off" (false): everything through the page cache. Default auto.
+  bool direct_io = true;
   // "retention".
   RetentionConfig retention;
 

@@ -66,6 +66,7 @@ storage::SegmentWriterOptions writer_options(const config::RecorderConfig& c,
   }
   w.fsync_interval = c.storage.fsync_interval;
   w.drop_synced_pages = c.storage.drop_page_cache;
+  w.direct_io = c.storage.direct_io;
   w.queue_max_bytes = c.queue_max_bytes;
   w.max_record_bytes = c.max_sample_bytes;
   w.retention_max_bytes = c.storage.retention.max_bytes;

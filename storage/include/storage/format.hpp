@@ -8,12 +8,16 @@
 // Segment file  = SegmentHeader (48 B) + Chunk*
 // SegmentHeader = magic "PSRECSEG" (8) | version u32 | crc32c u32 (of the 48 bytes with this
 //                 field zeroed) | recording id (16) | segment number u64 | created_ns i64
-// Chunk         = ChunkHeader (64 B) + body (stored_size bytes)
+// Chunk         = ChunkHeader (64 B) + body (stored_size bytes) + padding (zero bytes)
 // ChunkHeader   = magic "PSCK" u32 | header crc32c u32 (of the 64 bytes with this field zeroed) |
 //                 chunk sequence u64 | stored_size u32 | raw_size u32 | record_count u32 (data
 //                 records) | entry_count u32 (all entries) | first_recv_ns i64 | last_recv_ns i64
 //                 (min and max over the data records; 0 when there are none) | codec u8 |
-//                 flags u8 | reserved u16 | body crc32c u32 (of the stored body) | reserved (8)
+//                 flags u8 | padding u16 | body crc32c u32 (of the stored body) | reserved (8)
+// Versions: 2 (written since direct I/O) lets a chunk be followed by `padding` zero bytes, so
+// that the next chunk starts at a multiple of kDirectAlignment in the file (a chunk written with
+// O_DIRECT must start, end and sit in memory at such a multiple). Version 1 wrote 0 there
+// (reserved); readers take both.
 // Body          = the raw entries, or their LZ4 block (codec 1) when that saves >= ~2%.
 // Entry         = kind byte (low nibble: 0 data, 1 topic definition, 2 writer definition, 3 gap;
 //                 bit 4: data record carries a key hash) followed by, for
@@ -37,7 +41,11 @@
 
 namespace storage::format {
 
-inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint32_t kFormatVersion = 2;     // written
+inline constexpr uint32_t kMinFormatVersion = 1;  // oldest read
+// Offsets and sizes of chunks written with direct I/O are multiples of this (the page size, a
+// multiple of every block device's logical block size).
+inline constexpr size_t kDirectAlignment = 4096;
 inline constexpr size_t kSegmentHeaderSize = 48;
 inline constexpr size_t kChunkHeaderSize = 64;
 inline constexpr char kSegmentMagic[8] = {'P', 'S', 'R', 'E', 'C', 'S', 'E', 'G'};
@@ -73,8 +81,14 @@ struct ChunkHeader {
   int64_t last_recv_ns = 0;
   Codec codec = Codec::kRaw;
   uint8_t flags = 0;
+  uint16_t padding = 0;  // zero bytes after the body (version 2)
   uint32_t body_crc = 0;
 };
+
+// Bytes from a chunk's header to the next chunk (or the end of the segment).
+inline uint64_t chunk_span(const ChunkHeader& h) {
+  return kChunkHeaderSize + uint64_t{h.stored_size} + h.padding;
+}
 
 // CRC-32C (Castagnoli); uses the SSE4.2 instruction when the CPU has it.
 uint32_t crc32c(const void* data, size_t size, uint32_t crc = 0);

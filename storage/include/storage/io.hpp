@@ -54,8 +54,11 @@ Error errno_error(int err, const std::string& what);
 
 class FileSink final : public ByteSink {
  public:
-  // Opens `path` for appending; creates it if `create` (failing if it exists).
-  static Result<std::unique_ptr<FileSink>> open(const std::string& path, bool create);
+  // Opens `path` for appending; creates it if `create` (failing if it exists). With `direct` it
+  // also opens the file a second time with O_DIRECT, for writes that bypass the page cache
+  // (direct_fd(); -1 when the filesystem refuses O_DIRECT, e.g. tmpfs - direct_error() says so).
+  static Result<std::unique_ptr<FileSink>> open(const std::string& path, bool create,
+                                                bool direct = false);
   ~FileSink() override;
   Status write(std::span<const ByteSpan> parts) override;
   Status sync() override;
@@ -64,11 +67,20 @@ class FileSink final : public ByteSink {
   void start_writeback(uint64_t offset, uint64_t length) override;  // sync_file_range
   void drop_cached(uint64_t offset, uint64_t length) override;      // posix_fadvise
   const std::string& path() const { return path_; }
+  int direct_fd() const { return dfd_; }
+  const std::string& direct_error() const { return direct_error_; }
+  // Appends [data, data + size) through the O_DIRECT descriptor, bypassing the page cache;
+  // returns when the device has it (fdatasync still makes the file's size durable). `data`,
+  // `size` and size() must be multiples of format::kDirectAlignment. A short write (a full
+  // device) is kNoSpace; on failure the caller may truncate() back.
+  Status write_direct(const std::byte* data, size_t size);
 
  private:
   FileSink(int fd, std::string path, uint64_t size)
       : fd_(fd), path_(std::move(path)), size_(size) {}
   int fd_;
+  int dfd_ = -1;
+  std::string direct_error_;
   std::string path_;
   uint64_t size_;
 };

@@ -60,6 +60,13 @@ struct SegmentWriterOptions {
   double min_compression_saving = 0.02;
   // Default kChunk.
   FsyncPolicy fsync = FsyncPolicy::kChunk;
+  // Chunks of at least direct_io_min_bytes (stored) are written with O_DIRECT from their own
+  // (huge-page) buffers, bypassing the page cache, at file offsets that are multiples of 4 KiB:
+  // such a chunk is followed by up to 4095 zero bytes of padding. Smaller chunks go through the
+  // page cache, and so does everything where the filesystem refuses O_DIRECT
+  // (io_description() says which). Default true, 256 KiB.
+  bool direct_io = true;
+  uint32_t direct_io_min_bytes = 256u << 10;
   // Period for FsyncPolicy::kInterval. Default 1 s.
   std::chrono::milliseconds fsync_interval{1000};
   // After each fdatasync the synced part of the segment is dropped from the page cache
@@ -97,7 +104,9 @@ struct WriterStats {
   uint64_t records_written = 0;     // data records in chunks written to segment files
   uint64_t bytes_written = 0;       // their payload bytes
   uint64_t chunks_written = 0;      // chunks written (including definition chunks)
-  uint64_t file_bytes = 0;          // bytes written to segment files (headers + stored bodies)
+  uint64_t file_bytes = 0;          // bytes written to segment files (headers, bodies, padding)
+  uint64_t direct_chunks = 0;       // chunks written with O_DIRECT
+  uint64_t padding_bytes = 0;       // zero bytes after chunks, for O_DIRECT's alignment
   uint64_t queued_bytes = 0;        // raw bytes in chunk buffers not yet written (open + queued)
   uint64_t queue_in_use_bytes = 0;  // capacity of buffers in flight (compare queue_max_bytes)
   uint64_t queue_max_bytes = 0;
@@ -146,6 +155,10 @@ class SegmentWriter {
   Status close();
 
   WriterStats stats() const;
+  // How the current segment is written, for logs: "O_DIRECT for chunks of 262144 bytes and
+  // more, page cache below", or "page cache (...)" with the reason. Empty before the first
+  // segment is open.
+  std::string io_description() const;
   // The sticky error of the writer thread, ok while healthy.
   Status error() const;
   const std::string& directory() const;

@@ -5,12 +5,17 @@
 # with a message naming `pubsub-replay recover`; `recover` exits 0 and keeps what it cuts in
 # DIR/recovered/; then `verify` exits 0, `info --json` says "recovered" with at least the samples
 # it showed before, the writer's sequence is contiguous, and a second `recover` changes nothing.
-# Usage: crash_recover.sh [ROUNDS]
+# With storage.direct_io "off" (every chunk through the page cache) a kill inside a chunk's write
+# leaves a torn tail, and at least one round must have cut one; with "auto" (large chunks written
+# with O_DIRECT, which a kill does not tear) torn tails are counted, not required.
+# Usage: crash_recover.sh [ROUNDS] [auto|off]
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib/netns.sh"
 BIN=${BIN:?set BIN to the bin directory of the build}
 rounds=${1:-20}
+direct_io=${2:-off}
+[ "$direct_io" = auto ] || [ "$direct_io" = off ] || { echo "direct_io: auto or off"; exit 2; }
 netns_setup 2
 out=$(mktemp -d) || exit 1  # removed on exit: only what this script made
 trap 'netns_cleanup; rm -rf "$out"' EXIT
@@ -24,7 +29,8 @@ json_field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[s
 torn_rounds=0 total_cut=0
 for i in $(seq 1 "$rounds"); do
   dir=$out/r$i
-  echo '{"domain": 5, "interface": "veth1", "storage": {"path": "'"$dir"'", "chunk_max_age_ms": 20}}' >"$out/r.json"
+  echo '{"domain": 5, "interface": "veth1", "storage": {"path": "'"$dir"'", "chunk_max_age_ms": 20,
+    "direct_io": "'"$direct_io"'"}}' >"$out/r.json"
   netns_spawn 1 60 "$BIN/pubsub-recorder" --config "$out/r.json" >"$out/rec$i.log" 2>&1
   rec=$SPAWNED
   # The recording exists before the publisher starts.
@@ -107,5 +113,8 @@ PY
   rm -rf "$dir"
 done
 echo "$rounds kills, $torn_rounds with a torn tail, $total_cut bytes cut in all"
-[ $torn_rounds -gt 0 ] || { echo "FAIL: no kill left a torn tail: the test exercised no cut"; status=1; }
+if [ "$direct_io" = off ] && [ $torn_rounds -eq 0 ]; then
+  echo "FAIL: no kill left a torn tail: the test exercised no cut"
+  status=1
+fi
 exit $status

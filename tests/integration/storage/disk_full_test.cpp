@@ -1,7 +1,9 @@
 // Disk full: a recording on an 8 MiB tmpfs (mounted in a private mount namespace, so nothing
 // leaks outside this process) fills up. The writer reports kNoSpace with "No space left on
 // device" from append/flush/close and through on_error; the recording stays readable and holds
-// every record up to the last complete chunk, byte-identical.
+// every record up to the last complete chunk, byte-identical. Twice: with 64-KiB chunks (through
+// the page cache) and with 1-MiB chunks, written with O_DIRECT (this kernel's tmpfs takes it),
+// where the failure is a short or refused direct write.
 #include <sched.h>
 #include <sys/mount.h>
 #include <unistd.h>
@@ -36,13 +38,23 @@ TEST_CASE("storage: writing into a full filesystem gives a clear error and stays
   } unmount{mnt};
   const std::string dir = (mnt / "rec").string();
 
+  struct Variant {
+    uint32_t chunk_bytes;
+    uint64_t queue_bytes;
+    uint64_t flush_every;
+    bool direct;
+  };
+  const Variant var =
+      GENERATE(Variant{64 << 10, 256 << 10, 50, false}, Variant{1 << 20, 4 << 20, 1000, true});
+  INFO("chunk_max_bytes " << var.chunk_bytes);
   std::atomic<int> callbacks{0};
   Status reported;
   SegmentWriterOptions o;
-  o.chunk_max_bytes = 64 << 10;
+  o.chunk_max_bytes = var.chunk_bytes;
   o.segment_max_bytes = 1 << 20;
+  if (var.direct) o.segment_max_bytes = 4 << 20;
   o.fsync = FsyncPolicy::kChunk;
-  o.queue_max_bytes = 256 << 10;
+  o.queue_max_bytes = var.queue_bytes;
   o.on_error = [&](const Status& s) {
     reported = s;
     ++callbacks;
@@ -66,7 +78,7 @@ TEST_CASE("storage: writing into a full filesystem gives a clear error and stays
       err = wr.append(m, payload);
       if (!err) break;
       ++appended;
-      if (i % 50 == 49) {
+      if (i % var.flush_every == var.flush_every - 1) {
         err = wr.flush();
         if (!err) break;
         flushed = appended;
@@ -78,6 +90,12 @@ TEST_CASE("storage: writing into a full filesystem gives a clear error and stays
     // Sticky: every later call reports the same error.
     CHECK(wr.flush().error().code == ErrorCode::kNoSpace);
     CHECK(wr.append(crash::meta(appended), payload).error().code == ErrorCode::kNoSpace);
+    // The large chunks went out with O_DIRECT (the small ones never do).
+    if (var.direct) {
+      CHECK(wr.stats().direct_chunks > 0);
+    } else {
+      CHECK(wr.stats().direct_chunks == 0);
+    }
     const Status closed = wr.close();
     CHECK(closed.error().code == ErrorCode::kNoSpace);
   }

@@ -120,6 +120,8 @@ TEST_CASE("parse_recorder_config refuses bad enum values, listing the choices") 
         R"(/storage/compression: expected one of "lz4", "none", got "zstd")");
   CHECK(only_error(doc_with("/storage/page_cache", "false")) ==
         R"(/storage/page_cache: expected one of "drop", "keep", got false)");
+  CHECK(only_error(doc_with("/storage/direct_io", R"("on")")) ==
+        R"(/storage/direct_io: expected one of "auto", "off", got "on")");
   CHECK(
       only_error(doc_with("/log/level", R"("warning")")) ==
       R"(/log/level: expected one of "trace", "debug", "info", "warn", "error", "off", got "warning")");
@@ -196,7 +198,8 @@ TEST_CASE("parse_recorder_config refuses unknown keys, suggesting close ones") {
       "max_sample_bytes, stats_interval_s, log)";
   const std::string storage =
       " (known keys: path, chunk_max_bytes, chunk_max_age_ms, segment_max_bytes, "
-      "segment_max_duration_s, compression, fsync, fsync_interval_ms, page_cache, retention)";
+      "segment_max_duration_s, compression, fsync, fsync_interval_ms, page_cache, direct_io, "
+      "retention)";
   CHECK(only_error(doc_with("/domian", "1")) ==
         "/domian: unknown key, did you mean \"domain\"?" + top);
   CHECK(only_error(doc_with("/Domain", "1")) ==
@@ -267,7 +270,7 @@ TEST_CASE("parse_recorder_config reports all problems together in document order
                         "/topics/exclude: expected an array of topic pattern strings, got 7",
                         "/storage/chunk_size: unknown key (known keys: path, chunk_max_bytes, "
                         "chunk_max_age_ms, segment_max_bytes, segment_max_duration_s, "
-                        "compression, fsync, fsync_interval_ms, page_cache, retention)",
+                        "compression, fsync, fsync_interval_ms, page_cache, direct_io, retention)",
                         R"(/storage/fsync: expected one of "none", "chunk", "segment", )"
                         R"("interval", got "always")",
                         "/storage/retention/max_bytes: expected an integer >= 0, got -5",

@@ -23,6 +23,7 @@ TEST_CASE("parse_recorder_config gives the documented defaults for a minimal doc
   CHECK(c.storage.fsync == FsyncPolicy::kChunk);
   CHECK(c.storage.fsync_interval == std::chrono::milliseconds(1000));
   CHECK(c.storage.drop_page_cache);
+  CHECK(c.storage.direct_io);
   CHECK(c.storage.retention.max_bytes == 0u);
   CHECK(c.storage.retention.max_age == std::chrono::seconds(0));
   CHECK(c.queue_max_bytes == 67108864u);
@@ -83,6 +84,7 @@ TEST_CASE("parse_recorder_config reads every key when set to non-default values"
       "fsync": "interval",
       "fsync_interval_ms": 3600000,
       "page_cache": "keep",
+      "direct_io": "off",
       "retention": {"max_bytes": 18446744073709551615, "max_age_s": 86400}
     },
     "queue_max_bytes": 17179869184,
@@ -106,6 +108,7 @@ TEST_CASE("parse_recorder_config reads every key when set to non-default values"
   CHECK(c.storage.fsync == FsyncPolicy::kInterval);
   CHECK(c.storage.fsync_interval == std::chrono::milliseconds(3600000));
   CHECK_FALSE(c.storage.drop_page_cache);
+  CHECK_FALSE(c.storage.direct_io);
   CHECK(c.storage.retention.max_bytes == 18446744073709551615u);
   CHECK(c.storage.retention.max_age == std::chrono::seconds(86400));
   CHECK(c.queue_max_bytes == 17179869184u);
@@ -191,6 +194,8 @@ TEST_CASE("parse_recorder_config accepts every enum spelling") {
         Compression::kLz4);
   CHECK(to_string(Compression::kNone) == "none");
   CHECK(to_string(Compression::kLz4) == "lz4");
+  CHECK(parsed(doc_with("/storage/direct_io", R"("auto")")).storage.direct_io);
+  CHECK_FALSE(parsed(doc_with("/storage/direct_io", R"("off")")).storage.direct_io);
 }
 
 TEST_CASE("parse_recorder_config takes fractional and integral stats intervals") {

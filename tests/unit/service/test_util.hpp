@@ -349,10 +349,12 @@ inline std::pair<size_t, uint64_t> corrupt_data_chunk(const std::string& dir, si
   size_t pos = 48, data_chunks = 0;
   while (pos + 64 <= bytes.size()) {
     uint32_t stored = 0, records = 0;
+    uint16_t padding = 0;
     uint64_t seq = 0;
     std::memcpy(&seq, bytes.data() + pos + 8, 8);
     std::memcpy(&stored, bytes.data() + pos + 16, 4);
     std::memcpy(&records, bytes.data() + pos + 24, 4);
+    std::memcpy(&padding, bytes.data() + pos + 50, 2);
     if (records > 0 && ++data_chunks == nth) {
       const size_t at = pos + 64 + std::min<size_t>(100, stored / 2);
       std::fstream io(seg, std::ios::in | std::ios::out | std::ios::binary);
@@ -361,7 +363,7 @@ inline std::pair<size_t, uint64_t> corrupt_data_chunk(const std::string& dir, si
       io.write(&c, 1);
       return {pos, seq};
     }
-    pos += 64 + stored;
+    pos += 64 + stored + padding;
   }
   return {0, 0};
 }

@@ -278,6 +278,7 @@ TEST_CASE("Synced segment data leaves the page cache with drop_synced_pages and 
   o.compression = Compression::kNone;
   o.chunk_max_bytes = 256 << 10;
   o.drop_synced_pages = drop;
+  o.direct_io = false;  // the page cache is what this test looks at
   auto w = SegmentWriter::create(dir.path(), o);
   REQUIRE(w.ok());
   const TopicId t = *(*w)->add_topic({"pc", "P", false, {}, {}});

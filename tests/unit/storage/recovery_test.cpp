@@ -84,7 +84,7 @@ std::vector<ChunkPos> chunks_of(const std::string& path) {
   while (pos + format::kChunkHeaderSize <= data.size()) {
     auto h = format::decode_chunk_header(ByteSpan(data).subspan(pos, format::kChunkHeaderSize));
     if (!h) break;
-    const uint64_t end = pos + format::kChunkHeaderSize + h->stored_size;
+    const uint64_t end = pos + format::chunk_span(*h);
     if (end > data.size()) break;
     out.push_back({pos, end, *h});
     pos = end;
