@@ -23,13 +23,18 @@ using Clock = std::chrono::steady_clock;
 constexpr size_t kHeldBackBytes = 16u << 20;
 constexpr size_t kHeldBackSamples = 65536;
 
-struct TopicState {
-  storage::TopicId id = 0;
-  std::string name;
-  std::atomic<uint64_t> samples{0};
-  std::atomic<uint64_t> bytes{0};
-};
+// Counters written by one thread at a time and read by the stats thread: a plain load and
+// store, not a locked read-modify-write per sample (which waits for the record's stores into
+// the chunk to drain).
+inline void bump(std::atomic<uint64_t>& c, uint64_t n) {
+  c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
 
+struct TopicState;
+
+// One recorded writer. Its samples all come through one StatefulReader, whose lock is held
+// while they are delivered: that lock orders every access to the fields below, whichever thread
+// delivers (receive workers, shared-memory thread, event thread).
 struct WriterState {
   storage::WriterId id = 0;
   TopicState* topic = nullptr;
@@ -38,6 +43,13 @@ struct WriterState {
   // received no earlier than it (replay orders by reception time and must keep each writer's
   // order).
   int64_t last_reception_ns = 0;
+  std::atomic<uint64_t> samples{0}, bytes{0}, lost{0}, refused{0};
+};
+
+struct TopicState {
+  storage::TopicId id = 0;
+  std::string name;
+  std::vector<WriterState*> writers;  // under Impl::maps_mu
 };
 
 storage::SegmentWriterOptions writer_options(const config::RecorderConfig& c,
@@ -104,19 +116,18 @@ struct Recorder::Impl {
   std::unique_ptr<pubsub::Participant> participant;
   std::unique_ptr<pubsub::RawReader> reader;
 
-  // Receive-path state. Callbacks of different readers may run at once on the participant's two
-  // receive workers, so on_sample holds sample_mu; topics_mu also lets the stats thread walk the
-  // map; the counters inside are atomics.
-  std::mutex sample_mu;
-  std::mutex topics_mu;
+  // Receive-path state. Callbacks of different readers run at once on the participant's
+  // threads; each writer's state is ordered by its reader's lock (WriterState), and maps_mu
+  // guards the maps, taken only when a thread meets a writer it has not cached (writer_for) and
+  // by the stats. Map nodes never move, so the cached pointers stay valid.
+  std::mutex maps_mu;
   std::unordered_map<const pubsub::TopicInfo*, std::unique_ptr<TopicState>> topics;
-  std::unordered_map<pubsub::Guid, WriterState> writers;
-  const pubsub::TopicInfo* last_topic = nullptr;
-  TopicState* last_topic_state = nullptr;
-  WriterState* last_writer = nullptr;
-  pubsub::Guid last_guid;
+  std::unordered_map<pubsub::Guid, std::unique_ptr<WriterState>> writers;
+  const uint64_t generation = next_generation();  // tells this recorder's cache entries apart
 
-  std::atomic<uint64_t> samples{0}, bytes{0}, refused{0}, lost{0}, writer_count{0};
+  std::atomic<uint64_t> writer_count{0};
+  std::atomic<bool> refused_flag{false};  // a sample was refused since run() last looked
+  std::string io_logged;                  // stats thread: the storage description last logged
   std::mutex mu;
   std::condition_variable cv;
   bool stop_requested = false;
@@ -124,58 +135,69 @@ struct Recorder::Impl {
   std::atomic<bool> failed{false};
   common::Error failure;  // the first storage error (set once, with `failed`)
 
-  TopicState* topic_for(const pubsub::TopicInfo* info) {
-    if (info == last_topic) return last_topic_state;
-    std::lock_guard lk(topics_mu);
-    auto it = topics.find(info);
-    if (it == topics.end()) {
-      auto id = store->add_topic(topic_def(*info));
-      if (!id) {
-        fail(id.error());
-        return nullptr;
-      }
-      auto t = std::make_unique<TopicState>();
-      t->id = id.value();
-      t->name = info->name;
-      log->info(
-          "topic {} ({}, {}{}{})", info->name, info->type_name,
-          info->reliability == pubsub::ReliabilityKind::kReliable ? "reliable" : "best effort",
-          info->keyed ? ", keyed" : "",
-          info->type_information.empty() ? "" : ", with type information");
-      it = topics.emplace(info, std::move(t)).first;
-    }
-    last_topic = info;
-    last_topic_state = it->second.get();
-    return last_topic_state;
+  static uint64_t next_generation() {
+    static std::atomic<uint64_t> g{0};
+    return ++g;
   }
 
-  WriterState* writer_for(const pubsub::Guid& g, TopicState* t) {
-    if (last_writer && last_guid == g) return last_writer;
-    auto it = writers.find(g);
+  // maps_mu held.
+  TopicState* topic_locked(const pubsub::TopicInfo* info) {
+    auto it = topics.find(info);
+    if (it != topics.end()) return it->second.get();
+    auto id = store->add_topic(topic_def(*info));
+    if (!id) {
+      fail(id.error());
+      return nullptr;
+    }
+    auto t = std::make_unique<TopicState>();
+    t->id = id.value();
+    t->name = info->name;
+    log->info("topic {} ({}, {}{}{})", info->name, info->type_name,
+              info->reliability == pubsub::ReliabilityKind::kReliable ? "reliable" : "best effort",
+              info->keyed ? ", keyed" : "",
+              info->type_information.empty() ? "" : ", with type information");
+    return topics.emplace(info, std::move(t)).first->second.get();
+  }
+
+  // The writer's state, from this thread's cache of the last writer it delivered for (runs of
+  // samples come from one writer), else from the map (created on first sight, with its topic).
+  WriterState* writer_for(const pubsub::RawSample& s) {
+    struct Cache {
+      uint64_t generation = 0;
+      pubsub::Guid guid;
+      WriterState* state = nullptr;
+    };
+    thread_local Cache cache;
+    if (cache.generation == generation && cache.guid == s.writer) return cache.state;
+    std::lock_guard lk(maps_mu);
+    auto it = writers.find(s.writer);
     if (it == writers.end()) {
-      auto id = store->add_writer(storage::WriterDef{t->id, g.bytes()});
+      TopicState* t = topic_locked(s.topic);
+      if (!t) return nullptr;
+      auto id = store->add_writer(storage::WriterDef{t->id, s.writer.bytes()});
       if (!id) {
         fail(id.error());
         return nullptr;
       }
-      it = writers.emplace(g, WriterState{id.value(), t, 0}).first;
+      auto w = std::make_unique<WriterState>();
+      w->id = id.value();
+      w->topic = t;
+      t->writers.push_back(w.get());
+      it = writers.emplace(s.writer, std::move(w)).first;
       writer_count++;
     }
-    last_writer = &it->second;
-    last_guid = g;
-    return last_writer;
+    cache = {generation, s.writer, it->second.get()};
+    return cache.state;
   }
 
-  // Receive thread. True = stored in a chunk buffer, so the sample may be acknowledged.
+  // Delivering thread, under the writer's reader lock. True = stored in a chunk buffer, so the
+  // sample may be acknowledged.
   bool on_sample(const pubsub::RawSample& s) {
     if (failed.load(std::memory_order_relaxed)) return false;
-    std::lock_guard lk(sample_mu);
-    TopicState* t = topic_for(s.topic);
-    if (!t) return false;
-    WriterState* w = writer_for(s.writer, t);
+    WriterState* w = writer_for(s);
     if (!w) return false;
     storage::RecordMeta m;
-    m.topic = t->id;
+    m.topic = w->topic->id;
     m.writer = w->id;
     m.sequence = s.sequence_number;
     m.source_ns = s.has_source_timestamp ? s.source_timestamp.ns : 0;
@@ -188,29 +210,37 @@ struct Recorder::Impl {
     const auto st = store->try_append(m, s.serialized);
     if (!st) {
       if (st.error().code == storage::ErrorCode::kFull) {
-        bump(refused, 1);
+        bump(w->refused, 1);
+        refused_flag.store(true, std::memory_order_relaxed);
       } else {
         fail(st.error());
       }
       return false;
     }
     if (w->last && s.sequence_number > w->last + 1) {
-      bump(lost, static_cast<uint64_t>(s.sequence_number - w->last - 1));
+      bump(w->lost, static_cast<uint64_t>(s.sequence_number - w->last - 1));
     }
     w->last = std::max(w->last, s.sequence_number);
     w->last_reception_ns = m.reception_ns;
-    bump(t->samples, 1);
-    bump(t->bytes, s.serialized.size());
-    bump(samples, 1);
-    bump(bytes, s.serialized.size());
+    bump(w->samples, 1);
+    bump(w->bytes, s.serialized.size());
     return true;
   }
 
-  // The counters are written only by on_sample, under sample_mu, and read by the stats thread:
-  // a plain load and store, not a locked read-modify-write per sample (which waits for the
-  // record's stores into the chunk to drain; four per sample were 5-10 % of the recorder at 32 B).
-  static void bump(std::atomic<uint64_t>& c, uint64_t n) {
-    c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  struct Sums {
+    uint64_t samples = 0, bytes = 0, lost = 0, refused = 0;
+  };
+  // The counters of every writer (stats thread; a writer's counters may be a sample behind).
+  Sums sums() {
+    Sums t;
+    std::lock_guard lk(maps_mu);
+    for (const auto& [g, w] : writers) {
+      t.samples += w->samples.load(std::memory_order_relaxed);
+      t.bytes += w->bytes.load(std::memory_order_relaxed);
+      t.lost += w->lost.load(std::memory_order_relaxed);
+      t.refused += w->refused.load(std::memory_order_relaxed);
+    }
+    return t;
   }
 
   void fail(const common::Error& e) {
@@ -224,9 +254,8 @@ struct Recorder::Impl {
     cv.notify_all();
   }
 
-  void log_stats(double interval_s, uint64_t& prev_samples, uint64_t& prev_bytes,
-                 uint64_t& prev_refused) {
-    const uint64_t s = samples.load(), b = bytes.load(), r = refused.load();
+  void log_stats(double interval_s, Sums& prev) {
+    const Sums now = sums();
     const auto ws = store->stats();
     const double fill = ws.queue_max_bytes ? 100.0 * static_cast<double>(ws.queue_in_use_bytes) /
                                                  static_cast<double>(ws.queue_max_bytes)
@@ -234,22 +263,25 @@ struct Recorder::Impl {
     log->info(
         "{:.0f} samples/s, {}/s, queue {:.0f}% of {}, {} samples total ({} over shared "
         "memory), {} lost, {} held back, {} writers matched",
-        static_cast<double>(s - prev_samples) / interval_s,
-        mb(static_cast<double>(b - prev_bytes) / interval_s), fill,
-        mb(static_cast<double>(ws.queue_max_bytes)), s, reader->stats().samples_shm, lost.load(),
-        r - prev_refused, reader->matched_writers());
+        static_cast<double>(now.samples - prev.samples) / interval_s,
+        mb(static_cast<double>(now.bytes - prev.bytes) / interval_s), fill,
+        mb(static_cast<double>(ws.queue_max_bytes)), now.samples, reader->stats().samples_shm,
+        now.lost, now.refused - prev.refused, reader->matched_writers());
     std::string per_topic;
     {
-      std::lock_guard lk(topics_mu);
+      std::lock_guard lk(maps_mu);
       for (const auto& [info, t] : topics) {
-        per_topic +=
-            (per_topic.empty() ? "" : ", ") + t->name + " " + std::to_string(t->samples.load());
+        uint64_t n = 0;
+        for (const WriterState* w : t->writers) n += w->samples.load(std::memory_order_relaxed);
+        per_topic += (per_topic.empty() ? "" : ", ") + t->name + " " + std::to_string(n);
       }
     }
     if (!per_topic.empty()) log->info("per topic: {}", per_topic);
-    prev_samples = s;
-    prev_bytes = b;
-    prev_refused = r;
+    if (std::string io = store->io_description(); io != io_logged) {
+      log->info("storage: {}", io);
+      io_logged = std::move(io);
+    }
+    prev = now;
   }
 };
 
@@ -335,8 +367,7 @@ pubsub::Result<RecorderTotals> Recorder::run() {
   const auto deadline = m.opts.duration
                             ? start + std::chrono::duration_cast<Clock::duration>(*m.opts.duration)
                             : Clock::time_point::max();
-  uint64_t prev_samples = 0, prev_bytes = 0, prev_refused = 0;
-  uint64_t refused_seen = 0;
+  Impl::Sums prev;
   for (;;) {
     {
       std::unique_lock lk(m.mu);
@@ -350,14 +381,9 @@ pubsub::Result<RecorderTotals> Recorder::run() {
     if (now >= deadline) break;
     // Storage may have room again: offer held-back samples now rather than at the reader's
     // next retry.
-    const uint64_t r = m.refused.load(std::memory_order_relaxed);
-    if (r != refused_seen) {
-      refused_seen = r;
-      m.reader->resume();
-    }
+    if (m.refused_flag.exchange(false, std::memory_order_relaxed)) m.reader->resume();
     if (now >= next_stats) {
-      m.log_stats(std::chrono::duration<double>(interval).count(), prev_samples, prev_bytes,
-                  prev_refused);
+      m.log_stats(std::chrono::duration<double>(interval).count(), prev);
       next_stats += interval;
     }
   }
@@ -367,14 +393,15 @@ pubsub::Result<RecorderTotals> Recorder::run() {
   m.reader.reset();
   const auto closed = m.store->close();
   RecorderTotals t;
-  t.samples = m.samples.load();
-  t.bytes = m.bytes.load();
-  t.refused = m.refused.load();
-  t.lost = m.lost.load();
+  const Impl::Sums sums = m.sums();
+  t.samples = sums.samples;
+  t.bytes = sums.bytes;
+  t.refused = sums.refused;
+  t.lost = sums.lost;
   t.writers = m.writer_count.load();
   t.samples_shm = shm_samples;
   {
-    std::lock_guard lk(m.topics_mu);
+    std::lock_guard lk(m.maps_mu);
     t.topics = m.topics.size();
   }
   t.seconds = std::chrono::duration<double>(Clock::now() - start).count();
