@@ -99,16 +99,18 @@ struct SegmentWriterOptions {
 };
 
 struct WriterStats {
-  uint64_t records_appended = 0;    // data records accepted by append/try_append
-  uint64_t bytes_appended = 0;      // their payload bytes
-  uint64_t records_written = 0;     // data records in chunks written to segment files
-  uint64_t bytes_written = 0;       // their payload bytes
-  uint64_t chunks_written = 0;      // chunks written (including definition chunks)
-  uint64_t file_bytes = 0;          // bytes written to segment files (headers, bodies, padding)
-  uint64_t direct_chunks = 0;       // chunks written with O_DIRECT
-  uint64_t padding_bytes = 0;       // zero bytes after chunks, for O_DIRECT's alignment
-  uint64_t queued_bytes = 0;        // raw bytes in chunk buffers not yet written (open + queued)
-  uint64_t queue_in_use_bytes = 0;  // capacity of buffers in flight (compare queue_max_bytes)
+  uint64_t records_appended = 0;     // data records accepted by append/try_append
+  uint64_t bytes_appended = 0;       // their payload bytes
+  uint64_t records_written = 0;      // data records in chunks written to segment files
+  uint64_t bytes_written = 0;        // their payload bytes
+  uint64_t chunks_written = 0;       // chunks written (including definition chunks)
+  uint64_t file_bytes = 0;           // bytes written to segment files (headers, bodies, padding)
+  uint64_t direct_chunks = 0;        // chunks written with O_DIRECT
+  uint64_t padding_bytes = 0;        // zero bytes after chunks, for O_DIRECT's alignment
+  uint64_t appender_crc_chunks = 0;  // chunks stored raw whose CRC the appenders had taken
+                                     // (every record >= 24 KiB) instead of the writer thread
+  uint64_t queued_bytes = 0;         // raw bytes in chunk buffers not yet written (open + queued)
+  uint64_t queue_in_use_bytes = 0;   // capacity of buffers in flight (compare queue_max_bytes)
   uint64_t queue_max_bytes = 0;
   uint64_t full_events = 0;  // try_append calls that returned kFull
   uint64_t segments_created = 0;
