@@ -22,10 +22,13 @@ WriterHistory::WriterHistory(size_t max_samples, size_t max_bytes, CacheChange* 
       bytes_(bytes),
       capacity_(capacity_for(max_bytes)) {}
 
-// Where a payload of `need` bytes would go, or SIZE_MAX when it does not fit.
-static size_t place(size_t need, size_t count, size_t tail, size_t head, size_t capacity) {
+// Where a payload of `need` bytes would go, or SIZE_MAX when it does not fit; wrap_ahead as in
+// WriterHistory::set_wrap_ahead.
+static size_t place(size_t need, size_t count, size_t tail, size_t head, size_t capacity,
+                    size_t wrap_ahead) {
   if (count == 0) return need <= capacity ? 0 : SIZE_MAX;
   if (head > tail) {  // used region [tail, head): free at the end, then at the start
+    if (wrap_ahead > 0 && tail >= (head - tail) + wrap_ahead + need) return 0;
     if (need <= capacity - head) return head;
     if (need <= tail) return 0;
     return SIZE_MAX;
@@ -45,7 +48,7 @@ CacheChange* WriterHistory::try_append(size_t size) {
 
 size_t WriterHistory::reserve(size_t size) const {
   if (count_ == ring_size_ || size > max_bytes_) return SIZE_MAX;
-  return place(round(size), count_, count_ ? oldest().offset : 0, head_, capacity_);
+  return place(round(size), count_, count_ ? oldest().offset : 0, head_, capacity_, wrap_ahead_);
 }
 
 CacheChange* WriterHistory::append_at(size_t at, size_t size) {

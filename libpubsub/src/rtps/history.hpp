@@ -8,6 +8,15 @@
 // segment, where readers of other processes read them (shm/segment.hpp). For them a
 // descriptor's sn is written atomically, last, and cleared (invalidate_through) before its
 // space may be reused. Not thread-safe: the owning writer's mutex guards it.
+//
+// Early wrap (set_wrap_ahead): the byte ring's pages are faulted in on first use, which costs
+// 15-20 us each on a virtual machine. A writer whose history stays small (acknowledged as it
+// goes) would walk once through all of max_bytes (64 MiB in pubsub-perftest), one fault per
+// 4 KiB written: every fourth 1024-B sample of a latency test. With wrap_ahead W > 0, the head
+// goes back to offset 0 as soon as the free room before the oldest sample holds what is held
+// now plus W plus the new sample, so the ring keeps to the pages it has touched. The owner sets
+// W only where it bounds how much more the history takes before the oldest samples leave (a
+// writer's flow-control window); 0 (the default) wraps only at the end.
 #pragma once
 
 #include <cstddef>
@@ -54,6 +63,7 @@ class WriterHistory {
   CacheChange* append_at(size_t offset, size_t size);
   uint8_t* bytes_at(size_t offset) { return bytes_ + offset; }
   bool can_append(size_t size) const;
+  void set_wrap_ahead(size_t bytes) { wrap_ahead_ = bytes; }
   uint8_t* data(const CacheChange& c) { return bytes_ + c.offset; }
   const uint8_t* data(const CacheChange& c) const { return bytes_ + c.offset; }
 
@@ -95,6 +105,7 @@ class WriterHistory {
   size_t capacity_;
   size_t head_ = 0;  // where the next payload goes
   size_t used_ = 0;  // payload bytes held (rounded)
+  size_t wrap_ahead_ = 0;
 };
 
 }  // namespace pubsub::rtps

@@ -743,6 +743,7 @@ void StatefulWriter::ack_delay_locked(ReaderProxy& p, SequenceNumber acked_throu
     }
   }
   slowest_ack_ = longest;
+  update_wrap_ahead_locked();
 }
 
 // A reader missing data it was sent: treat it as congestion, once per window of data - halve the
@@ -1102,6 +1103,18 @@ void StatefulWriter::recompute_destinations_locked() {
     if (chosen) add(*chosen);
   }
   update_max_payload_locked();
+  update_wrap_ahead_locked();
+}
+
+// The history may wrap early (history.hpp) only where the flow-control window bounds what it
+// takes before its oldest samples are acknowledged: KEEP_ALL, volatile, reliable network
+// readers and no same-host readers (whose holds are not windowed).
+void StatefulWriter::update_wrap_ahead_locked() {
+  const bool windowed = config_.qos.history.kind == HistoryKind::kKeepAll &&
+                        config_.qos.durability == DurabilityKind::kVolatile &&
+                        reliable_readers_ > 0 && shm_readers_ == 0 && intra_readers_ == 0;
+  // The slack covers the rounding of payloads to 8 bytes.
+  history_.set_wrap_ahead(windowed ? window_cap() + 4096 : 0);
 }
 
 size_t StatefulWriter::transport_payload() const {

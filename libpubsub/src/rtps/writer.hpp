@@ -298,6 +298,7 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
   size_t frag_repair_left(const ReaderProxy& p, const CacheChange& c) const;
   void release_acked_locked();
   void recompute_destinations_locked();
+  void update_wrap_ahead_locked();
   Duration probe_interval() const;
   // Whether c goes in datagrams above the transport's size (IP-fragmented), and the losses of
   // such datagrams that make a reader fall back to the transport's size.

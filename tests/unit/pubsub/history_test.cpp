@@ -1,6 +1,7 @@
 // WriterHistory: the two fixed rings (descriptors and payload bytes). Deterministic cases for
 // append/find/remove and both rings filling up, then a long randomized run against a simple
 // model that checks every stored payload after every step.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <deque>
@@ -159,6 +160,32 @@ TEST_CASE("WriterHistory wraps the byte ring and keeps payloads contiguous") {
   REQUIRE(h.bytes_used() == 64);
 }
 
+TEST_CASE("WriterHistory with wrap_ahead keeps to the pages it has touched") {
+  // A writer acknowledged every 10 samples (all but the newest): 100-B samples take 104 bytes.
+  // With wrap_ahead 2048 the head returns to 0 once the room before the oldest sample (tail)
+  // holds what is held (104) + 2048 + the new sample (104): at the first acknowledgement with
+  // tail >= 2256, which is after sn 30 (tail 29 * 104 = 3016), so nothing lies past 30 * 104.
+  // Without it the head walks through the whole 64 KiB: 630 samples fit, the last ends at 65520.
+  for (const auto& [wrap_ahead, extent_expected] :
+       {std::pair<size_t, size_t>{0, 65520}, {2048, 3120}}) {
+    INFO("wrap_ahead " << wrap_ahead);
+    WriterHistory h(4096, 1 << 16);
+    h.set_wrap_ahead(wrap_ahead);
+    size_t extent = 0;
+    for (int i = 0; i < 5000; ++i) {
+      CacheChange* c = append(h, 100, static_cast<uint8_t>(i));
+      REQUIRE(c != nullptr);
+      extent = std::max(extent, c->offset + rounded(100));
+      if (i % 10 == 9) {
+        h.remove_through(c->sn - 1);
+        REQUIRE(h.size() == 1);
+        REQUIRE(h.data(*h.find(c->sn))[99] == static_cast<uint8_t>(i));
+      }
+    }
+    REQUIRE(extent == extent_expected);
+  }
+}
+
 TEST_CASE("WriterHistory matches a simple model over thousands of random steps") {
   struct Held {
     SequenceNumber sn;
@@ -179,16 +206,20 @@ TEST_CASE("WriterHistory matches a simple model over thousands of random steps")
     return true;
   };
 
+  const auto wrap_ahead = GENERATE(size_t{0}, size_t{1});
   for (const auto& [max_samples, max_bytes] :
        {std::pair<size_t, size_t>{8, 256}, {32, 1000}, {64, 4096}, {6, 20000}}) {
-    INFO("max_samples " << max_samples << " max_bytes " << max_bytes);
+    INFO("max_samples " << max_samples << " max_bytes " << max_bytes << " wrap_ahead "
+                        << wrap_ahead);
     WriterHistory h(max_samples, max_bytes);
+    // Early wrapping (set_wrap_ahead) at an eighth of the ring, or none.
+    h.set_wrap_ahead(wrap_ahead * h.max_bytes() / 8);
     const size_t capacity = h.max_bytes();
     std::deque<Held> model;
     SequenceNumber last = 0;
     std::mt19937 rng(static_cast<uint32_t>(max_samples * 7919 + max_bytes));
-    size_t appended = 0, refused = 0, wrapped = 0;
-    size_t prev_offset = 0;
+    size_t appended = 0, refused = 0, wrapped = 0, early = 0;
+    size_t prev_offset = 0, prev_end = 0;
     for (int step = 0; step < 6000; ++step) {
       const uint32_t op = rng() % 10;
       if (op < 6) {
@@ -216,7 +247,10 @@ TEST_CASE("WriterHistory matches a simple model over thousands of random steps")
           REQUIRE(c->offset % 8 == 0);
           REQUIRE(c->offset + rounded(size) <= capacity);
           if (!model.empty() && c->offset < prev_offset) ++wrapped;
+          // Back to the start although it fitted at the end: an early wrap.
+          if (!model.empty() && c->offset == 0 && prev_end + rounded(size) <= capacity) ++early;
           prev_offset = c->offset;
+          prev_end = c->offset + rounded(size);
           last = c->sn;
           const uint32_t seed = static_cast<uint32_t>(rng());
           fill(h.data(*c), size, seed);
@@ -260,5 +294,10 @@ TEST_CASE("WriterHistory matches a simple model over thousands of random steps")
     REQUIRE(appended > 1000);
     REQUIRE(refused > 100);
     REQUIRE(wrapped > 10);
+    if (wrap_ahead) {
+      REQUIRE(early > 10);
+    } else {
+      REQUIRE(early == 0);
+    }
   }
 }
