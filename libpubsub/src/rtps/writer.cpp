@@ -742,8 +742,9 @@ void StatefulWriter::ack_delay_locked(ReaderProxy& p, SequenceNumber acked_throu
       longest = std::max(longest, r.ack_delay);
     }
   }
+  if (longest == slowest_ack_) return;
   slowest_ack_ = longest;
-  update_wrap_ahead_locked();
+  update_wrap_ahead_locked();  // window_cap() follows slowest_ack_
 }
 
 // A reader missing data it was sent: treat it as congestion, once per window of data - halve the
