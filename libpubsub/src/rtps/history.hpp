@@ -10,13 +10,13 @@
 // space may be reused. Not thread-safe: the owning writer's mutex guards it.
 //
 // Early wrap (set_wrap_ahead): the byte ring's pages are faulted in on first use, which costs
-// 15-20 us each on a virtual machine. A writer whose history stays small (acknowledged as it
-// goes) would walk once through all of max_bytes (64 MiB in pubsub-perftest), one fault per
-// 4 KiB written: every fourth 1024-B sample of a latency test. With wrap_ahead W > 0, the head
-// goes back to offset 0 as soon as the free room before the oldest sample holds what is held
-// now plus W plus the new sample, so the ring keeps to the pages it has touched. The owner sets
-// W only where it bounds how much more the history takes before the oldest samples leave (a
-// writer's flow-control window); 0 (the default) wraps only at the end.
+// about 15-20 us each on this project's VM (inferred from the latency tail). A writer whose history
+// stays small (acknowledged as it goes) would walk once through all of max_bytes (64 MiB in
+// pubsub-perftest), one fault per 4 KiB written: every fourth 1024-B sample of a latency test. With
+// wrap_ahead W > 0, the head goes back to offset 0 as soon as the free room before the oldest
+// sample holds what is held now plus W plus the new sample, so the ring keeps to the pages it has
+// touched. The owner sets W only where it bounds how much more the history takes before the oldest
+// samples leave (a writer's flow-control window); 0 (the default) wraps only at the end.
 #pragma once
 
 #include <cstddef>
