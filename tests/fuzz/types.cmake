@@ -1,0 +1,6 @@
+# types: the CDR decoder (see cdr_decode_fuzzer.cpp).
+pubsub_add_fuzzer(cdr_decode_fuzzer
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/cdr_decode_fuzzer.cpp
+  LIBS pubsub::types
+  CORPUS corpus/cdr_decode)
+set_tests_properties(cdr_decode_fuzzer PROPERTIES LABELS "fuzz;types")
