@@ -89,6 +89,8 @@ struct Args {
   size_t max_message_size = 0;
   std::string format = "jsonl";
   std::string output;
+  bool decode = false;
+  std::vector<std::string> idl;
 };
 
 // The play options whose presence matters beyond their value.
@@ -151,14 +153,17 @@ void define_info(CLI::App& app, Args& a) {
 
 // export, verify, reindex, recover.
 void define_other_commands(CLI::App& app, Args& a) {
-  auto* exp =
-      app.add_subcommand("export", "Write records as JSON lines or CSV (payload in base64)");
+  auto* exp = app.add_subcommand(
+      "export", "Write records as JSON lines or CSV (payload in base64, or decoded with --decode)");
   exp->add_option("DIR", a.dir, "Recording directory (required)");
   exp->add_option("--format", a.format, "jsonl (default) or csv");
   exp->add_option("--topics", a.topics, "Only topics matching these globs");
   exp->add_option("--start", a.start, "From T (seconds from the start, or ISO-8601)");
   exp->add_option("--end", a.end, "Up to T, exclusive");
   exp->add_option("-o,--output", a.output, "Output file (default: standard output)");
+  exp->add_flag("--decode", a.decode,
+                "Decode each sample into \"value\" (CSV: one column per field) using --idl");
+  exp->add_option("--idl", a.idl, "IDL file with the topics' types (repeatable)");
 
   auto* ver = app.add_subcommand("verify", "Check checksums, the index against the segments, gaps");
   ver->add_option("DIR", a.dir, "Recording directory (required)");
@@ -210,6 +215,8 @@ int run_export(const Args& a, const replay::Selection& sel) {
   }
   o.selection = sel;
   o.output = a.output;
+  o.decode = a.decode;
+  o.idl_files = a.idl;
   return replay::export_records(o, std::cout, std::cerr);
 }
 

@@ -102,11 +102,23 @@ struct ExportOptions {
   ExportFormat format = ExportFormat::kJsonl;
   Selection selection;
   std::string output;  // file; empty: `out`
+  // Decoding (types/cdr.hpp): the `value` of each sample from the type of its topic, found by
+  // name in the IDL files (first file that defines it wins).
+  bool decode = false;
+  std::vector<std::string> idl_files;
 };
 // One record per line in reception-time order: topic, type, writer (GUID, 32 hex digits), seq,
 // source_time, reception_time (ISO-8601, nanoseconds), source_ns, reception_ns, flags, key_hash
 // (32 hex digits or null/empty), payload_base64 (the serialized payload with its encapsulation).
 // CSV: a header line and the same columns.
+// With decode: JSON lines carry "value" (the decoded sample) instead of payload_base64; a
+// sample that does not decode gets "value":null, "decode_error" and payload_base64, is reported
+// on `err` (topic, seq, reason) and makes the export end with kExitProblems; topics whose type
+// is not in the IDL (and key-only samples) keep payload_base64 with "value":null. CSV with
+// decode: topic,writer,seq,source_time,reception_time and one column per leaf of the type
+// (struct members flattened to "pose.position.x"; sequences, arrays and unions as JSON text);
+// all selected topics must have one type. IDL errors and a missing type for every selected
+// topic are kExitUsage (nothing written).
 int export_records(const ExportOptions& options, std::ostream& out, std::ostream& err);
 
 // Checksums of every chunk, index against segments, damage found while opening (torn tails);

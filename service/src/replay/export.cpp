@@ -3,16 +3,61 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <string>
 
 #include "common.hpp"
+#include "decode.hpp"
 #include "service/recording_schema.hpp"
 
 namespace service::replay {
 namespace {
 
 using GuidNames = std::map<storage::WriterId, std::string>;
+
+// --decode: the decoder and what went wrong (messages on `err`, the first kMaxReported).
+struct Decoding {
+  const detail::SampleDecoder* decoder = nullptr;  // null: no decoding
+  std::ostream* err = nullptr;
+  uint64_t failures = 0;
+  static constexpr uint64_t kMaxReported = 20;
+
+  // The value of a record, or null with `error` set (decoding failed) or left empty (no type,
+  // key-only sample).
+  std::optional<types::Json> value(const storage::RecordView& r, const std::string& topic,
+                                   std::string& error) {
+    if (!decoder->has_type(r.meta.topic) || (r.meta.flags & kFlagKeyOnly)) return std::nullopt;
+    auto v = decoder->decode(r.meta.topic, r.payload);
+    if (v) return std::move(v).value();
+    error = v.error().message;
+    if (++failures <= kMaxReported) {
+      detail::warn(*err, "topic " + topic + " seq " + std::to_string(r.meta.sequence) +
+                             ": cannot decode: " + error);
+    }
+    return std::nullopt;
+  }
+};
+
+std::string dump(const types::Json& v) {
+  return v.dump(-1, ' ', false, types::Json::error_handler_t::replace);
+}
+
+void append_decoded_csv_row(std::string& buf, const storage::RecordView& r,
+                            const std::string& topic, const std::string& guid, Decoding& dec) {
+  const storage::RecordMeta& m = r.meta;
+  const bool has_source = (m.flags & kFlagHasSourceTimestamp) != 0;
+  detail::append_csv_field(buf, topic);
+  buf += ',' + guid + ',' + std::to_string(m.sequence) + ',';
+  if (has_source) buf += format_iso(m.source_ns, 9);
+  buf += ',' + format_iso(m.reception_ns, 9);
+  std::string error;
+  const auto value = dec.value(r, topic, error);
+  dec.decoder->append_csv_values(buf, value ? *value : types::Json());
+  buf += ',';
+  detail::append_csv_field(buf, error);
+  buf += '\n';
+}
 
 void append_csv_row(std::string& buf, const storage::RecordView& r, const std::string& topic,
                     const std::string& type, const std::string& guid) {
@@ -31,7 +76,7 @@ void append_csv_row(std::string& buf, const storage::RecordView& r, const std::s
 }
 
 void append_json_line(std::string& buf, const storage::RecordView& r, const std::string& topic,
-                      const std::string& type, const std::string& guid) {
+                      const std::string& type, const std::string& guid, Decoding& dec) {
   const storage::RecordMeta& m = r.meta;
   const bool has_source = (m.flags & kFlagHasSourceTimestamp) != 0;
   const std::string key = m.has_key_hash ? detail::hex(m.key_hash) : std::string();
@@ -46,6 +91,18 @@ void append_json_line(std::string& buf, const storage::RecordView& r, const std:
          ",\"reception_ns\":" + std::to_string(m.reception_ns) +
          ",\"flags\":" + std::to_string(m.flags) + ",\"key_hash\":";
   buf += m.has_key_hash ? '"' + key + '"' : std::string("null");
+  if (dec.decoder) {
+    std::string error;
+    if (auto value = dec.value(r, topic, error)) {
+      buf += ",\"value\":" + dump(*value) + "}\n";
+      return;
+    }
+    buf += ",\"value\":null";
+    if (!error.empty()) {
+      buf += ",\"decode_error\":";
+      detail::append_json_string(buf, error);
+    }
+  }
   buf += ",\"payload_base64\":\"";
   buf += detail::base64(r.payload);
   buf += "\"}\n";
@@ -54,7 +111,8 @@ void append_json_line(std::string& buf, const storage::RecordView& r, const std:
 // Every record of the cursor into `buf`, which goes to `dst` whenever it holds 1 MiB (and the
 // loop stops at a write error). Returns the number of records.
 uint64_t write_records(storage::Cursor& cursor, const detail::ResolvedSelection& sel,
-                       const GuidNames& guid_of, bool csv, std::string& buf, std::ostream& dst) {
+                       const GuidNames& guid_of, bool csv, Decoding& dec, std::string& buf,
+                       std::ostream& dst) {
   uint64_t n = 0;
   while (const storage::RecordView* r = cursor.next()) {
     const storage::RecordMeta& m = r->meta;
@@ -66,10 +124,12 @@ uint64_t write_records(storage::Cursor& cursor, const detail::ResolvedSelection&
         ti != sel.topic_index.end() ? sel.topics[ti->second].def.type_name : kUnknown;
     auto wi = guid_of.find(m.writer);
     const std::string& guid = wi != guid_of.end() ? wi->second : kUnknown;
-    if (csv) {
+    if (csv && dec.decoder) {
+      append_decoded_csv_row(buf, *r, topic, guid, dec);
+    } else if (csv) {
       append_csv_row(buf, *r, topic, type, guid);
     } else {
-      append_json_line(buf, *r, topic, type, guid);
+      append_json_line(buf, *r, topic, type, guid, dec);
     }
     ++n;
     if (buf.size() >= (1u << 20)) {
@@ -84,7 +144,7 @@ uint64_t write_records(storage::Cursor& cursor, const detail::ResolvedSelection&
 // The exit status once everything is written: a write error, reading stopped early, or damaged
 // chunks skipped (kExitProblems), else kExitOk.
 int export_status(const ExportOptions& o, const std::ostream& dst, const storage::Cursor& cursor,
-                  uint64_t n, uint64_t damaged, std::ostream& err) {
+                  uint64_t n, uint64_t damaged, uint64_t decode_failures, std::ostream& err) {
   if (!dst) {
     return detail::report(err, kExitProblems,
                           "write error on " +
@@ -99,6 +159,12 @@ int export_status(const ExportOptions& o, const std::ostream& dst, const storage
   if (!o.output.empty()) {
     err << "pubsub-replay: exported " << n << " samples to " << o.output << '\n';
   }
+  if (decode_failures) {
+    return detail::report(err, kExitProblems,
+                          std::to_string(decode_failures) +
+                              " samples could not be decoded (exported with decode_error and "
+                              "payload_base64)");
+  }
   if (damaged || cursor.problems()) {
     return detail::report(err, kExitProblems,
                           "damaged chunks were skipped; the export is incomplete "
@@ -106,6 +172,46 @@ int export_status(const ExportOptions& o, const std::ostream& dst, const storage
                               o.dir + "')");
   }
   return kExitOk;
+}
+
+// --decode: the decoder for the selection (warnings for topics without a type), or the
+// kExitUsage report. Nothing has been written when this fails.
+std::optional<int> prepare_decoder(const ExportOptions& o, const detail::ResolvedSelection& sel,
+                                   std::optional<detail::SampleDecoder>& decoder,
+                                   std::ostream& err) {
+  if (!o.decode) {
+    if (o.idl_files.empty()) return std::nullopt;
+    return detail::report(err, kExitUsage, "--idl is used with --decode");
+  }
+  if (o.idl_files.empty()) {
+    return detail::report(err, kExitUsage,
+                          "--decode needs the type definitions: --idl FILE (repeatable)");
+  }
+  std::vector<std::string> missing;
+  auto d = detail::SampleDecoder::create(o.idl_files, sel, missing);
+  if (!d) return detail::report(err, kExitUsage, d.error());
+  for (const auto& m : missing)
+    detail::warn(err, "no type in the IDL for topic " + m + ": exported undecoded");
+  if (o.format == ExportFormat::kCsv && (!missing.empty() || d->single_type_name().empty())) {
+    return detail::report(err, kExitUsage,
+                          "--format csv --decode needs topics of one type, all in the IDL "
+                          "(select them with --topics)");
+  }
+  decoder.emplace(std::move(d).value());
+  return std::nullopt;
+}
+
+std::string csv_header(const detail::SampleDecoder* decoder) {
+  if (!decoder) {
+    return "topic,type,writer,seq,source_time,reception_time,source_ns,reception_ns,flags,"
+           "key_hash,payload_base64\n";
+  }
+  std::string h = "topic,writer,seq,source_time,reception_time";
+  for (const auto& c : decoder->csv_columns()) {
+    h += ',';
+    detail::append_csv_field(h, c);
+  }
+  return h + ",decode_error\n";
 }
 
 }  // namespace
@@ -119,6 +225,8 @@ int export_records(const ExportOptions& o, std::ostream& out, std::ostream& err)
   if (!rec) return detail::report(err, kExitUsage, rec.error());
   auto sel = detail::resolve_selection(**rec, o.selection);
   if (!sel) return detail::report(err, kExitUsage, sel.error());
+  std::optional<detail::SampleDecoder> decoder;
+  if (auto status = prepare_decoder(o, *sel, decoder, err)) return *status;
   auto writers = (*rec)->writers();
   if (!writers) {
     return detail::report(err, kExitUsage,
@@ -126,6 +234,10 @@ int export_records(const ExportOptions& o, std::ostream& out, std::ostream& err)
   }
   GuidNames guid_of;
   for (const auto& w : *writers) guid_of[w.id] = detail::hex(w.def.guid);
+  auto cursor = (*rec)->query(sel->query);
+  if (!cursor) {
+    return detail::report(err, kExitUsage, o.dir + ": cannot query: " + cursor.error().message);
+  }
 
   std::ofstream file;
   std::ostream* dst = &out;
@@ -138,21 +250,18 @@ int export_records(const ExportOptions& o, std::ostream& out, std::ostream& err)
     dst = &file;
   }
   const bool csv = o.format == ExportFormat::kCsv;
+  Decoding dec{decoder ? &*decoder : nullptr, &err};
   std::string buf;
   buf.reserve(1 << 20);
-  if (csv) {
-    buf +=
-        "topic,type,writer,seq,source_time,reception_time,source_ns,reception_ns,flags,"
-        "key_hash,payload_base64\n";
-  }
-  auto cursor = (*rec)->query(sel->query);
-  if (!cursor) {
-    return detail::report(err, kExitUsage, o.dir + ": cannot query: " + cursor.error().message);
-  }
-  const uint64_t n = write_records(*cursor, *sel, guid_of, csv, buf, *dst);
+  if (csv) buf += csv_header(dec.decoder);
+  const uint64_t n = write_records(*cursor, *sel, guid_of, csv, dec, buf, *dst);
   dst->write(buf.data(), static_cast<std::streamsize>(buf.size()));
   dst->flush();
-  return export_status(o, *dst, *cursor, n, damaged, err);
+  if (dec.failures > Decoding::kMaxReported) {
+    detail::warn(err, "... and " + std::to_string(dec.failures - Decoding::kMaxReported) +
+                          " more samples that could not be decoded");
+  }
+  return export_status(o, *dst, *cursor, n, damaged, dec.failures, err);
 }
 
 }  // namespace service::replay

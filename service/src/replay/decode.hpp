@@ -1,0 +1,52 @@
+// Decoding for `pubsub-replay export --decode`: the types of the selected topics, read from IDL
+// files (types/idl.hpp), and the CSV flattening of decoded values. Private to
+// service/src/replay; used on the exporting thread only.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common.hpp"
+#include "types/cdr.hpp"
+#include "types/type_model.hpp"
+
+namespace service::replay::detail {
+
+class SampleDecoder {
+ public:
+  // Parses the IDL files (in order; the first that defines a type name wins) and finds the type
+  // of every selected topic by its recorded type name. Errors: an IDL file that does not parse
+  // or read (the parser's "FILE:LINE:COLUMN: ..." message), or no selected topic has its type.
+  // Topics without a type are named in `missing`.
+  static Result<SampleDecoder> create(const std::vector<std::string>& idl_files,
+                                      const ResolvedSelection& sel,
+                                      std::vector<std::string>& missing);
+
+  bool has_type(storage::TopicId topic) const { return topics_.count(topic) != 0; }
+  // The value of one sample of a topic that has a type.
+  common::Expected<types::Json> decode(storage::TopicId topic, storage::ByteSpan payload) const;
+  // The type name shared by every selected topic that has a type, or "" when they differ.
+  std::string single_type_name() const;
+  // CSV: the leaf columns of the (single) type: "pose.position.x", ...
+  const std::vector<std::string>& csv_columns() const { return columns_; }
+  // Appends ",v1,v2,..." for the columns (an empty field for a missing or null value).
+  void append_csv_values(std::string& out, const types::Json& value) const;
+
+ private:
+  struct TopicType {
+    const types::TypeLibrary* lib = nullptr;
+    types::TypeId id = types::kNoType;
+    std::string name;
+  };
+  void flatten(const types::TypeLibrary& lib, types::TypeId id, std::vector<std::string>& path,
+               int depth);
+
+  std::vector<std::unique_ptr<types::TypeLibrary>> libs_;  // stable addresses for topics_
+  std::map<storage::TopicId, TopicType> topics_;
+  std::vector<std::string> columns_;
+  std::vector<std::vector<std::string>> column_paths_;
+};
+
+}  // namespace service::replay::detail

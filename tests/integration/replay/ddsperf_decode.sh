@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Records `ddsperf pub` (Cyclone DDS, KEYS keys, samples of SIZE bytes) with pubsub-recorder and
+# decodes the recording with `pubsub-replay export --decode --idl keyedseq.idl`, as JSON lines
+# and as CSV. Every recorded sample must decode (exit 0, no decode_error) into exactly the
+# members seq, keyval, baggage; per writer, the value's seq must follow the RTPS sequence number
+# one to one (ddsperf counts its writes), keyval must be < KEYS with every key present, and the
+# baggage must be SIZE minus the 12 bytes of seq, keyval and the sequence length, every byte 0xee -
+# what ddsperf fills it with. The CSV must hold the same values in the columns seq,keyval,baggage. Also: a
+# --decode without --idl and an IDL with a syntax error are refused with exit 2 and nothing written.
+# KEEP_OUT=DIR copies the work directory there at the end (for a look by hand).
+# Usage: ddsperf_decode.sh [SIZE [KEYS]]
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/../lib/netns.sh"
+. "$HERE/../lib/ddsperf.sh"
+BIN=${BIN:?set BIN to the bin directory of the build}
+size=${1:-100} keys=${2:-4}
+ddsperf_require
+for b in pubsub-recorder pubsub-replay recording_summary; do
+  [ -x "$BIN/$b" ] || { echo "FAIL: $b not built ($BIN/$b); build it first"; exit 1; }
+done
+netns_setup 3
+out=$(mktemp -d) || exit 1  # removed on exit: only what this script made
+trap 'netns_cleanup; [ -n "${KEEP_OUT:-}" ] && cp -r "$out" "$KEEP_OUT"; rm -rf "$out"' EXIT
+
+echo '{"domain": 0, "interface": "veth1", "topics": {"include": ["DDSPerfRDataKS"]},
+       "storage": {"path": "'"$out/rec"'"}}' >"$out/r.json"
+netns_spawn 1 60 "$BIN/pubsub-recorder" --config "$out/r.json" >"$out/rec.log" 2>&1
+rec=$SPAWNED
+# ddsperf pub waits for a ddsperf sub (-Qminmatch counts ddsperf participants), started once the
+# recorder has matched the publisher's writer; the recorder stops once that writer is gone.
+netns_run 0 60 env "$(ddsperf_env 0)" ddsperf -D 2 -n "$keys" -Qminmatch:1 -Qinitwait:15 \
+  pub 500Hz size "$size" >"$out/pub.out" 2>&1 &
+pub=$!
+wait_for 10 "'writer ... on DDSPerfRDataKS matched' in the recorder's log" \
+  grep -q "on DDSPerfRDataKS matched" "$out/rec.log" || { tail "$out/rec.log"; exit 1; }
+w=$(grep -m 1 -o "writer [^ ]* on DDSPerfRDataKS matched" "$out/rec.log" | cut -d " " -f 2)
+netns_run 2 60 env "$(ddsperf_env 2)" ddsperf -D 6 -n "$keys" sub >"$out/sub.out" 2>&1 &
+sub=$!
+wait $pub
+pub_rc=$?
+wait $sub
+wait_for 15 "'writer $w on DDSPerfRDataKS gone' in the recorder's log" \
+  grep -q "writer $w on DDSPerfRDataKS gone" "$out/rec.log" || { tail "$out/rec.log"; exit 1; }
+kill -TERM $rec
+wait $rec
+rec_rc=$?
+[ $pub_rc -eq 0 ] || { echo "FAIL: ddsperf pub exit $pub_rc"; tail "$out/pub.out"; exit 1; }
+[ $rec_rc -eq 0 ] || { echo "FAIL: recorder exit $rec_rc"; tail "$out/rec.log"; exit 1; }
+summary=$("$BIN/recording_summary" "$out/rec" --topic DDSPerfRDataKS --verify) ||
+  { echo "FAIL: recording_summary cannot read the recording"; exit 1; }
+
+"$BIN/pubsub-replay" export "$out/rec" --decode --idl "$HERE/keyedseq.idl" -o "$out/values.jsonl" \
+  2>"$out/export.err"
+rc=$?
+cat "$out/export.err"
+[ $rc -eq 0 ] || { echo "FAIL: export --decode exit $rc"; exit 1; }
+"$BIN/pubsub-replay" export "$out/rec" --format csv --decode --idl "$HERE/keyedseq.idl" \
+  -o "$out/values.csv" 2>"$out/export_csv.err"
+rc=$?
+[ $rc -eq 0 ] || { echo "FAIL: export --format csv --decode exit $rc"; cat "$out/export_csv.err"; exit 1; }
+
+python3 - "$out/values.jsonl" "$out/values.csv" "$summary" "$size" "$keys" <<'PY' || exit 1
+import csv, json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+rows = list(csv.DictReader(open(sys.argv[2])))
+summary, size, keys = json.loads(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+bad = []
+if len(lines) != summary["samples"] or not lines:
+    bad.append("exported %d values, recorded %d" % (len(lines), summary["samples"]))
+offset = {}
+seen_keys = set()
+for l in lines:
+    v = l.get("value")
+    if not isinstance(v, dict) or list(v) != ["seq", "keyval", "baggage"] or "decode_error" in l:
+        bad.append("seq %d: value %r" % (l["seq"], str(v)[:80])); break
+    d = offset.setdefault(l["writer"], l["seq"] - v["seq"])
+    if l["seq"] - v["seq"] != d:
+        bad.append("writer %s: value seq %d at RTPS seq %d" % (l["writer"], v["seq"], l["seq"])); break
+    if not 0 <= v["keyval"] < keys: bad.append("keyval %d" % v["keyval"]); break
+    seen_keys.add(v["keyval"])
+    if v["baggage"] != [0xee] * (size - 12):
+        bad.append("seq %d: baggage of %d bytes, expected %d bytes 0xee" % (l["seq"], len(v["baggage"]), size - 12)); break
+if seen_keys != set(range(keys)): bad.append("keys seen %s" % sorted(seen_keys))
+if len(rows) != len(lines): bad.append("csv has %d rows, jsonl %d" % (len(rows), len(lines)))
+else:
+    for r, l in zip(rows, lines):
+        if (int(r["seq"]), int(r["keyval"]), json.loads(r["baggage"]), r["decode_error"]) != (l["value"]["seq"], l["value"]["keyval"], l["value"]["baggage"], ""):
+            bad.append("csv row for RTPS seq %s differs: %r" % (r["seq"], list(r.values())[:6])); break
+for b in bad: print("FAIL:", b)
+print("decoded %d samples of %d writer(s), keys %s, baggage %d bytes" % (len(lines), len(offset), sorted(seen_keys), size - 12))
+sys.exit(1 if bad else 0)
+PY
+
+# Refusals: exit 2, nothing written.
+"$BIN/pubsub-replay" export "$out/rec" --decode -o "$out/none1.jsonl" 2>"$out/e1"
+rc=$?
+grep -q -- "--decode needs the type definitions" "$out/e1" && [ $rc -eq 2 ] && [ ! -e "$out/none1.jsonl" ] ||
+  { echo "FAIL: --decode without --idl: exit $rc, $(cat "$out/e1")"; exit 1; }
+printf 'struct KeyedSeq {\n  unsigned long seq;\n  unsigned long keyval\n};\n' >"$out/bad.idl"
+"$BIN/pubsub-replay" export "$out/rec" --decode --idl "$out/bad.idl" -o "$out/none2.jsonl" 2>"$out/e2"
+rc=$?
+grep -q "^pubsub-replay: $out/bad.idl:4:" "$out/e2" && [ $rc -eq 2 ] && [ ! -e "$out/none2.jsonl" ] ||
+  { echo "FAIL: IDL syntax error: exit $rc, $(cat "$out/e2")"; exit 1; }
+echo "refusals: $(head -c 200 "$out/e1") / $(head -c 200 "$out/e2")"
+echo PASS

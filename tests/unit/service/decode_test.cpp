@@ -1,0 +1,196 @@
+// export --decode: a recording whose payloads are written out by hand (XCDR1 and XCDR2, little and
+// big endian), an IDL file for its types; exact JSON lines and CSV, a damaged sample (exit 1,
+// reported, the export goes on), and the refusals (exit 2, nothing written).
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <initializer_list>
+#include <sstream>
+
+#include "test_util.hpp"
+
+using namespace replay_test;
+namespace replay = service::replay;
+
+namespace {
+
+constexpr const char* kIdl = R"(module geo {
+  struct Point { double x; double y; };
+  enum Mode { IDLE, MOVING };
+  @appendable struct Pose {
+    @key unsigned long id;
+    geo::Point position;
+    Mode mode;
+    string name;
+  };
+};
+)";
+
+storage::Bytes bytes(std::initializer_list<int> v) {
+  storage::Bytes b;
+  for (int x : v) b.push_back(static_cast<std::byte>(x));
+  return b;
+}
+
+// XCDR1 little endian (CDR_LE): id 7, position (1.5, -2), MOVING, "ab". Doubles align to 8
+// from the byte after the encapsulation header.
+storage::Bytes pose_xcdr1_le() {
+  return bytes({0x00, 0x01, 0x00, 0x00,                          // CDR_LE
+                0x07, 0x00, 0x00, 0x00,                          // id = 7
+                0x00, 0x00, 0x00, 0x00,                          // pad to 8
+                0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xf8, 0x3f,  // x = 1.5
+                0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc0,  // y = -2
+                0x01, 0x00, 0x00, 0x00,                          // mode = MOVING
+                0x03, 0x00, 0x00, 0x00, 'a',  'b',  0x00});      // name = "ab"
+}
+
+// XCDR2 big endian, delimited (D_CDR2_BE): the appendable Pose has a DHEADER; doubles align
+// to 4 only. id 9, position (0.25, 4), IDLE, "".
+storage::Bytes pose_xcdr2_be() {
+  return bytes({0x00, 0x14, 0x00, 0x00,                          // D_CDR2_BE
+                0x00, 0x00, 0x00, 0x1d,                          // DHEADER: 29 bytes follow
+                0x00, 0x00, 0x00, 0x09,                          // id = 9
+                0x3f, 0xd0, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // x = 0.25
+                0x40, 0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // y = 4
+                0x00, 0x00, 0x00, 0x00,                          // mode = IDLE
+                0x00, 0x00, 0x00, 0x01, 0x00});                  // name = ""
+}
+
+struct DecodeFixture {
+  TempDir tmp;
+  std::string dir = tmp.sub("rec");
+  std::string idl = tmp.sub("geo.idl");
+  Model model;
+  DecodeFixture() {
+    const size_t pose = model.add_topic({"robot/pose", "geo::Pose", true});
+    const size_t other = model.add_topic({"robot/other", "geo::Unknown", false});
+    const size_t w = model.add_writer(pose);
+    const size_t w2 = model.add_writer(other);
+    add_record(model, w, 1, 0, pose_xcdr1_le());
+    add_record(model, w, 2, 1'000'000, pose_xcdr2_be());
+    storage::Bytes torn = pose_xcdr1_le();
+    torn.resize(16);  // ends inside position.x
+    add_record(model, w, 3, 2'000'000, torn);
+    add_record(model, w2, 1, 3'000'000, bytes({0, 1, 0, 0, 1, 2, 3, 4}));
+    write_recording(dir, model);
+    std::ofstream(idl) << kIdl;
+  }
+  replay::ExportOptions options() const {
+    replay::ExportOptions o;
+    o.dir = dir;
+    o.decode = true;
+    o.idl_files = {idl};
+    return o;
+  }
+};
+
+std::vector<std::string> lines_of(const std::string& s) {
+  std::vector<std::string> v;
+  std::istringstream in(s);
+  for (std::string l; std::getline(in, l);) v.push_back(l);
+  return v;
+}
+
+std::string hex_guid(const storage::Guid& g) {
+  static const char* k = "0123456789abcdef";
+  std::string s;
+  for (uint8_t b : g) {
+    s += k[b >> 4];
+    s += k[b & 15];
+  }
+  return s;
+}
+
+// The value part of a JSON line: from ,"value": to the end.
+std::string tail_from_value(const std::string& line) {
+  const size_t p = line.find(",\"value\":");
+  return p == std::string::npos ? line : line.substr(p);
+}
+
+}  // namespace
+
+TEST_CASE("export --decode: values of XCDR1 and XCDR2 samples, a damaged one reported") {
+  DecodeFixture f;
+  std::ostringstream out, err;
+  CHECK(replay::export_records(f.options(), out, err) == replay::kExitProblems);
+  const auto lines = lines_of(out.str());
+  REQUIRE(lines.size() == 4);
+  CHECK(tail_from_value(lines[0]) ==
+        ",\"value\":{\"id\":7,\"position\":{\"x\":1.5,\"y\":-2.0},\"mode\":\"MOVING\","
+        "\"name\":\"ab\"}}");
+  CHECK(tail_from_value(lines[1]) ==
+        ",\"value\":{\"id\":9,\"position\":{\"x\":0.25,\"y\":4.0},\"mode\":\"IDLE\","
+        "\"name\":\"\"}}");
+  CHECK(lines[2].find(",\"value\":null,\"decode_error\":\"") != std::string::npos);
+  CHECK(lines[2].find("position.x") != std::string::npos);
+  CHECK(lines[2].find("\"payload_base64\":\"AAEAAAcAAAAAAAAAAAAAAA==\"}") != std::string::npos);
+  CHECK(tail_from_value(lines[3]) == ",\"value\":null,\"payload_base64\":\"AAEAAAECAwQ=\"}");
+  const auto msgs = lines_of(err.str());
+  REQUIRE(msgs.size() == 3);
+  CHECK(msgs[0] ==
+        "pubsub-replay: warning: no type in the IDL for topic robot/other (type geo::Unknown): "
+        "exported undecoded");
+  CHECK(msgs[1].rfind("pubsub-replay: warning: topic robot/pose seq 3: cannot decode: ", 0) == 0);
+  CHECK(msgs[2] ==
+        "pubsub-replay: 1 samples could not be decoded (exported with decode_error and "
+        "payload_base64)");
+}
+
+TEST_CASE("export --format csv --decode: one column per leaf, exact rows") {
+  DecodeFixture f;
+  auto o = f.options();
+  o.format = replay::ExportFormat::kCsv;
+  o.selection.topics = {"robot/pose"};
+  std::ostringstream out, err;
+  CHECK(replay::export_records(o, out, err) == replay::kExitProblems);
+  const auto lines = lines_of(out.str());
+  REQUIRE(lines.size() == 4);
+  CHECK(lines[0] ==
+        "topic,writer,seq,source_time,reception_time,id,position.x,position.y,mode,name,"
+        "decode_error");
+  const std::string guid = hex_guid(f.model.writer_guid[0]);
+  CHECK(lines[1] == "robot/pose," + guid +
+                        ",1,2026-11-21T23:37:59.999000000Z,2026-11-21T23:38:00.000000000Z,7,1.5,"
+                        "-2.0,MOVING,ab,");
+  CHECK(lines[2] == "robot/pose," + guid +
+                        ",2,2026-11-21T23:38:00.000000000Z,2026-11-21T23:38:00.001000000Z,9,0.25,"
+                        "4.0,IDLE,,");
+  CHECK(lines[3].rfind("robot/pose," + guid +
+                           ",3,2026-11-21T23:38:00.001000000Z,2026-11-21T23:38:00.002000000Z,,,,,,",
+                       0) == 0);
+}
+
+TEST_CASE("export --decode refusals: exit 2 and nothing written") {
+  DecodeFixture f;
+  const std::string target = f.tmp.sub("out.jsonl");
+  auto refused = [&](replay::ExportOptions o) {
+    o.output = target;
+    std::ostringstream out, err;
+    CHECK(replay::export_records(o, out, err) == replay::kExitUsage);
+    CHECK_FALSE(std::filesystem::exists(target));
+    return err.str();
+  };
+  auto o = f.options();
+  o.idl_files.clear();
+  CHECK(refused(o) ==
+        "pubsub-replay: --decode needs the type definitions: --idl FILE (repeatable)\n");
+  o = f.options();
+  o.decode = false;
+  CHECK(refused(o) == "pubsub-replay: --idl is used with --decode\n");
+  o = f.options();
+  const std::string bad = f.tmp.sub("bad.idl");
+  std::ofstream(bad) << "module m {\n  struct S { long a };\n};\n";
+  o.idl_files = {bad};
+  CHECK(refused(o).rfind("pubsub-replay: " + bad + ":2:", 0) == 0);
+  o = f.options();
+  o.selection.topics = {"robot/other"};
+  CHECK(refused(o) ==
+        "pubsub-replay: --decode: no type in the IDL given for any selected topic: robot/other "
+        "(type geo::Unknown)\n");
+  o = f.options();
+  o.format = replay::ExportFormat::kCsv;
+  CHECK(refused(o) ==
+        "pubsub-replay: warning: no type in the IDL for topic robot/other (type geo::Unknown): "
+        "exported undecoded\n"
+        "pubsub-replay: --format csv --decode needs topics of one type, all in the IDL (select "
+        "them with --topics)\n");
+}
