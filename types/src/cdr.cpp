@@ -1217,12 +1217,12 @@ common::Expected<Json> decode_cdr(const TypeLibrary& lib, TypeId top,
       c.xcdr2 = false;
       c.max_align = 8;
       break;
-    case 0x0010:  // CDR2_BE
-    case 0x0011:  // CDR2_LE
-    case 0x0012:  // PL_CDR2_BE
-    case 0x0013:  // PL_CDR2_LE
-    case 0x0014:  // D_CDR2_BE
-    case 0x0015:  // D_CDR2_LE
+    case 0x0006:  // CDR2_BE
+    case 0x0007:  // CDR2_LE
+    case 0x000a:  // PL_CDR2_BE
+    case 0x000b:  // PL_CDR2_LE
+    case 0x0008:  // D_CDR2_BE
+    case 0x0009:  // D_CDR2_LE
       c.xcdr2 = true;
       c.max_align = 4;
       break;

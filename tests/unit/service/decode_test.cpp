@@ -46,7 +46,7 @@ storage::Bytes pose_xcdr1_le() {
 // XCDR2 big endian, delimited (D_CDR2_BE): the appendable Pose has a DHEADER; doubles align
 // to 4 only. id 9, position (0.25, 4), IDLE, "".
 storage::Bytes pose_xcdr2_be() {
-  return bytes({0x00, 0x14, 0x00, 0x00,                          // D_CDR2_BE
+  return bytes({0x00, 0x08, 0x00, 0x00,                          // D_CDR2_BE
                 0x00, 0x00, 0x00, 0x1d,                          // DHEADER: 29 bytes follow
                 0x00, 0x00, 0x00, 0x09,                          // id = 9
                 0x3f, 0xd0, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // x = 0.25

@@ -203,7 +203,7 @@ TEST_CASE("cdr: every primitive, XCDR2 little endian (8-byte values aligned to 4
   TypeLibrary lib;
   const TypeId p = all_primitives(lib);
   const Bytes le = {
-      0x00, 0x11, 0x00, 0x00,                          // CDR2_LE
+      0x00, 0x07, 0x00, 0x00,                          // CDR2_LE
       0x01, 0x41, 0xff, 0x80, 0xc8,                    // 0  b c o i8 u8
       0x00,                                            // 5  padding to 2
       0xfe, 0xff,                                      // 6  i16 = -2
@@ -223,7 +223,7 @@ TEST_CASE("cdr: every primitive, XCDR2 big endian", "[cdr]") {
   TypeLibrary lib;
   const TypeId p = all_primitives(lib);
   const Bytes be = {
-      0x00, 0x10, 0x00, 0x00,                          // CDR2_BE
+      0x00, 0x06, 0x00, 0x00,                          // CDR2_BE
       0x01, 0x41, 0xff, 0x80, 0xc8,                    // 0  b c o i8 u8
       0x00,                                            // 5  padding
       0xff, 0xfe,                                      // 6  i16
@@ -238,7 +238,7 @@ TEST_CASE("cdr: every primitive, XCDR2 big endian", "[cdr]") {
   };
   CHECK(json(lib, p, be) == kAllPrimitivesJson);
   Bytes d = be;  // D_CDR2_BE: also XCDR2 big endian
-  d[1] = 0x14;
+  d[1] = 0x08;
   CHECK(json(lib, p, d) == kAllPrimitivesJson);
 }
 
@@ -332,7 +332,7 @@ TEST_CASE("cdr: enums by bit_bound in XCDR2, always 4 bytes in XCDR1", "[cdr]") 
   const TypeId t = add_struct(lib, "E", {mem("a", e8), mem("b", e16), mem("c", e32)});
   CHECK(json(lib, t,
              {
-                 0x00, 0x11, 0x00, 0x00,  // CDR2_LE
+                 0x00, 0x07, 0x00, 0x00,  // CDR2_LE
                  0x02,                    // 0 a: 1 byte, C
                  0x00,                    // 1 padding to 2
                  0x01, 0x00,              // 2 b: 2 bytes, B
@@ -364,7 +364,7 @@ TEST_CASE("cdr: bitmasks by bit_bound", "[cdr]") {
              }) == R"({"a":5,"b":260,"c":9223372036854775809})");
   CHECK(json(lib, t,
              {
-                 0x00, 0x11, 0x00, 0x00,                          // CDR2_LE
+                 0x00, 0x07, 0x00, 0x00,                          // CDR2_LE
                  0x05, 0x00, 0x04, 0x01,                          // 0 a, padding, b
                  0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80,  // 4 c: aligned to 4
              }) == R"({"a":5,"b":260,"c":9223372036854775809})");
@@ -378,7 +378,7 @@ TEST_CASE("cdr: aliases are followed", "[cdr]") {
   const TypeId t = add_struct(lib, "pkg::A", {mem("x", a2), mem("v", seq)});
   CHECK(json(lib, t,
              {
-                 0x00, 0x11, 0x00, 0x00,  // CDR2_LE
+                 0x00, 0x07, 0x00, 0x00,  // CDR2_LE
                  0xff, 0xff, 0xff, 0xff,  // 0 x = -1
                  0x01, 0x00, 0x00, 0x00,  // 4 v: length 1 (int32 elements: no DHEADER)
                  0x02, 0x00, 0x00, 0x00,  // 8 v[0] = 2
@@ -392,7 +392,7 @@ TEST_CASE("cdr: sequences of primitives", "[cdr]") {
   const TypeId t = add_struct(lib, "Q", {mem("q", s)});
   const TypeId t2 = add_struct(lib, "Q2", {mem("q", s2)});
   const Bytes three = {
-      0x00, 0x11, 0x00, 0x00,  // CDR2_LE
+      0x00, 0x07, 0x00, 0x00,  // CDR2_LE
       0x03, 0x00, 0x00, 0x00,  // 0 length 3
       0x01, 0x00,              // 4 1
       0x02, 0x00,              // 6 2
@@ -404,7 +404,7 @@ TEST_CASE("cdr: sequences of primitives", "[cdr]") {
   CHECK(e.message ==
         "offset 0 (bytes after the encapsulation header): q: sequence length 3 "
         "exceeds its bound 2");
-  CHECK(json(lib, t, {0x00, 0x11, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00}) == R"({"q":[]})");
+  CHECK(json(lib, t, {0x00, 0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00}) == R"({"q":[]})");
 }
 
 TEST_CASE("cdr: sequences of structs: a DHEADER in XCDR2, none in XCDR1", "[cdr]") {
@@ -415,7 +415,7 @@ TEST_CASE("cdr: sequences of structs: a DHEADER in XCDR2, none in XCDR1", "[cdr]
   const char* const expected = R"({"points":[{"x":1,"y":2},{"x":3,"y":4}]})";
   CHECK(json(lib, t,
              {
-                 0x00, 0x11, 0x00, 0x00,  // CDR2_LE
+                 0x00, 0x07, 0x00, 0x00,  // CDR2_LE
                  0x0c, 0x00, 0x00, 0x00,  // 0  DHEADER: 12 bytes follow
                  0x02, 0x00, 0x00, 0x00,  // 4  length 2
                  0x01, 0x00, 0x02, 0x00,  // 8  points[0]
@@ -469,7 +469,7 @@ TEST_CASE("cdr: sequences of enums and strings carry a DHEADER in XCDR2", "[cdr]
       lib, "T", {mem("e", add_seq(lib, e8)), mem("s", add_seq(lib, prim(lib, Kind::kString)))});
   CHECK(json(lib, t,
              {
-                 0x00, 0x11, 0x00, 0x00,  // CDR2_LE
+                 0x00, 0x07, 0x00, 0x00,  // CDR2_LE
                  0x06, 0x00, 0x00, 0x00,  // 0  e: DHEADER 6 (enums are not primitive types)
                  0x02, 0x00, 0x00, 0x00,  // 4  length 2
                  0x00, 0x02,              // 8  A, C (1 byte each: bit_bound 8)
@@ -490,7 +490,7 @@ TEST_CASE("cdr: multi-dimensional arrays nest outermost first", "[cdr]") {
                                mem("p", add_array(lib, pt, {2}))});
   CHECK(json(lib, t,
              {
-                 0x00, 0x11, 0x00, 0x00,  // CDR2_LE
+                 0x00, 0x07, 0x00, 0x00,  // CDR2_LE
                  0x01, 0x00, 0x02, 0x00,  // 0  m[0][0] m[0][1]
                  0x03, 0x00, 0x04, 0x00,  // 4  m[0][2] m[1][0]
                  0x05, 0x00, 0x06, 0x00,  // 8  m[1][1] m[1][2]
@@ -525,11 +525,11 @@ TEST_CASE("cdr: unions select by label, the default case, or nothing", "[cdr]") 
                              {ucase({1}, mem("s", prim(lib, Kind::kInt16), 1)),
                               ucase({2, 3}, mem("t", prim(lib, Kind::kString), 2)),
                               ucase({}, mem("f", prim(lib, Kind::kFloat32), 3), true)});
-  CHECK(json(lib, u, {0x00, 0x11, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x07, 0x00}) ==
+  CHECK(json(lib, u, {0x00, 0x07, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x07, 0x00}) ==
         R"({"$discriminator":1,"s":7})");
   CHECK(json(lib, u,
              {
-                 0x00, 0x11, 0x00, 0x00,  // CDR2_LE
+                 0x00, 0x07, 0x00, 0x00,  // CDR2_LE
                  0x03, 0x00, 0x00, 0x00,  // 0 discriminator 3
                  0x02, 0x00, 0x00, 0x00,  // 4 t: length 2
                  'x', 0x00,               // 8 "x"
@@ -559,7 +559,7 @@ TEST_CASE("cdr: union with an enum discriminator (enum size rules apply)", "[cdr
   const TypeId u = add_union(lib, "W", e8,
                              {ucase({0}, mem("a", prim(lib, Kind::kUInt8), 1)),
                               ucase({2}, mem("c", prim(lib, Kind::kUInt16), 2))});
-  CHECK(json(lib, u, {0x00, 0x11, 0x00, 0x00, 0x02, 0x00, 0x05, 0x00}) ==
+  CHECK(json(lib, u, {0x00, 0x07, 0x00, 0x00, 0x02, 0x00, 0x05, 0x00}) ==
         R"({"$discriminator":"C","c":5})");  // XCDR2: 1-byte discriminator, padding, c
   CHECK(json(lib, u, {0x00, 0x01, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x05, 0x00}) ==
         R"({"$discriminator":"C","c":5})");  // XCDR1: 4-byte discriminator, c
@@ -572,7 +572,7 @@ TEST_CASE("cdr: appendable and mutable unions in XCDR2", "[cdr]") {
                 {ucase({1}, mem("a", prim(lib, Kind::kInt32), 1))}, Extensibility::kAppendable);
   CHECK(json(lib, app,
              {
-                 0x00, 0x15, 0x00, 0x00,  // D_CDR2_LE
+                 0x00, 0x09, 0x00, 0x00,  // D_CDR2_LE
                  0x08, 0x00, 0x00, 0x00,  // 0 DHEADER 8
                  0x01, 0x00,              // 4 discriminator 1
                  0x00, 0x00,              // 6 padding
@@ -584,7 +584,7 @@ TEST_CASE("cdr: appendable and mutable unions in XCDR2", "[cdr]") {
                                Extensibility::kMutable);
   CHECK(json(lib, mut,
              {
-                 0x00, 0x13, 0x00, 0x00,  // PL_CDR2_LE
+                 0x00, 0x0b, 0x00, 0x00,  // PL_CDR2_LE
                  0x16, 0x00, 0x00, 0x00,  // 0  DHEADER 22
                  0x00, 0x00, 0x00, 0x10,  // 4  EMHEADER: LC 1 (2 bytes), id 0: discriminator
                  0x02, 0x00,              // 8  discriminator 2
@@ -625,7 +625,7 @@ TEST_CASE("cdr: optional members in XCDR1 (parameter header) and XCDR2 (flag byt
              }) == R"({"a":1,"b":null,"c":2.0})");
   CHECK(json(lib, t,
              {
-                 0x00, 0x11, 0x00, 0x00,  // CDR2_LE
+                 0x00, 0x07, 0x00, 0x00,  // CDR2_LE
                  0x01, 0x00, 0x00, 0x00,  // 0  a = 1
                  0x01,                    // 4  b present
                  0x00, 0x00, 0x00,        // 5  padding
@@ -634,7 +634,7 @@ TEST_CASE("cdr: optional members in XCDR1 (parameter header) and XCDR2 (flag byt
              }) == R"({"a":1,"b":5,"c":null})");
   CHECK(json(lib, t,
              {
-                 0x00, 0x11, 0x00, 0x00,                          // CDR2_LE
+                 0x00, 0x07, 0x00, 0x00,                          // CDR2_LE
                  0x01, 0x00, 0x00, 0x00,                          // 0  a = 1
                  0x00,                                            // 4  b absent
                  0x01,                                            // 5  c present
@@ -658,7 +658,7 @@ TEST_CASE("cdr: appendable struct with DHEADER, from older and newer writers", "
   SECTION("every member") {
     CHECK(json(lib, ap,
                {
-                   0x00, 0x15, 0x00, 0x00,  // D_CDR2_LE
+                   0x00, 0x09, 0x00, 0x00,  // D_CDR2_LE
                    0x1b, 0x00, 0x00, 0x00,  // 0  DHEADER 27
                    0x01, 0x00, 0x00, 0x00,  // 4  x = 1
                    0x02, 0x00,              // 8  y = 2
@@ -677,7 +677,7 @@ TEST_CASE("cdr: appendable struct with DHEADER, from older and newer writers", "
   SECTION("an older writer sent only x: the rest take their defaults") {
     CHECK(json(lib, ap,
                {
-                   0x00, 0x11, 0x00, 0x00,  // CDR2_LE
+                   0x00, 0x07, 0x00, 0x00,  // CDR2_LE
                    0x04, 0x00, 0x00, 0x00,  // 0 DHEADER 4
                    0x01, 0x00, 0x00, 0x00,  // 4 x = 1
                }) ==
@@ -692,7 +692,7 @@ TEST_CASE("cdr: appendable struct with DHEADER, from older and newer writers", "
         add_struct(lib, "Outer", {mem("a", small), mem("after", prim(lib, Kind::kInt8))});
     CHECK(json(lib, outer,
                {
-                   0x00, 0x11, 0x00, 0x00,  // CDR2_LE
+                   0x00, 0x07, 0x00, 0x00,  // CDR2_LE
                    0x0c, 0x00, 0x00, 0x00,  // 0  a: DHEADER 12
                    0x01, 0x00, 0x00, 0x00,  // 4  a.x = 1
                    0x02, 0x00,              // 8  a.y = 2
@@ -702,7 +702,7 @@ TEST_CASE("cdr: appendable struct with DHEADER, from older and newer writers", "
                }) == R"({"a":{"x":1,"y":2},"after":9})");
   }
   SECTION("a DHEADER longer than the data") {
-    const auto e = error(lib, ap, {0x00, 0x11, 0x00, 0x00, 0x20, 0x00, 0x00, 0x00, 0x01});
+    const auto e = error(lib, ap, {0x00, 0x07, 0x00, 0x00, 0x20, 0x00, 0x00, 0x00, 0x01});
     CHECK(e.code == Errc::kTruncated);
     CHECK(e.message ==
           "offset 0 (bytes after the encapsulation header): (top level): DHEADER "
@@ -770,7 +770,7 @@ TEST_CASE("cdr: mutable struct in PL_CDR2 with length codes 0 to 7", "[cdr]") {
       Extensibility::kMutable);
   CHECK(json(lib, m,
              {
-                 0x00, 0x13, 0x00, 0x00,                          // PL_CDR2_LE
+                 0x00, 0x0b, 0x00, 0x00,                          // PL_CDR2_LE
                  0x74, 0x00, 0x00, 0x00,                          // 0   DHEADER 116
                  0x01, 0x00, 0x00, 0x00,                          // 4   EMHEADER LC 0, id 1
                  0xff, 0x00, 0x00, 0x00,                          // 8   a = -1, padding
@@ -803,7 +803,7 @@ TEST_CASE("cdr: mutable struct in PL_CDR2 with length codes 0 to 7", "[cdr]") {
   // A member length past the DHEADER.
   const auto e = error(lib, m,
                        {
-                           0x00, 0x13, 0x00, 0x00,  // PL_CDR2_LE
+                           0x00, 0x0b, 0x00, 0x00,  // PL_CDR2_LE
                            0x08, 0x00, 0x00, 0x00,  // 0 DHEADER 8
                            0x05, 0x00, 0x00, 0x40,  // 4 LC 4, id 5
                            0x09, 0x00, 0x00, 0x00,  // 8 NEXTINT 9: past the DHEADER
@@ -831,7 +831,7 @@ TEST_CASE("cdr: struct with a base: base members first, one DHEADER", "[cdr]") {
                                 Extensibility::kAppendable, base);
     CHECK(json(lib, d,
                {
-                   0x00, 0x15, 0x00, 0x00,  // D_CDR2_LE
+                   0x00, 0x09, 0x00, 0x00,  // D_CDR2_LE
                    0x06, 0x00, 0x00, 0x00,  // 0 one DHEADER for base and derived: 6
                    0x07, 0x00, 0x00, 0x00,  // 4 id = 7
                    0x03, 0x00,              // 8 v = 3
@@ -844,7 +844,7 @@ TEST_CASE("cdr: struct with a base: base members first, one DHEADER", "[cdr]") {
                                 Extensibility::kMutable, base);
     CHECK(json(lib, d,
                {
-                   0x00, 0x13, 0x00, 0x00,  // PL_CDR2_LE
+                   0x00, 0x0b, 0x00, 0x00,  // PL_CDR2_LE
                    0x10, 0x00, 0x00, 0x00,  // 0  DHEADER 16
                    0x02, 0x00, 0x00, 0x10,  // 4  LC 1, id 2
                    0x03, 0x00, 0x00, 0x00,  // 8  v = 3, padding
@@ -886,7 +886,7 @@ TEST_CASE("cdr: every truncation of a rich sample is an error, never a crash", "
        mem("o", prim(lib, Kind::kInt32), 6, true)},
       Extensibility::kAppendable);
   const Bytes sample = {
-      0x00, 0x11, 0x00, 0x00,                          // CDR2_LE
+      0x00, 0x07, 0x00, 0x00,                          // CDR2_LE
       0x30, 0x00, 0x00, 0x00,                          // 0  DHEADER 48
       0x05, 0x00, 0x00, 0x00,                          // 4  id = 5
       0x03, 0x00, 0x00, 0x00, 'a',  'b',  0x00,        // 8  name = "ab"
@@ -992,4 +992,23 @@ TEST_CASE("cdr: empty structs in a sequence are bounded by a budget, not by byte
   unlimited.max_elements = UINT64_MAX;
   CHECK(error(lib, t, {0x00, 0x01, 0x00, 0x00, 0xff, 0xff, 0xff, 0x7f}, unlimited).code ==
         Errc::kUnsupported);
+}
+
+TEST_CASE("cdr: representation ids are those of DDSI-RTPS 2.5 (XCDR2 0x0006-0x000b)", "[cdr]") {
+  TypeLibrary lib;
+  const TypeId t = add_struct(lib, "U", {mem("v", prim(lib, Kind::kUInt16))});
+  // A final struct reads the same under every XCDR2 id of one byte order.
+  for (uint8_t id : {0x07, 0x09, 0x0b}) {
+    INFO("id " << int(id));
+    CHECK(json(lib, t, {0x00, id, 0x00, 0x00, 0x34, 0x12}) == R"({"v":4660})");
+  }
+  for (uint8_t id : {0x06, 0x08, 0x0a}) {
+    INFO("id " << int(id));
+    CHECK(json(lib, t, {0x00, id, 0x00, 0x00, 0x12, 0x34}) == R"({"v":4660})");
+  }
+  // 0x0004 (XML) and 0x0010-0x0015 (never written by an RTPS implementation) are refused.
+  for (uint8_t id : {0x04, 0x05, 0x0c, 0x10, 0x11, 0x15}) {
+    INFO("id " << int(id));
+    CHECK(error(lib, t, {0x00, id, 0x00, 0x00, 0x34, 0x12}).code == Errc::kUnsupported);
+  }
 }
