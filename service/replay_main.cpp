@@ -156,14 +156,16 @@ void define_other_commands(CLI::App& app, Args& a) {
   auto* exp = app.add_subcommand(
       "export", "Write records as JSON lines or CSV (payload in base64, or decoded with --decode)");
   exp->add_option("DIR", a.dir, "Recording directory (required)");
-  exp->add_option("--format", a.format, "jsonl (default) or csv");
+  exp->add_option("--format", a.format, "jsonl (default), csv or mcap (needs -o)");
   exp->add_option("--topics", a.topics, "Only topics matching these globs");
   exp->add_option("--start", a.start, "From T (seconds from the start, or ISO-8601)");
   exp->add_option("--end", a.end, "Up to T, exclusive");
   exp->add_option("-o,--output", a.output, "Output file (default: standard output)");
   exp->add_flag("--decode", a.decode,
                 "Decode each sample into \"value\" (CSV: one column per field) using --idl");
-  exp->add_option("--idl", a.idl, "IDL file with the topics' types (repeatable)");
+  exp->add_option(
+      "--idl", a.idl,
+      "IDL file with the topics' types (repeatable): for --decode, and the MCAP schemas");
 
   auto* ver = app.add_subcommand("verify", "Check checksums, the index against the segments, gaps");
   ver->add_option("DIR", a.dir, "Recording directory (required)");
@@ -210,8 +212,10 @@ int run_export(const Args& a, const replay::Selection& sel) {
     o.format = replay::ExportFormat::kJsonl;
   } else if (a.format == "csv") {
     o.format = replay::ExportFormat::kCsv;
+  } else if (a.format == "mcap") {
+    o.format = replay::ExportFormat::kMcap;
   } else {
-    return usage_error("--format must be jsonl or csv, not '" + a.format + "'", "export");
+    return usage_error("--format must be jsonl, csv or mcap, not '" + a.format + "'", "export");
   }
   o.selection = sel;
   o.output = a.output;

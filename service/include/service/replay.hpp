@@ -96,7 +96,7 @@ struct InfoOptions {
 // null for an empty recording or topic; rate = (samples - 1) / (end - start) in samples/s).
 int info(const InfoOptions& options, std::ostream& out, std::ostream& err);
 
-enum class ExportFormat { kJsonl, kCsv };
+enum class ExportFormat { kJsonl, kCsv, kMcap };
 struct ExportOptions {
   std::string dir;
   ExportFormat format = ExportFormat::kJsonl;
@@ -119,6 +119,11 @@ struct ExportOptions {
 // (struct members flattened to "pose.position.x"; sequences, arrays and unions as JSON text);
 // all selected topics must have one type. IDL errors and a missing type for every selected
 // topic are kExitUsage (nothing written).
+// MCAP (needs `output`): Header (profile ""), a Schema per type found in idl_files (encoding
+// "omgidl", IDL text), a Channel per selected topic (message_encoding "cdr", schema 0 when its
+// type is not in the IDL), Messages (log_time = reception, publish_time = source time),
+// LZ4-compressed chunks with message indexes, and the summary section (Schema, Channel,
+// Statistics, ChunkIndex, SummaryOffset), DataEnd and Footer. decode is refused with mcap.
 int export_records(const ExportOptions& options, std::ostream& out, std::ostream& err);
 
 // Checksums of every chunk, index against segments, damage found while opening (torn tails);

@@ -7,7 +7,7 @@ namespace service::replay::detail {
 
 Result<SampleDecoder> SampleDecoder::create(const std::vector<std::string>& idl_files,
                                             const ResolvedSelection& sel,
-                                            std::vector<std::string>& missing) {
+                                            std::vector<std::string>& missing, bool require_one) {
   SampleDecoder d;
   for (const std::string& f : idl_files) {
     auto lib = types::parse_idl_file(f);
@@ -25,6 +25,7 @@ Result<SampleDecoder> SampleDecoder::create(const std::vector<std::string>& idl_
     }
     if (!found) missing.push_back(t.def.name + " (type " + t.def.type_name + ")");
   }
+  if (d.topics_.empty() && !require_one) return d;
   if (d.topics_.empty()) {
     std::string names;
     for (const auto& m : missing) names += (names.empty() ? "" : ", ") + m;

@@ -18,13 +18,23 @@ class SampleDecoder {
  public:
   // Parses the IDL files (in order; the first that defines a type name wins) and finds the type
   // of every selected topic by its recorded type name. Errors: an IDL file that does not parse
-  // or read (the parser's "FILE:LINE:COLUMN: ..." message), or no selected topic has its type.
-  // Topics without a type are named in `missing`.
+  // or read (the parser's "FILE:LINE:COLUMN: ..." message), or (with require_one) no selected
+  // topic has its type. Topics without a type are named in `missing`.
   static Result<SampleDecoder> create(const std::vector<std::string>& idl_files,
                                       const ResolvedSelection& sel,
-                                      std::vector<std::string>& missing);
+                                      std::vector<std::string>& missing, bool require_one = true);
 
+  struct TopicType {
+    const types::TypeLibrary* lib = nullptr;
+    types::TypeId id = types::kNoType;
+    std::string name;
+  };
   bool has_type(storage::TopicId topic) const { return topics_.count(topic) != 0; }
+  // The type of a topic, or nullptr.
+  const TopicType* type_of(storage::TopicId topic) const {
+    auto it = topics_.find(topic);
+    return it == topics_.end() ? nullptr : &it->second;
+  }
   // The value of one sample of a topic that has a type.
   common::Expected<types::Json> decode(storage::TopicId topic, storage::ByteSpan payload) const;
   // The type name shared by every selected topic that has a type, or "" when they differ.
@@ -35,11 +45,6 @@ class SampleDecoder {
   void append_csv_values(std::string& out, const types::Json& value) const;
 
  private:
-  struct TopicType {
-    const types::TypeLibrary* lib = nullptr;
-    types::TypeId id = types::kNoType;
-    std::string name;
-  };
   void flatten(const types::TypeLibrary& lib, types::TypeId id, std::vector<std::string>& path,
                int depth);
 

@@ -9,6 +9,7 @@
 
 #include "common.hpp"
 #include "decode.hpp"
+#include "export_mcap.hpp"
 #include "service/recording_schema.hpp"
 
 namespace service::replay {
@@ -225,6 +226,7 @@ int export_records(const ExportOptions& o, std::ostream& out, std::ostream& err)
   if (!rec) return detail::report(err, kExitUsage, rec.error());
   auto sel = detail::resolve_selection(**rec, o.selection);
   if (!sel) return detail::report(err, kExitUsage, sel.error());
+  if (o.format == ExportFormat::kMcap) return detail::export_mcap(o, **rec, *sel, err, damaged);
   std::optional<detail::SampleDecoder> decoder;
   if (auto status = prepare_decoder(o, *sel, decoder, err)) return *status;
   auto writers = (*rec)->writers();

@@ -44,7 +44,7 @@ TEST_CASE("pubsub-replay: bad arguments give one clear message and exit 2") {
   check_usage_error("play " + rec + " --domain 999", "--domain");
   check_usage_error("play " + rec + " --topics 'Nope*'", "matches no topic of the recording");
   check_usage_error("play " + rec + " --topics '[ab'", "bad topic pattern");
-  check_usage_error("export " + rec + " --format xml", "--format must be jsonl or csv");
+  check_usage_error("export " + rec + " --format xml", "--format must be jsonl, csv or mcap");
   check_usage_error("export " + rec + " -o " + tmp.sub("no/such/dir/out.jsonl"), "cannot write");
 }
 

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <initializer_list>
+#include <iterator>
 #include <sstream>
 
 #include "test_util.hpp"
@@ -193,4 +194,56 @@ TEST_CASE("export --decode refusals: exit 2 and nothing written") {
         "exported undecoded\n"
         "pubsub-replay: --format csv --decode needs topics of one type, all in the IDL (select "
         "them with --topics)\n");
+}
+
+TEST_CASE("export --format mcap refusals: exit 2 and nothing written") {
+  DecodeFixture f;
+  auto o = f.options();
+  o.format = replay::ExportFormat::kMcap;
+  o.decode = false;
+  std::ostringstream out, err;
+  CHECK(replay::export_records(o, out, err) == replay::kExitUsage);
+  CHECK(err.str() == "pubsub-replay: --format mcap needs an output file: -o FILE.mcap\n");
+  CHECK(out.str().empty());
+  const std::string target = f.tmp.sub("out.mcap");
+  o.output = target;
+  o.decode = true;
+  std::ostringstream out2, err2;
+  CHECK(replay::export_records(o, out2, err2) == replay::kExitUsage);
+  CHECK(err2.str() ==
+        "pubsub-replay: --decode does not apply to --format mcap (the types go into the file as "
+        "schemas: give --idl)\n");
+  CHECK_FALSE(std::filesystem::exists(target));
+  o.decode = false;
+  const std::string bad = f.tmp.sub("bad.idl");
+  std::ofstream(bad) << "struct S { long a }\n";
+  o.idl_files = {bad};
+  std::ostringstream out3, err3;
+  CHECK(replay::export_records(o, out3, err3) == replay::kExitUsage);
+  CHECK(err3.str().rfind("pubsub-replay: " + bad + ":", 0) == 0);
+  CHECK_FALSE(std::filesystem::exists(target));
+}
+
+TEST_CASE("export --format mcap: a channel per topic, schema 0 for a topic without a type") {
+  DecodeFixture f;
+  auto o = f.options();
+  o.format = replay::ExportFormat::kMcap;
+  o.decode = false;
+  o.output = f.tmp.sub("out.mcap");
+  std::ostringstream out, err;
+  CHECK(replay::export_records(o, out, err) == replay::kExitOk);
+  const std::string msg = err.str();
+  CHECK(msg.rfind("pubsub-replay: exported 4 samples on 2 channels (1 without a type: robot/other "
+                  "(type geo::Unknown)) to " +
+                      o.output + ", ",
+                  0) == 0);
+  std::ifstream in(o.output, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  REQUIRE(bytes.size() > 16);
+  CHECK(bytes.substr(0, 8) == "\x89MCAP0\r\n");
+  CHECK(bytes.substr(bytes.size() - 8) == "\x89MCAP0\r\n");
+  // The schema carries the IDL of geo::Pose and what it uses.
+  CHECK(bytes.find("omgidl") != std::string::npos);
+  CHECK(bytes.find("struct Pose {") != std::string::npos);
+  CHECK(bytes.find("struct Point {") != std::string::npos);
 }

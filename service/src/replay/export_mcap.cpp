@@ -1,0 +1,138 @@
+// export --format mcap: the selected records as an MCAP file (mcap_writer.hpp) that Foxglove and
+// the MCAP tools open. One Schema per type found in the --idl files (encoding "omgidl", the IDL
+// text of the type and its dependencies from types::to_idl), one Channel per recorded topic
+// (message_encoding "cdr"; metadata: type name, keyed, the recorded QoS as JSON, where the type
+// came from), one Message per sample (log_time = reception time, publish_time = source time or
+// the reception time when the writer sent none, sequence = the RTPS sequence number modulo
+// 2^32, data = the payload as recorded, encapsulation header included). Topics without a type
+// get schema id 0, which the spec allows, and are counted in the summary line. Runs on the
+// calling thread; progress on `err` once a second for exports of more than a few seconds.
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <optional>
+
+#include "common.hpp"
+#include "decode.hpp"
+#include "export_mcap.hpp"
+#include "mcap_writer.hpp"
+#include "service/recording_schema.hpp"
+#include "types/idl_writer.hpp"
+
+namespace service::replay::detail {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Schemas and channels for the selected topics; returns how many channels have no schema.
+size_t add_channels(McapWriter& w, const ResolvedSelection& sel, const SampleDecoder& types,
+                    std::map<storage::TopicId, uint16_t>& channel_of) {
+  std::map<std::string, uint16_t> schema_of;  // type name -> schema id
+  size_t untyped = 0;
+  uint16_t next_channel = 1;
+  for (const storage::TopicInfo& t : sel.topics) {
+    uint16_t schema = 0;
+    if (const auto* tt = types.type_of(t.id)) {
+      auto [it, added] = schema_of.emplace(tt->name, static_cast<uint16_t>(schema_of.size() + 1));
+      if (added) w.add_schema({it->second, tt->name, "omgidl", types::to_idl(*tt->lib, tt->id)});
+      schema = it->second;
+    } else {
+      ++untyped;
+    }
+    McapChannel c;
+    c.id = next_channel++;
+    c.schema_id = schema;
+    c.topic = t.def.name;
+    c.message_encoding = "cdr";
+    c.metadata["type_name"] = t.def.type_name;
+    c.metadata["keyed"] = t.def.keyed ? "true" : "false";
+    c.metadata["qos"] =
+        std::string(reinterpret_cast<const char*>(t.def.qos.data()), t.def.qos.size());
+    c.metadata["type_source"] = schema ? "idl" : "none";
+    w.add_channel(c);
+    channel_of[t.id] = c.id;
+  }
+  return untyped;
+}
+
+struct Progress {
+  Clock::time_point start = Clock::now();
+  Clock::time_point next = start + std::chrono::seconds(2);
+  void tick(uint64_t n, uint64_t total, uint64_t bytes, std::ostream& err) {
+    const auto now = Clock::now();
+    if (now < next) return;
+    next = now + std::chrono::seconds(1);
+    const double s = std::chrono::duration<double>(now - start).count();
+    err << "pubsub-replay: exported " << n << " of about " << total << " samples, "
+        << human_bytes(bytes) << " (" << human_bytes(static_cast<uint64_t>(bytes / s)) << "/s)\n";
+  }
+};
+
+}  // namespace
+
+int export_mcap(const ExportOptions& o, storage::Recording& rec, const ResolvedSelection& sel,
+                std::ostream& err, uint64_t& damaged) {
+  if (o.output.empty()) {
+    return report(err, kExitUsage, "--format mcap needs an output file: -o FILE.mcap");
+  }
+  if (o.decode) {
+    return report(err, kExitUsage,
+                  "--decode does not apply to --format mcap (the types go into the file as "
+                  "schemas: give --idl)");
+  }
+  std::vector<std::string> missing;
+  auto types = SampleDecoder::create(o.idl_files, sel, missing, false);
+  if (!types) return report(err, kExitUsage, types.error());
+  auto cursor = rec.query(sel.query);
+  if (!cursor) return report(err, kExitUsage, o.dir + ": cannot query: " + cursor.error().message);
+  std::ofstream file(o.output, std::ios::binary | std::ios::trunc);
+  if (!file)
+    return report(err, kExitUsage, "cannot write " + o.output + ": " + std::strerror(errno));
+
+  McapWriter w(file);
+  std::map<storage::TopicId, uint16_t> channel_of;
+  const size_t untyped = add_channels(w, sel, *types, channel_of);
+  Progress progress;
+  uint64_t n = 0, bytes = 0;
+  while (const storage::RecordView* r = cursor->next()) {
+    const storage::RecordMeta& m = r->meta;
+    auto ch = channel_of.find(m.topic);
+    if (ch == channel_of.end()) continue;
+    const bool has_source = (m.flags & kFlagHasSourceTimestamp) != 0;
+    w.add_message(ch->second, static_cast<uint32_t>(m.sequence),
+                  static_cast<uint64_t>(m.reception_ns),
+                  static_cast<uint64_t>(has_source ? m.source_ns : m.reception_ns),
+                  std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(r->payload.data()),
+                                           r->payload.size()));
+    ++n;
+    bytes += r->payload.size();
+    if ((n & 1023) == 0) progress.tick(n, sel.estimated_samples, bytes, err);
+  }
+  auto done = w.finish();
+  file.close();
+  if (!done || !file) {
+    return report(err, kExitProblems,
+                  "write error on " + o.output + ": " +
+                      (done ? std::string(std::strerror(errno)) : done.error().message));
+  }
+  if (!cursor->status().ok()) {
+    return report(err, kExitProblems,
+                  "reading stopped after " + std::to_string(n) +
+                      " samples: " + cursor->status().error().message);
+  }
+  err << "pubsub-replay: exported " << n << " samples on " << channel_of.size() << " channels ("
+      << untyped << " without a type";
+  for (size_t i = 0; i < missing.size(); ++i) err << (i ? ", " : ": ") << missing[i];
+  err << ") to " << o.output << ", " << human_bytes(w.bytes_written()) << '\n';
+  if (damaged || cursor->problems()) {
+    return report(err, kExitProblems,
+                  "damaged chunks were skipped; the export is incomplete (see 'pubsub-replay "
+                  "verify " +
+                      o.dir + "')");
+  }
+  return kExitOk;
+}
+
+}  // namespace service::replay::detail

@@ -1,0 +1,133 @@
+// McapWriter: writes an MCAP file (https://mcap.dev/spec, major version 0, magic "\x89MCAP0\r\n")
+// to a std::ostream, with messages in Chunk records (LZ4 frame compressed or uncompressed),
+// Message Index records after every chunk, and a summary section (Schema, Channel, Statistics,
+// Chunk Index records) with Summary Offset records. Private to service/src/replay; one thread.
+//
+// Usage: construct (writes the magic and Header), add_schema / add_channel, add_message in the
+// order the messages are to appear (log_time order is the caller's job), then finish(). A writer
+// that is destroyed without finish() leaves a file without summary and Footer (not valid MCAP).
+// Misuse (an unknown channel, a schema id of 0, a channel naming an unknown schema, two
+// different definitions under one id, a call after finish) and stream failures are sticky: later
+// calls do nothing and finish() reports the first error.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <ostream>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/expected.hpp"
+
+namespace service::replay::detail {
+
+struct McapSchema {
+  uint16_t id = 0;  // >= 1
+  std::string name;
+  std::string encoding;
+  std::string data;
+  bool operator==(const McapSchema&) const = default;
+};
+
+struct McapChannel {
+  uint16_t id = 0;
+  uint16_t schema_id = 0;  // 0 = no schema
+  std::string topic;
+  std::string message_encoding;
+  std::map<std::string, std::string> metadata;
+  bool operator==(const McapChannel&) const = default;
+};
+
+struct McapWriterOptions {
+  uint64_t chunk_size = 4 << 20;  // uncompressed bytes per chunk before it is closed
+  bool lz4 = true;                // chunk compression "lz4" (LZ4 frame format), else ""
+  std::string profile;            // Header.profile ("" for DDS/CDR)
+  std::string library = "pubsub-replay";
+};
+
+class McapWriter {
+ public:
+  // Writes the magic and the Header record at once.
+  explicit McapWriter(std::ostream& out, McapWriterOptions o = {});
+  McapWriter(const McapWriter&) = delete;
+  McapWriter& operator=(const McapWriter&) = delete;
+
+  // Registers a schema. Its record goes into every chunk that carries a message of a channel
+  // using it (before that channel's record), and into the summary. An identical re-add is a no-op.
+  void add_schema(const McapSchema& schema);
+  // Registers a channel (its schema, if not 0, must have been added). Its record goes into
+  // every chunk that carries one of its messages (before the first one), and into the summary.
+  void add_channel(const McapChannel& channel);
+  // Appends a Message record to the open chunk; closes the chunk once its uncompressed records
+  // reach options.chunk_size. Times are nanoseconds.
+  void add_message(uint16_t channel, uint32_t sequence, uint64_t log_time, uint64_t publish_time,
+                   std::span<const uint8_t> data);
+  // Closes the last chunk, writes DataEnd, the summary, the Summary Offset records, the Footer
+  // and the closing magic, and flushes. Errors: kInvalidArgument for misuse (see above), kIo when
+  // the stream failed (or, never expected, LZ4 compression failed).
+  common::Expected<void> finish();
+
+  // Bytes handed to the stream so far (the file offset of the next record).
+  uint64_t bytes_written() const { return offset_; }
+
+ private:
+  struct IndexEntry {
+    uint64_t log_time;
+    uint64_t offset;  // of the Message record in the uncompressed chunk records
+  };
+  struct SchemaState {
+    McapSchema def;
+    uint64_t chunk_written = 0;  // number (1-based) of the last chunk that holds its record
+    bool in_data = false;        // its record is somewhere in the data section
+  };
+  struct ChannelState {
+    McapChannel def;
+    uint64_t chunk_written = 0;
+    bool in_data = false;
+    uint64_t message_count = 0;
+    std::vector<IndexEntry> index;  // this channel's messages in the open chunk
+  };
+  struct ChunkInfo {  // what the Chunk Index record of a closed chunk needs
+    uint64_t start_time, end_time, start_offset, length;
+    std::vector<std::pair<uint16_t, uint64_t>> message_index_offsets;
+    uint64_t message_index_length, compressed_size, uncompressed_size;
+  };
+
+  void fail(common::Errc code, std::string message);
+  void emit(std::span<const uint8_t> bytes);  // to the stream; advances offset_ and crc_
+  void open_channel_in_chunk(ChannelState& ch);
+  void close_chunk();
+  void write_message_indexes(ChunkInfo& info);
+  void write_unused_definitions();
+  void put_statistics(std::vector<uint8_t>& b) const;
+  void put_chunk_index(std::vector<uint8_t>& b, const ChunkInfo& info) const;
+  void write_summary();
+  void write_footer(uint64_t summary_start, uint64_t summary_offset_start);
+
+  std::ostream& out_;
+  McapWriterOptions options_;
+  common::Expected<void> status_;
+  bool finished_ = false;
+  uint64_t offset_ = 0;
+  uint32_t crc_ = 0;  // running CRC-32 of the section being written (data, then summary)
+
+  std::map<uint16_t, SchemaState> schemas_;
+  std::map<uint16_t, ChannelState> channels_;
+
+  // The open chunk.
+  uint64_t chunk_number_ = 1;
+  std::vector<uint8_t> chunk_;                 // uncompressed records
+  std::vector<ChannelState*> chunk_channels_;  // channels with messages, in first-use order
+  uint64_t chunk_messages_ = 0;
+  uint64_t chunk_start_time_ = 0, chunk_end_time_ = 0;
+  std::vector<uint8_t> compressed_;  // reused compression output
+  std::vector<uint8_t> scratch_;     // reused record header / small record buffer
+
+  // Whole file.
+  std::vector<ChunkInfo> chunks_;
+  uint64_t message_count_ = 0;
+  uint64_t start_time_ = 0, end_time_ = 0;
+};
+
+}  // namespace service::replay::detail
