@@ -5,8 +5,10 @@
 # members seq, keyval, baggage; per writer, the value's seq must follow the RTPS sequence number
 # one to one (ddsperf counts its writes), keyval must be < KEYS with every key present, and the
 # baggage must be SIZE minus the 12 bytes of seq, keyval and the sequence length, every byte 0xee -
-# what ddsperf fills it with. The CSV must hold the same values in the columns seq,keyval,baggage. Also: a
-# --decode without --idl and an IDL with a syntax error are refused with exit 2 and nothing written.
+# what ddsperf fills it with. The CSV must hold the same values in the columns seq,keyval,baggage,
+# and the MCAP export must pass tests/tools/mcap_check (the official MCAP reader, and the same
+# values decoded by Foxglove's omgidl libraries). Also: a --decode without --idl and an IDL
+# with a syntax error are refused with exit 2 and nothing written.
 # KEEP_OUT=DIR copies the work directory there at the end (for a look by hand).
 # Usage: ddsperf_decode.sh [SIZE [KEYS]]
 set -u
@@ -91,6 +93,19 @@ for b in bad: print("FAIL:", b)
 print("decoded %d samples of %d writer(s), keys %s, baggage %d bytes" % (len(lines), len(offset), sorted(seen_keys), size - 12))
 sys.exit(1 if bad else 0)
 PY
+
+# MCAP: the same samples in an MCAP file, read back by the official MCAP reader (@mcap/core,
+# CRCs checked) and decoded by Foxglove's omgidl-serialization, whose values must equal ours.
+check=$HERE/../../tools/mcap_check
+[ -d "$check/node_modules" ] || { echo "FAIL: $check/node_modules missing: run scripts/setup.sh"; exit 1; }
+"$BIN/pubsub-replay" export "$out/rec" --format mcap --idl "$HERE/keyedseq.idl" -o "$out/rec.mcap" \
+  2>"$out/export_mcap.err"
+rc=$?
+cat "$out/export_mcap.err"
+[ $rc -eq 0 ] || { echo "FAIL: export --format mcap exit $rc"; exit 1; }
+grep -q "^pubsub-replay: exported $(wc -l <"$out/values.jsonl") samples on 1 channels (0 without a type)" \
+  "$out/export_mcap.err" || { echo "FAIL: export --format mcap summary line"; exit 1; }
+node "$check/check_mcap.mjs" "$out/rec.mcap" "$out/values.jsonl" || { echo "FAIL: MCAP check"; exit 1; }
 
 # Refusals: exit 2, nothing written.
 "$BIN/pubsub-replay" export "$out/rec" --decode -o "$out/none1.jsonl" 2>"$out/e1"
