@@ -4,8 +4,8 @@
 // Encodings (by the encapsulation header's representation identifier):
 //   0x0000/0x0001 CDR_BE/LE, 0x0002/0x0003 PL_CDR_BE/LE           (XCDR1: plain, parameter list)
 //   0x0006/0x0007 CDR2_BE/LE, 0x0008/0x0009 D_CDR2_BE/LE,
-//   0x000a/0x000b PL_CDR2_BE/LE                                    (XCDR2; DDSI-RTPS 2.5 10.5,
-//                                                                   what Cyclone DDS and Fast DDS write)
+//   0x000a/0x000b PL_CDR2_BE/LE                                    (XCDR2)
+// (the ids of DDSI-RTPS 2.5, 10.5: what Cyclone DDS and Fast DDS write).
 // Types: structs (with base), unions, enums, bitmasks, aliases, sequences, arrays, bounded and
 // unbounded strings, optional members, keys; final, appendable and mutable extensibility.
 //
