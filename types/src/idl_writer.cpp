@@ -4,13 +4,16 @@
 // types it needs (post-order), so the text parses top to bottom. A struct or union that is
 // reached again while it is being walked (recursion through a sequence) gets a forward
 // declaration at the start. Each named type is written inside its own module blocks (modules
-// may be reopened in IDL); references are fully qualified ("::pkg::Pose"), so no scoping rule
-// can pick another type. Anonymous types are written inline: sequence<T, N>, string<N>, and
+// may be reopened in IDL). References are fully qualified, without the leading "::"
+// ("geo::Point": Foxglove's IDL parser takes no leading "::"), except where another type's name
+// ends with the same words ("Point" and "geo::Point"), which a scoping rule could pick instead:
+// those keep the "::". Anonymous types are written inline: sequence<T, N>, string<N>, and
 // arrays as declarator suffixes ("x[3][4]"); an anonymous array that is an element of a
 // sequence (possible from a TypeObject, not from IDL) gets a typedef named after its id.
 // Annotations: extensibility always (@final, @appendable or @mutable), @key, @optional, @id
 // where an id is not the next sequential one, @bit_bound where not 32, @value/@position where
-// not sequential, @nested.
+// not sequential, @nested. Not yet readable by Foxglove's parser (tests/tools/mcap_check rewrites
+// them before parsing): inheritance, bitmasks, forward declarations, enum case labels.
 #include "types/idl_writer.hpp"
 
 #include <set>
@@ -78,7 +81,17 @@ std::vector<std::string> split_scoped(const std::string& name) {
 
 class Writer {
  public:
-  explicit Writer(const TypeLibrary& lib) : lib_(lib) {}
+  explicit Writer(const TypeLibrary& lib) : lib_(lib) {
+    // A name another type's name ends with ("Point" and "geo::Point") could resolve to that
+    // other type from inside its module: such names keep the leading "::".
+    std::vector<const std::string*> names;
+    for (size_t i = 0; i < lib.size(); ++i)
+      if (!lib.at(static_cast<TypeId>(i)).name.empty())
+        names.push_back(&lib.at(static_cast<TypeId>(i)).name);
+    for (const std::string* a : names)
+      for (const std::string* b : names)
+        if (b->size() > a->size() + 2 && b->ends_with("::" + *a)) ambiguous_.insert(*a);
+  }
 
   std::string run(TypeId top) {
     visit(top);
@@ -131,7 +144,7 @@ class Writer {
   std::string ref(TypeId id) const {
     const Type& t = lib_.at(id);
     if (const char* p = primitive_name(t.kind)) return p;
-    if (!t.name.empty()) return "::" + t.name;
+    if (!t.name.empty()) return ambiguous_.count(t.name) ? "::" + t.name : t.name;
     switch (t.kind) {
       case Kind::kString:
         return t.bound ? "string<" + std::to_string(t.bound) + ">" : "string";
@@ -332,6 +345,7 @@ class Writer {
 
   const TypeLibrary& lib_;
   std::set<TypeId> done_, active_, forward_, anon_array_typedefs_;
+  std::set<std::string> ambiguous_;
   std::ostringstream body_;
 };
 

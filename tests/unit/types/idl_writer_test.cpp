@@ -120,7 +120,7 @@ TEST_CASE("to_idl writes a struct with its dependencies first, inside their modu
         "@appendable\n"
         "struct Path {\n"
         "  @key unsigned long id;\n"
-        "  sequence<::geo::Point, 16> points;\n"
+        "  sequence<geo::Point, 16> points;\n"
         "  short grid[2][3];\n"
         "  @optional @id(5) string<32> label;\n"
         "};\n"
@@ -188,12 +188,12 @@ TEST_CASE("to_idl writes enums, bitmasks, unions, typedefs and a forward declara
         "};\n"
         "module m {\n"
         "@final\n"
-        "union Choice switch (::Color) {\n"
+        "union Choice switch (Color) {\n"
         "  case ::RED:\n"
         "  case ::GREEN:\n"
         "    long a;\n"
         "  default:\n"
-        "    ::m::Flags f;\n"
+        "    m::Flags f;\n"
         "};\n"
         "};\n"
         "module m {\n"
@@ -201,9 +201,9 @@ TEST_CASE("to_idl writes enums, bitmasks, unions, typedefs and a forward declara
         "};\n"
         "@final\n"
         "struct Node {\n"
-        "  sequence<::Node> children;\n"
-        "  ::m::Choice c;\n"
-        "  ::m::Count n;\n"
+        "  sequence<Node> children;\n"
+        "  m::Choice c;\n"
+        "  m::Count n;\n"
         "};\n");
 }
 
@@ -225,4 +225,25 @@ TEST_CASE("to_idl output parses back to the same types (all_constructs.idl)") {
     CHECK(same(lib.value(), id, again.value(), *id2, seen, why));
     CHECK(why == "");
   }
+}
+
+TEST_CASE("to_idl keeps the leading :: only where a shorter name could be taken for another") {
+  TypeLibrary lib;
+  const TypeId f32 = lib.primitive(Kind::kFloat32);
+  const TypeId global = add_struct(lib, "Point", {member("v", f32, 0)});
+  const TypeId nested = add_struct(lib, "geo::Point", {member("x", f32, 0)});
+  const TypeId line =
+      add_struct(lib, "geo::Line", {member("a", global, 0), member("b", nested, 1)});
+  const std::string idl = to_idl(lib, line);
+  CHECK(idl.find("  ::Point a;\n") != std::string::npos);
+  CHECK(idl.find("  geo::Point b;\n") != std::string::npos);
+  // And Cyclone's parser reads it back to the same members.
+  auto again = parse_idl(idl, "line.idl");
+  REQUIRE(again.ok());
+  const auto id = again.value().find("geo::Line");
+  REQUIRE(id.has_value());
+  const Type& t = again.value().at(*id);
+  REQUIRE(t.members.size() == 2);
+  CHECK(again.value().at(t.members[0].type).name == "Point");
+  CHECK(again.value().at(t.members[1].type).name == "geo::Point");
 }
