@@ -145,13 +145,20 @@ class Writer {
     const Type& t = lib_.at(id);
     if (const char* p = primitive_name(t.kind)) return p;
     if (!t.name.empty()) return ambiguous_.count(t.name) ? "::" + t.name : t.name;
+    if (t.kind == Kind::kArray && anon_array_typedefs_.count(id))
+      return "anon_array_" + std::to_string(id);
+    return anonymous_ref(t, id);
+  }
+
+  // A string, sequence or array written out (an array as its element: the dimensions go on
+  // the declarator), whatever the type's name.
+  std::string anonymous_ref(const Type& t, TypeId id) const {
     switch (t.kind) {
       case Kind::kString:
         return t.bound ? "string<" + std::to_string(t.bound) + ">" : "string";
       case Kind::kSequence:
         return sequence_of(t);
       case Kind::kArray:
-        if (anon_array_typedefs_.count(id)) return "anon_array_" + std::to_string(id);
         return ref(t.element);
       default:
         return "/* unnamed type " + std::to_string(id) + " */ octet";
@@ -215,28 +222,14 @@ class Writer {
         break;
       case Kind::kSequence:
       case Kind::kArray:
-      case Kind::kString: {
-        Type anon = t;
-        anon.name.clear();
-        body_ << "typedef " << ref_of_anonymous(anon) << " " << name
+      case Kind::kString:
+        body_ << "typedef " << anonymous_ref(t, kNoType) << " " << name
               << (t.kind == Kind::kArray ? dims_suffix(t) : std::string()) << ";\n";
         break;
-      }
       default:
         break;
     }
     body_ << close_modules(t.name);
-  }
-
-  std::string ref_of_anonymous(const Type& t) const {
-    switch (t.kind) {
-      case Kind::kString:
-        return t.bound ? "string<" + std::to_string(t.bound) + ">" : "string";
-      case Kind::kSequence:
-        return sequence_of(t);
-      default:
-        return ref(t.element);  // array: element, dimensions on the name
-    }
   }
 
   // First id a struct's own members take under SEQUENTIAL ids (after the base's members).

@@ -38,9 +38,7 @@ Result<SampleDecoder> SampleDecoder::create(const std::vector<std::string>& idl_
   return d;
 }
 
-common::Expected<types::Json> SampleDecoder::decode(storage::TopicId topic,
-                                                    storage::ByteSpan payload) const {
-  const TopicType& t = topics_.at(topic);
+common::Expected<types::Json> SampleDecoder::decode(const TopicType& t, storage::ByteSpan payload) {
   return types::decode_cdr(
       *t.lib, t.id,
       std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(payload.data()), payload.size()));

@@ -29,14 +29,13 @@ class SampleDecoder {
     types::TypeId id = types::kNoType;
     std::string name;
   };
-  bool has_type(storage::TopicId topic) const { return topics_.count(topic) != 0; }
   // The type of a topic, or nullptr.
   const TopicType* type_of(storage::TopicId topic) const {
     auto it = topics_.find(topic);
     return it == topics_.end() ? nullptr : &it->second;
   }
-  // The value of one sample of a topic that has a type.
-  common::Expected<types::Json> decode(storage::TopicId topic, storage::ByteSpan payload) const;
+  // The value of one sample of that type.
+  static common::Expected<types::Json> decode(const TopicType& type, storage::ByteSpan payload);
   // The type name shared by every selected topic that has a type, or "" when they differ.
   std::string single_type_name() const;
   // CSV: the leaf columns of the (single) type: "pose.position.x", ...

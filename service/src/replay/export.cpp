@@ -28,8 +28,9 @@ struct Decoding {
   // key-only sample).
   std::optional<types::Json> value(const storage::RecordView& r, const std::string& topic,
                                    std::string& error) {
-    if (!decoder->has_type(r.meta.topic) || (r.meta.flags & kFlagKeyOnly)) return std::nullopt;
-    auto v = decoder->decode(r.meta.topic, r.payload);
+    const auto* type = decoder->type_of(r.meta.topic);
+    if (!type || (r.meta.flags & kFlagKeyOnly)) return std::nullopt;
+    auto v = detail::SampleDecoder::decode(*type, r.payload);
     if (v) return std::move(v).value();
     error = v.error().message;
     if (++failures <= kMaxReported) {
@@ -144,37 +145,6 @@ uint64_t write_records(storage::Cursor& cursor, const detail::ResolvedSelection&
 
 // The exit status once everything is written: a write error, reading stopped early, or damaged
 // chunks skipped (kExitProblems), else kExitOk.
-int export_status(const ExportOptions& o, const std::ostream& dst, const storage::Cursor& cursor,
-                  uint64_t n, uint64_t damaged, uint64_t decode_failures, std::ostream& err) {
-  if (!dst) {
-    return detail::report(err, kExitProblems,
-                          "write error on " +
-                              (o.output.empty() ? std::string("standard output") : o.output) +
-                              ": " + std::strerror(errno));
-  }
-  if (!cursor.status().ok()) {
-    return detail::report(err, kExitProblems,
-                          "reading stopped after " + std::to_string(n) +
-                              " samples: " + cursor.status().error().message);
-  }
-  if (!o.output.empty()) {
-    err << "pubsub-replay: exported " << n << " samples to " << o.output << '\n';
-  }
-  if (decode_failures) {
-    return detail::report(err, kExitProblems,
-                          std::to_string(decode_failures) +
-                              " samples could not be decoded (exported with decode_error and "
-                              "payload_base64)");
-  }
-  if (damaged || cursor.problems()) {
-    return detail::report(err, kExitProblems,
-                          "damaged chunks were skipped; the export is incomplete "
-                          "(see 'pubsub-replay verify " +
-                              o.dir + "')");
-  }
-  return kExitOk;
-}
-
 // --decode: the decoder for the selection (warnings for topics without a type), or the
 // kExitUsage report. Nothing has been written when this fails.
 std::optional<int> prepare_decoder(const ExportOptions& o, const detail::ResolvedSelection& sel,
@@ -216,6 +186,37 @@ std::string csv_header(const detail::SampleDecoder* decoder) {
 }
 
 }  // namespace
+
+namespace detail {
+
+int export_end(const ExportOptions& o, const std::string& write_error,
+               const storage::Cursor& cursor, uint64_t n, uint64_t damaged,
+               uint64_t decode_failures, const std::string& done_line, std::ostream& err) {
+  if (!write_error.empty()) {
+    return report(err, kExitProblems, "write error on " + write_error);
+  }
+  if (!cursor.status().ok()) {
+    return report(err, kExitProblems,
+                  "reading stopped after " + std::to_string(n) +
+                      " samples: " + cursor.status().error().message);
+  }
+  if (!done_line.empty()) err << "pubsub-replay: " << done_line << '\n';
+  if (decode_failures) {
+    return report(err, kExitProblems,
+                  std::to_string(decode_failures) +
+                      " samples could not be decoded (exported with decode_error and "
+                      "payload_base64)");
+  }
+  if (damaged || cursor.problems()) {
+    return report(err, kExitProblems,
+                  "damaged chunks were skipped; the export is incomplete "
+                  "(see 'pubsub-replay verify " +
+                      o.dir + "')");
+  }
+  return kExitOk;
+}
+
+}  // namespace detail
 
 int export_records(const ExportOptions& o, std::ostream& out, std::ostream& err) {
   uint64_t damaged = 0;
@@ -263,7 +264,14 @@ int export_records(const ExportOptions& o, std::ostream& out, std::ostream& err)
     detail::warn(err, "... and " + std::to_string(dec.failures - Decoding::kMaxReported) +
                           " more samples that could not be decoded");
   }
-  return export_status(o, *dst, *cursor, n, damaged, dec.failures, err);
+  const std::string write_error =
+      *dst ? std::string()
+           : (o.output.empty() ? std::string("standard output") : o.output) + ": " +
+                 std::strerror(errno);
+  const std::string done = o.output.empty()
+                               ? std::string()
+                               : "exported " + std::to_string(n) + " samples to " + o.output;
+  return detail::export_end(o, write_error, *cursor, n, damaged, dec.failures, done, err);
 }
 
 }  // namespace service::replay

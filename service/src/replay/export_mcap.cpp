@@ -112,27 +112,17 @@ int export_mcap(const ExportOptions& o, storage::Recording& rec, const ResolvedS
   }
   auto done = w.finish();
   file.close();
+  std::string write_error;
   if (!done || !file) {
-    return report(err, kExitProblems,
-                  "write error on " + o.output + ": " +
-                      (done ? std::string(std::strerror(errno)) : done.error().message));
+    write_error =
+        o.output + ": " + (done ? std::string(std::strerror(errno)) : done.error().message);
   }
-  if (!cursor->status().ok()) {
-    return report(err, kExitProblems,
-                  "reading stopped after " + std::to_string(n) +
-                      " samples: " + cursor->status().error().message);
-  }
-  err << "pubsub-replay: exported " << n << " samples on " << channel_of.size() << " channels ("
-      << untyped << " without a type";
-  for (size_t i = 0; i < missing.size(); ++i) err << (i ? ", " : ": ") << missing[i];
-  err << ") to " << o.output << ", " << human_bytes(w.bytes_written()) << '\n';
-  if (damaged || cursor->problems()) {
-    return report(err, kExitProblems,
-                  "damaged chunks were skipped; the export is incomplete (see 'pubsub-replay "
-                  "verify " +
-                      o.dir + "')");
-  }
-  return kExitOk;
+  std::string line = "exported " + std::to_string(n) + " samples on " +
+                     std::to_string(channel_of.size()) + " channels (" + std::to_string(untyped) +
+                     " without a type";
+  for (size_t i = 0; i < missing.size(); ++i) line += (i ? ", " : ": ") + missing[i];
+  line += ") to " + o.output + ", " + human_bytes(w.bytes_written());
+  return export_end(o, write_error, *cursor, n, damaged, 0, line, err);
 }
 
 }  // namespace service::replay::detail
