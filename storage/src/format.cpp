@@ -281,6 +281,14 @@ void append_gap_entry(Bytes& out, const Gap& gap) {
   put_varint_to(out, zigzag(gap.last_missing));
 }
 
+void append_type_entry(Bytes& out, const TypeDef& def) {
+  out.push_back(static_cast<std::byte>(EntryKind::kType));
+  put_bytes(out, def.type_name.data(), def.type_name.size());
+  out.push_back(static_cast<std::byte>(def.source));
+  put_bytes(out, def.idl.data(), def.idl.size());
+  put_bytes(out, def.type_object.data(), def.type_object.size());
+}
+
 namespace {
 struct Reader {
   const uint8_t* p;
@@ -323,6 +331,15 @@ struct Reader {
     p += n;
     return r;
   }
+  // A length-prefixed string or blob of at most `limit` bytes.
+  template <typename Out>
+  void lengthed(Out& out, uint64_t limit) {
+    using T = typename Out::value_type;
+    const uint64_t n = varint();
+    if (n > limit) ok = false;
+    const uint8_t* d = take(n);
+    if (d) out.assign(reinterpret_cast<const T*>(d), reinterpret_cast<const T*>(d + n));
+  }
 };
 }  // namespace
 
@@ -334,7 +351,7 @@ Result<bool> EntryDecoder::next(Entry& e) {
     return Error{ErrorCode::kCorrupt,
                  std::string(what) + " at entry offset " + std::to_string(remaining())};
   };
-  if ((kind & 0x0f) > 3 || (kind & 0xe0) || ((kind & kEntryHasKeyHash) && (kind & 0x0f) != 0))
+  if ((kind & 0x0f) > 4 || (kind & 0xe0) || ((kind & kEntryHasKeyHash) && (kind & 0x0f) != 0))
     return fail("bad entry kind");
   e.kind = static_cast<EntryKind>(kind & 0x0f);
   switch (e.kind) {
@@ -365,27 +382,14 @@ Result<bool> EntryDecoder::next(Entry& e) {
     }
     case EntryKind::kTopic: {
       e.topic_id = r.u32();
-      const auto str = [&](std::string& s) {
-        const uint64_t n = r.varint();
-        if (n > limits_.max_record_bytes) r.ok = false;
-        const uint8_t* d = r.take(n);
-        if (d) s.assign(reinterpret_cast<const char*>(d), n);
-      };
-      const auto blob = [&](Bytes& b) {
-        const uint64_t n = r.varint();
-        if (n > limits_.max_record_bytes) r.ok = false;
-        const uint8_t* d = r.take(n);
-        if (d)
-          b.assign(reinterpret_cast<const std::byte*>(d),
-                   reinterpret_cast<const std::byte*>(d + n));
-      };
-      str(e.topic.name);
-      str(e.topic.type_name);
+      const uint64_t limit = limits_.max_record_bytes;
+      r.lengthed(e.topic.name, limit);
+      r.lengthed(e.topic.type_name, limit);
       const uint8_t* keyed = r.take(1);
       e.topic.keyed = keyed && *keyed != 0;
       if (keyed && *keyed > 1) r.ok = false;
-      blob(e.topic.qos);
-      blob(e.topic.type_info);
+      r.lengthed(e.topic.qos, limit);
+      r.lengthed(e.topic.type_info, limit);
       if (!r.ok) return fail("bad topic definition");
       if (e.topic_id == 0) return fail("topic id 0");
       break;
@@ -405,6 +409,20 @@ Result<bool> EntryDecoder::next(Entry& e) {
       e.gap.last_missing = r.svarint();
       if (!r.ok) return fail("bad gap entry");
       if (e.gap.first_missing > e.gap.last_missing) return fail("inverted gap");
+      break;
+    }
+    case EntryKind::kType: {
+      const uint64_t limit = limits_.max_record_bytes;
+      r.lengthed(e.type.type_name, limit);
+      const uint8_t* source = r.take(1);
+      if (source && *source != static_cast<uint8_t>(TypeSource::kIdl) &&
+          *source != static_cast<uint8_t>(TypeSource::kLookup))
+        r.ok = false;
+      if (source) e.type.source = static_cast<TypeSource>(*source);
+      r.lengthed(e.type.idl, limit);
+      r.lengthed(e.type.type_object, limit);
+      if (!r.ok) return fail("bad type definition");
+      if (e.type.type_name.empty()) return fail("type definition without a name");
       break;
     }
   }

@@ -33,6 +33,8 @@ CREATE TABLE IF NOT EXISTS chunk_writers(chunk_id INTEGER NOT NULL, writer_id IN
 CREATE TABLE IF NOT EXISTS gaps(chunk_id INTEGER NOT NULL, writer_id INTEGER NOT NULL,
   first_seq INTEGER NOT NULL, last_seq INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS gaps_by_chunk ON gaps(chunk_id);
+CREATE TABLE IF NOT EXISTS types(type_name TEXT NOT NULL, source INTEGER NOT NULL,
+  idl TEXT NOT NULL, type_object BLOB, PRIMARY KEY(type_name, source)) WITHOUT ROWID;
 )sql";
 
 enum StmtId {
@@ -40,6 +42,7 @@ enum StmtId {
   kGetMeta,
   kPutTopic,
   kPutWriter,
+  kPutType,
   kPutSegment,
   kSetClosed,
   kPutChunk,
@@ -214,6 +217,16 @@ Status Index::put_writer(WriterId id, const WriterDef& def) {
   return Status{};
 }
 
+Status Index::put_type(const TypeDef& def) {
+  auto& s = stmt(kPutType,
+                 "INSERT OR REPLACE INTO types(type_name, source, idl, type_object) "
+                 "VALUES(?, ?, ?, ?)");
+  s.bind(1, def.type_name).bind(2, static_cast<int64_t>(def.source)).bind(3, def.idl);
+  s.bind_blob(4, def.type_object.data(), def.type_object.size());
+  STEP_DONE(s, "insert type");
+  return Status{};
+}
+
 Status Index::put_segment(uint64_t number, int64_t created_ns) {
   auto& s = stmt(kPutSegment, "INSERT OR IGNORE INTO segments(id, created_ns) VALUES(?, ?)");
   s.bind(1, static_cast<int64_t>(number)).bind(2, created_ns);
@@ -233,6 +246,8 @@ Status Index::put_chunk(const ChunkRow& row) {
     if (auto st = put_topic(id, def); !st) return st;
   for (const auto& [id, def] : row.writer_defs)
     if (auto st = put_writer(id, def); !st) return st;
+  for (const TypeDef& def : row.type_defs)
+    if (auto st = put_type(def); !st) return st;
   const ChunkInfo& c = row.info;
   auto& s = stmt(kPutChunk,
                  "INSERT OR REPLACE INTO chunks(id, segment_id, offset, stored_size, raw_size, "
@@ -446,6 +461,21 @@ Result<std::vector<Gap>> Index::gaps() {
   while ((rc = s.step()) == SQLITE_ROW)
     out.push_back({static_cast<WriterId>(s.i64(0)), s.i64(1), s.i64(2)});
   if (rc != SQLITE_DONE) return error("query gaps");
+  return out;
+}
+
+Result<std::vector<TypeDef>> Index::types() {
+  std::vector<TypeDef> out;
+  Stmt s(db_, "SELECT type_name, source, idl, type_object FROM types ORDER BY type_name, source");
+  if (!s.ok()) {  // an index of format 1 or 2 opened read-only has no types table
+    Stmt t(db_, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'types'");
+    if (t.ok() && t.step() == SQLITE_DONE) return out;
+    return error("query types");
+  }
+  int rc;
+  while ((rc = s.step()) == SQLITE_ROW)
+    out.push_back({s.text(0), static_cast<TypeSource>(s.i64(1)), s.text(2), s.blob(3)});
+  if (rc != SQLITE_DONE) return error("query types");
   return out;
 }
 

@@ -30,6 +30,7 @@ struct ChunkRow {
   std::vector<Gap> gaps;
   std::vector<std::pair<TopicId, TopicDef>> topic_defs;
   std::vector<std::pair<WriterId, WriterDef>> writer_defs;
+  std::vector<TypeDef> type_defs;
 };
 
 class Stmt;
@@ -53,6 +54,7 @@ class Index {
   std::optional<std::string> meta(const std::string& key);
   Status put_topic(TopicId id, const TopicDef& def);
   Status put_writer(WriterId id, const WriterDef& def);
+  Status put_type(const TypeDef& def);  // replaces the one of the same name and source
   Status put_segment(uint64_t number, int64_t created_ns);
   Status set_segment_closed(uint64_t number, bool closed);
   Status put_chunk(const ChunkRow& row);  // also its topics, writers, gaps and definitions
@@ -65,6 +67,7 @@ class Index {
   Result<std::vector<TopicInfo>> topics();
   Result<std::vector<WriterInfo>> writers();
   Result<std::vector<Gap>> gaps();
+  Result<std::vector<TypeDef>> types();   // by name, then source; none in a format-1/2 index
   Result<uint64_t> max_chunk_sequence();  // 0 when empty
   int64_t max_chunk_span();               // max(last_recv - first_recv) over chunks
 

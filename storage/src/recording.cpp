@@ -593,6 +593,9 @@ Result<std::vector<SegmentInfo>> Recording::segments() {
 Result<std::vector<Gap>> Recording::gaps() {
   return impl_->idx->gaps();
 }
+Result<std::vector<TypeDef>> Recording::types() {
+  return impl_->idx->types();
+}
 
 Result<Totals> Recording::totals() {
   Totals t;

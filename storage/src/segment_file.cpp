@@ -51,6 +51,7 @@ Status summarize_chunk(const format::ChunkHeader& h, ByteSpan raw, ChunkRow& row
   row.writers.clear();
   row.gaps.clear();
   row.topic_defs.clear();
+  row.type_defs.clear();
   row.writer_defs.clear();
   std::map<TopicId, ChunkTopicStat> topics;
   std::map<WriterId, ChunkWriterStat> writers;
@@ -97,6 +98,9 @@ Status summarize_chunk(const format::ChunkHeader& h, ByteSpan raw, ChunkRow& row
         break;
       case format::EntryKind::kGap:
         row.gaps.push_back(e.gap);
+        break;
+      case format::EntryKind::kType:
+        row.type_defs.push_back(e.type);
         break;
     }
   }

@@ -123,6 +123,7 @@ struct ChunkBuf {
     row.gaps.clear();
     row.topic_defs.clear();
     row.writer_defs.clear();
+    row.type_defs.clear();
   }
 };
 
@@ -208,6 +209,7 @@ struct SegmentWriter::Impl {
   // Definitions: by id (index 0 unused), and encoded for repeating at each segment start.
   std::vector<TopicDef> topics{TopicDef{}};
   std::vector<WriterDef> writers{WriterDef{}};
+  std::vector<TypeDef> types;  // the latest of each name and source
   Bytes defs_blob;
   uint32_t defs_count = 0;
   // Per open chunk: slot of each topic/writer in open->row.topics/writers, -1 when untouched.
@@ -444,12 +446,14 @@ Status SegmentWriter::Impl::open_segment(uint64_t number) {
   uint32_t count;
   std::vector<std::pair<TopicId, TopicDef>> tdefs;
   std::vector<std::pair<WriterId, WriterDef>> wdefs;
+  detail::ChunkRow row;
   {
     std::lock_guard lk(mu);
     defs = defs_blob;
     count = defs_count;
     for (TopicId i = 1; i < topics.size(); ++i) tdefs.emplace_back(i, topics[i]);
     for (WriterId i = 1; i < writers.size(); ++i) wdefs.emplace_back(i, writers[i]);
+    row.type_defs = types;
   }
   if (count == 0) return Status{};
   format::ChunkHeader ch;
@@ -457,7 +461,6 @@ Status SegmentWriter::Impl::open_segment(uint64_t number) {
   ch.entry_count = count;
   ch.codec = format::Codec::kRaw;
   ch.flags = format::kChunkFlagRecvSorted;
-  detail::ChunkRow row;
   row.topic_defs = std::move(tdefs);
   row.writer_defs = std::move(wdefs);
   return write_chunk(ch, defs, nullptr, true, false, row);  // aligned: data may go direct
@@ -875,6 +878,33 @@ Result<WriterId> SegmentWriter::add_writer(const WriterDef& def) {
   m.defs_blob.insert(m.defs_blob.end(), entry.begin(), entry.end());
   ++m.defs_count;
   return id;
+}
+
+Status SegmentWriter::add_type(const TypeDef& def) {
+  Impl& m = *impl_;
+  std::unique_lock lk(m.mu);
+  if (!m.failure.ok()) return m.failure;
+  if (m.closed) return Error{ErrorCode::kClosed, "writer closed"};
+  if (def.type_name.empty()) return Error{ErrorCode::kInvalidArgument, "add_type: no type name"};
+  auto same = [&](const TypeDef& t) {
+    return t.type_name == def.type_name && t.source == def.source;
+  };
+  auto it = std::find_if(m.types.begin(), m.types.end(), same);
+  if (it != m.types.end() && it->idl == def.idl && it->type_object == def.type_object)
+    return Status{};
+  Bytes entry;
+  format::append_type_entry(entry, def);
+  if (entry.size() > m.opt.max_record_bytes + format::kMaxRecordOverhead)
+    return Error{ErrorCode::kInvalidArgument, "type definition too large"};
+  if (auto s = m.put_entry_locked(entry, lk); !s) return s;
+  if (it != m.types.end())
+    *it = def;
+  else
+    m.types.push_back(def);
+  m.open->row.type_defs.push_back(def);
+  m.defs_blob.insert(m.defs_blob.end(), entry.begin(), entry.end());
+  ++m.defs_count;
+  return Status{};
 }
 
 Status SegmentWriter::add_gap(const Gap& gap) {

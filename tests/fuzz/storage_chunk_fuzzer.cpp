@@ -46,6 +46,7 @@ struct Owned {
   WriterId writer_id;
   WriterDef writer;
   Gap gap;
+  TypeDef type;
 };
 
 bool same(const RecordMeta& a, const RecordMeta& b) {
@@ -70,6 +71,9 @@ bool same(const Owned& a, const format::Entry& b) {
     case format::EntryKind::kGap:
       return a.gap.writer == b.gap.writer && a.gap.first_missing == b.gap.first_missing &&
              a.gap.last_missing == b.gap.last_missing;
+    case format::EntryKind::kType:
+      return a.type.type_name == b.type.type_name && a.type.source == b.type.source &&
+             a.type.idl == b.type.idl && a.type.type_object == b.type.type_object;
   }
   return false;
 }
@@ -95,6 +99,9 @@ void encode(const format::Entry& e, Bytes& out, format::DeltaState& st) {
     case format::EntryKind::kGap:
       format::append_gap_entry(out, e.gap);
       break;
+    case format::EntryKind::kType:
+      format::append_type_entry(out, e.type);
+      break;
   }
 }
 
@@ -110,7 +117,7 @@ void round_trip(ByteSpan raw) {
     if (!more.ok() || !*more) break;
     encode(e, again, st);
     first.push_back({e.kind, e.record.meta, Bytes(e.record.payload.begin(), e.record.payload.end()),
-                     e.topic_id, e.topic, e.writer_id, e.writer, e.gap});
+                     e.topic_id, e.topic, e.writer_id, e.writer, e.gap, e.type});
   }
   format::EntryDecoder dec2(again, limits());
   for (const Owned& o : first) {

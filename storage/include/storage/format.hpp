@@ -41,7 +41,7 @@
 
 namespace storage::format {
 
-inline constexpr uint32_t kFormatVersion = 2;     // written
+inline constexpr uint32_t kFormatVersion = 3;     // written (3: type definition entries)
 inline constexpr uint32_t kMinFormatVersion = 1;  // oldest read
 // Offsets and sizes of chunks written with direct I/O are multiples of this (the page size, a
 // multiple of every block device's logical block size).
@@ -54,7 +54,7 @@ inline constexpr uint32_t kChunkMagic = 0x4b435350;  // "PSCK"
 inline constexpr size_t kMaxRecordOverhead = 1 + 5 + 5 + 10 + 10 + 10 + 5 + 16 + 10;
 
 enum class Codec : uint8_t { kRaw = 0, kLz4 = 1 };
-enum class EntryKind : uint8_t { kData = 0, kTopic = 1, kWriter = 2, kGap = 3 };
+enum class EntryKind : uint8_t { kData = 0, kTopic = 1, kWriter = 2, kGap = 3, kType = 4 };
 inline constexpr uint8_t kChunkFlagRecvSorted = 1;  // reception times never decrease in the chunk
 inline constexpr uint8_t kEntryHasKeyHash = 0x10;
 
@@ -163,6 +163,7 @@ inline uint8_t* encode_data_record(uint8_t* out, const RecordMeta& m, ByteSpan p
 void append_topic_entry(Bytes& out, TopicId id, const TopicDef& def);
 void append_writer_entry(Bytes& out, WriterId id, const WriterDef& def);
 void append_gap_entry(Bytes& out, const Gap& gap);
+void append_type_entry(Bytes& out, const TypeDef& def);
 
 // One decoded entry. For kData, `record.payload` points into the decoder's input.
 struct Entry {
@@ -173,6 +174,7 @@ struct Entry {
   WriterId writer_id = 0;  // kWriter
   WriterDef writer;        // kWriter
   Gap gap;                 // kGap
+  TypeDef type;            // kType
 };
 
 // Walks the raw entries of one chunk body.

@@ -171,6 +171,8 @@ class Recording {
   Result<std::vector<WriterInfo>> writers();
   Result<std::vector<SegmentInfo>> segments();
   Result<std::vector<Gap>> gaps();
+  // Recorded type definitions, by name then source (none in recordings of format 1 and 2).
+  Result<std::vector<TypeDef>> types();
   Result<Totals> totals();
   // Topic id by name; 0 when unknown.
   TopicId topic_id(const std::string& name);

@@ -133,6 +133,9 @@ class SegmentWriter {
   Result<TopicId> add_topic(const TopicDef& def);
   // Defines a writer of an existing topic.
   Result<WriterId> add_writer(const WriterDef& def);
+  // Defines (or redefines) a topic data type, repeated at the start of each segment like topics.
+  // A definition equal to the one stored for its name and source is not written again.
+  Status add_type(const TypeDef& def);
   // Records a loss the sequence numbers cannot reveal (e.g. a best-effort writer's lost range).
   // Later records of the writer up to gap.last_missing do not count as a second gap.
   Status add_gap(const Gap& gap);

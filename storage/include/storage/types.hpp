@@ -44,6 +44,21 @@ struct TopicDef {
   Bytes type_info;  // type information blob (e.g. XTypes TypeInformation), opaque
 };
 
+// Where a recorded type definition came from.
+enum class TypeSource : uint8_t {
+  kIdl = 1,     // an IDL file given to the recorder (types.idl)
+  kLookup = 2,  // the writer's participant, through the XTypes TypeLookup service
+};
+
+// The definition of one topic data type. Later definitions of the same name and source replace
+// earlier ones; where both exist, the IDL one is the one to use.
+struct TypeDef {
+  std::string type_name;  // the DDS type name, as topics carry it (TopicDef::type_name)
+  TypeSource source = TypeSource::kIdl;
+  std::string idl;    // IDL text defining type_name and every type it uses
+  Bytes type_object;  // kLookup: the TypeLookup reply (XCDR2 getTypes result) as received
+};
+
 struct WriterDef {
   TopicId topic = 0;
   Guid guid{};

@@ -207,7 +207,7 @@ TEST_CASE("A format-1 recording (no padding field) still opens, reads and verifi
   std::memcpy(hb, seg.data(), sizeof hb);
   auto h = format::decode_segment_header(ByteSpan(seg).first(sizeof hb));
   REQUIRE(h.ok());
-  REQUIRE(h->version == 2);
+  REQUIRE(h->version == format::kFormatVersion);
   h->version = 1;
   format::encode_segment_header(*h, hb);
   std::memcpy(seg.data(), hb, sizeof hb);
@@ -223,12 +223,12 @@ TEST_CASE("A format-1 recording (no padding field) still opens, reads and verifi
   sqlite3_close(db);
   check_reads_back(dir.path(), recs);
   // A version this build does not know is refused, with its number.
-  h->version = 3;
+  h->version = format::kFormatVersion + 1;
   format::encode_segment_header(*h, hb);
   auto bad = format::decode_segment_header(ByteSpan(reinterpret_cast<std::byte*>(hb), sizeof hb));
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.error().code == ErrorCode::kUnsupported);
-  CHECK(bad.error().message == "segment format version 3 not supported");
+  CHECK(bad.error().message == "segment format version 4 not supported");
 }
 
 TEST_CASE("Chunks of large records carry the appenders' running CRC, and it verifies") {
