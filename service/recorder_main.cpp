@@ -98,6 +98,10 @@ int main(int argc, char** argv) {
     std::cerr << r.error().to_string();
     ok = false;
   }
+  if (auto r = service::load_idl_types(cfg); !r) {
+    std::cerr << r.error().message << '\n';
+    ok = false;
+  }
   if (!ok) return kExitUsage;
   if (check_only) {
     std::printf("%s: configuration OK (recording would go to %s)\n", config_file.c_str(),

@@ -91,6 +91,7 @@ struct Args {
   std::string output;
   bool decode = false;
   std::vector<std::string> idl;
+  std::string topic;
 };
 
 // The play options whose presence matters beyond their value.
@@ -149,6 +150,12 @@ void define_info(CLI::App& app, Args& a) {
   info->add_option("DIR", a.dir, "Recording directory (required)");
   info->add_flag("--json", a.json, "One JSON object instead of a table");
   info->footer(kExitFooter);
+  auto* types = app.add_subcommand("types", "The IDL of the recorded topic types");
+  types->add_option("DIR", a.dir, "Recording directory (required)");
+  types->add_option("--topic", a.topic, "Only this topic's type");
+  types->footer(
+      "Exit status: 0 printed, 1 no type recorded (for the topic), 2 bad arguments, unusable "
+      "recording or no such topic.");
 }
 
 // export, verify, reindex, recover.
@@ -196,11 +203,12 @@ int parse_error(CLI::App& app, const CLI::ParseError& e, int argc, char** argv) 
   for (auto* s : app.get_subcommands()) sub = s->get_name();
   if (sub.empty() && argc > 1 && argv[1][0] != '-') {
     return usage_error(std::string("unknown command '") + argv[1] +
-                           "' (commands: info, play, export, verify, recover, reindex)",
+                           "' (commands: info, types, play, export, verify, recover, reindex)",
                        sub);
   }
   if (sub.empty() && argc == 1) {
-    return usage_error("a command is needed: info, play, export, verify, recover or reindex", sub);
+    return usage_error("a command is needed: info, types, play, export, verify, recover or reindex",
+                       sub);
   }
   return usage_error(e.what(), sub);
 }
@@ -292,6 +300,7 @@ int run(int argc, char** argv) {
                        name);
   }
   if (name == "info") return replay::info({a.dir, a.json}, std::cout, std::cerr);
+  if (name == "types") return replay::types({a.dir, a.topic}, std::cout, std::cerr);
   if (name == "verify") return replay::verify(a.dir, std::cout, std::cerr);
   if (name == "reindex") return replay::reindex(a.dir, std::cout, std::cerr);
   if (name == "recover") return replay::recover(a.dir, std::cout, std::cerr);

@@ -130,6 +130,7 @@ class RecorderSchema {
             {"stats_interval_s",
              [&](const Json& v, const std::string& p) { stats_interval(v, p); }},
             {"log", [&](const Json& v, const std::string& p) { log(v, p); }},
+            {"types", [&](const Json& v, const std::string& p) { types(v, p); }},
         });
     if (is_object && !saw_storage) missing_path("/storage/path");
     // Storage refuses a queue that cannot hold one chunk.
@@ -312,6 +313,27 @@ class RecorderSchema {
   void stats_interval(const Json& v, const std::string& p) {
     double s = 0;
     if (r_.number(v, p, s, 0, 3600)) c_.stats_interval = std::chrono::duration<double>(s);
+  }
+
+  void types(const Json& v, const std::string& p) {
+    r_.object(v, p,
+              {
+                  {"idl",
+                   [&](const Json& e, const std::string& ep) {
+                     std::vector<std::filesystem::path> files;
+                     const size_t errors = r_.error_count();
+                     r_.array(e, ep, "IDL file paths", [&](const Json& f, const std::string& fp) {
+                       if (f.is_string() && !f.get<std::string>().empty() &&
+                           f.get<std::string>().find('\0') == std::string::npos) {
+                         files.emplace_back(f.get<std::string>());
+                       } else {
+                         r_.fail(fp, "expected a non-empty path without NUL characters, got " +
+                                         describe(f));
+                       }
+                     });
+                     if (r_.error_count() == errors) c_.types.idl = std::move(files);
+                   }},
+              });
   }
 
   void log(const Json& v, const std::string& p) {

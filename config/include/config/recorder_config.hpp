@@ -114,6 +114,17 @@ struct LogConfig {
   friend bool operator==(const LogConfig&, const LogConfig&) = default;
 };
 
+// "types".
+struct TypesConfig {
+  // "idl": IDL files defining topic data types (relative paths: to the recorder's working
+  // directory). A topic whose type name one of them defines gets that type stored in the
+  // recording (source "idl"; the first file defining the name wins, and IDL wins over types
+  // looked up from the writers). Default [].
+  std::vector<std::filesystem::path> idl;
+
+  friend bool operator==(const TypesConfig&, const TypesConfig&) = default;
+};
+
 struct RecorderConfig {
   // "domain": the DDS domain id, 0..232 -> ParticipantOptions::domain_id. Default 0.
   uint32_t domain = 0;
@@ -141,6 +152,7 @@ struct RecorderConfig {
   // "stats_interval_s": period of the statistics log line, fractions allowed. Default 5 s.
   std::chrono::duration<double> stats_interval{5.0};
   LogConfig log;
+  TypesConfig types;
 
   friend bool operator==(const RecorderConfig&, const RecorderConfig&) = default;
 };

@@ -28,6 +28,7 @@
 
 #include "config/recorder_config.hpp"
 #include "pubsub/types.hpp"
+#include "types/catalog.hpp"
 
 namespace service {
 
@@ -48,6 +49,10 @@ struct RecorderTotals {
   uint64_t samples_shm = 0;  // of samples: read from publishers' shared memory (same host)
   double seconds = 0;
 };
+
+// Parses the configuration's types.idl files (in order). Errors (kInvalidArgument): the
+// parser's "FILE:LINE:COLUMN: message", or the file's read error.
+pubsub::Result<types::TypeCatalog> load_idl_types(const config::RecorderConfig& config);
 
 class Recorder {
  public:

@@ -96,6 +96,17 @@ struct InfoOptions {
 // null for an empty recording or topic; rate = (samples - 1) / (end - start) in samples/s).
 int info(const InfoOptions& options, std::ostream& out, std::ostream& err);
 
+struct TypesOptions {
+  std::string dir;
+  std::string topic;  // only this topic's type; empty: every recorded type
+};
+// The IDL of the recorded types (the IDL-sourced definition where a name has both), each after
+// a line "// type NAME, from idl|lookup[ (also lookup, not used)]; topics: T1 T2". kExitOk;
+// kExitProblems when nothing is recorded, or the topic has no type; kExitUsage when DIR is not
+// a recording or has no such topic. Types of no selected topic without a definition are warned
+// about on `err`.
+int types(const TypesOptions& options, std::ostream& out, std::ostream& err);
+
 enum class ExportFormat { kJsonl, kCsv, kMcap };
 struct ExportOptions {
   std::string dir;

@@ -13,6 +13,8 @@
 #include "pubsub/participant.hpp"
 #include "service/recording_schema.hpp"
 #include "storage/segment_writer.hpp"
+#include "types/catalog.hpp"
+#include "types/idl_writer.hpp"
 
 namespace service {
 namespace {
@@ -100,6 +102,16 @@ std::shared_ptr<spdlog::logger> make_logger(const config::LogConfig& c) {
   return log;
 }
 
+}  // namespace
+
+pubsub::Result<types::TypeCatalog> load_idl_types(const config::RecorderConfig& c) {
+  auto catalog = types::TypeCatalog::from_idl_files(c.types.idl);
+  if (!catalog) return common::Error{common::Errc::kInvalidArgument, catalog.error().message};
+  return catalog;
+}
+
+namespace {
+
 std::string mb(double bytes) {
   char b[32];
   std::snprintf(b, sizeof b, "%.1f MB", bytes / 1e6);
@@ -115,6 +127,7 @@ struct Recorder::Impl {
   std::unique_ptr<storage::SegmentWriter> store;
   std::unique_ptr<pubsub::Participant> participant;
   std::unique_ptr<pubsub::RawReader> reader;
+  types::TypeCatalog idl_types;  // from types.idl; read-only after create()
 
   // Receive-path state. Callbacks of different readers run at once on the participant's
   // threads; each writer's state is ordered by its reader's lock (WriterState), and maps_mu
@@ -152,11 +165,26 @@ struct Recorder::Impl {
     auto t = std::make_unique<TopicState>();
     t->id = id.value();
     t->name = info->name;
+    store_idl_type(info->type_name);
     log->info("topic {} ({}, {}{}{})", info->name, info->type_name,
               info->reliability == pubsub::ReliabilityKind::kReliable ? "reliable" : "best effort",
               info->keyed ? ", keyed" : "",
               info->type_information.empty() ? "" : ", with type information");
     return topics.emplace(info, std::move(t)).first->second.get();
+  }
+
+  // maps_mu held. Stores the type of a new topic when types.idl defines it (a failure is logged:
+  // the samples are recorded all the same).
+  void store_idl_type(const std::string& type_name) {
+    auto found = idl_types.find(type_name);
+    if (!found) return;
+    storage::TypeDef def{
+        type_name, storage::TypeSource::kIdl, types::to_idl(*found->lib, found->id), {}};
+    if (auto s = store->add_type(def); !s) {
+      log->warn("type {} from {} not stored: {}", type_name, *found->origin, s.error().message);
+      return;
+    }
+    log->info("type {} from {}", type_name, *found->origin);
   }
 
   // The writer's state, from this thread's cache of the last writer it delivered for (runs of
@@ -293,6 +321,10 @@ pubsub::Result<std::unique_ptr<Recorder>> Recorder::create(const config::Recorde
   auto impl = std::make_unique<Impl>();
   impl->cfg = c;
   impl->opts = o;
+  // The IDL first: a file that does not parse must fail before anything is created.
+  auto idl = load_idl_types(c);
+  if (!idl) return idl.error();
+  impl->idl_types = std::move(idl).value();
   try {
     impl->log = make_logger(c.log);
   } catch (const spdlog::spdlog_ex& e) {

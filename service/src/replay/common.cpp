@@ -72,6 +72,21 @@ Result<std::unique_ptr<storage::Recording>> open_recording(const std::string& di
   return std::move(*rec);
 }
 
+const storage::TypeDef* recorded_type(const std::vector<storage::TypeDef>& types,
+                                      const std::string& type_name) {
+  const storage::TypeDef* best = nullptr;
+  for (const storage::TypeDef& t : types) {
+    if (t.type_name != type_name) continue;
+    if (!best || t.source == storage::TypeSource::kIdl) best = &t;
+  }
+  return best;
+}
+
+const char* type_source_name(const storage::TypeDef* def) {
+  if (!def) return "";
+  return def->source == storage::TypeSource::kIdl ? "idl" : "lookup";
+}
+
 Result<ResolvedSelection> resolve_selection(storage::Recording& rec, const Selection& sel) {
   ResolvedSelection r;
   auto topics = rec.topics();
@@ -82,6 +97,9 @@ Result<ResolvedSelection> resolve_selection(storage::Recording& rec, const Selec
     return Error{totals.error().code, "cannot read the totals: " + totals.error().message};
   r.recording_first_ns = totals->first_recv_ns;
   r.recording_last_ns = totals->last_recv_ns;
+  auto types = rec.types();
+  if (!types) return Error{types.error().code, "cannot read the types: " + types.error().message};
+  r.recorded_types = std::move(types).value();
 
   for (const std::string& pattern : sel.topics) {
     if (std::string e = pubsub::glob_error(pattern); !e.empty()) {

@@ -34,8 +34,14 @@ struct ResolvedSelection {
   int64_t recording_last_ns = 0;
   int64_t first_ns = 0;  // estimated reception span of the selection (from the index)
   int64_t last_ns = 0;
-  uint64_t estimated_samples = 0;  // exact without a time range
+  uint64_t estimated_samples = 0;                // exact without a time range
+  std::vector<storage::TypeDef> recorded_types;  // the recording's type definitions
 };
+// The recorded definition to use for a type name: the IDL one before the looked-up one.
+const storage::TypeDef* recorded_type(const std::vector<storage::TypeDef>& types,
+                                      const std::string& type_name);
+// "idl", "lookup" (the TypeDef's source) or "" for none.
+const char* type_source_name(const storage::TypeDef* def);
 // Matches the topic globs (each must match some topic), resolves start/end against the
 // recording and checks that they describe a range that overlaps it.
 Result<ResolvedSelection> resolve_selection(storage::Recording& rec, const Selection& sel);

@@ -1,36 +1,61 @@
-// export --decode: types from IDL files, matched to topics by type name; CSV flattening.
+// export --decode: types from IDL files and from the recording, matched to topics by type name;
+// CSV flattening.
 #include "decode.hpp"
+
+#include <set>
 
 #include "types/idl.hpp"
 
 namespace service::replay::detail {
 
+namespace {
+
+// Adds the recording's definition of every selected topic's type (after the user's IDL, which
+// wins). A stored definition that does not parse leaves its topics without a type (warned).
+void add_recorded_types(types::TypeCatalog& catalog, const ResolvedSelection& sel,
+                        std::vector<std::string>& warnings) {
+  std::set<std::string> done;
+  for (const storage::TopicInfo& t : sel.topics) {
+    const std::string& name = t.def.type_name;
+    if (!done.insert(name).second || catalog.find(name)) continue;
+    const storage::TypeDef* def = recorded_type(sel.recorded_types, name);
+    if (!def) continue;
+    const std::string origin = std::string("the recording (") + type_source_name(def) + ")";
+    auto lib = types::parse_idl(def->idl, "type " + name + " in " + origin);
+    if (!lib) {
+      warnings.push_back(lib.error().message);
+      continue;
+    }
+    catalog.add(std::move(lib).value(), origin);
+  }
+}
+
+}  // namespace
+
 Result<SampleDecoder> SampleDecoder::create(const std::vector<std::string>& idl_files,
                                             const ResolvedSelection& sel,
-                                            std::vector<std::string>& missing, bool require_one) {
+                                            std::vector<std::string>& missing,
+                                            std::vector<std::string>& warnings, bool require_one) {
   SampleDecoder d;
-  for (const std::string& f : idl_files) {
-    auto lib = types::parse_idl_file(f);
-    if (!lib) return lib.error();
-    d.libs_.push_back(std::make_unique<types::TypeLibrary>(std::move(lib).value()));
-  }
+  auto catalog = types::TypeCatalog::from_idl_files({idl_files.begin(), idl_files.end()});
+  if (!catalog) return catalog.error();
+  d.catalog_ = std::move(catalog).value();
+  add_recorded_types(d.catalog_, sel, warnings);
   for (const storage::TopicInfo& t : sel.topics) {
-    bool found = false;
-    for (const auto& lib : d.libs_) {
-      if (auto id = lib->find(t.def.type_name)) {
-        d.topics_[t.id] = TopicType{lib.get(), *id, t.def.type_name};
-        found = true;
-        break;
-      }
+    if (auto f = d.catalog_.find(t.def.type_name)) {
+      d.topics_[t.id] = TopicType{f->lib, f->id, t.def.type_name};
+    } else {
+      missing.push_back(t.def.name + " (type " + t.def.type_name + ")");
     }
-    if (!found) missing.push_back(t.def.name + " (type " + t.def.type_name + ")");
   }
   if (d.topics_.empty() && !require_one) return d;
   if (d.topics_.empty()) {
     std::string names;
     for (const auto& m : missing) names += (names.empty() ? "" : ", ") + m;
     return make_error(Errc::kNotFound,
-                      "--decode: no type in the IDL given for any selected topic: " + names);
+                      "--decode: no type, in the recording or the IDL given, for any selected "
+                      "topic: " +
+                          names);
   }
   const TopicType& first = d.topics_.begin()->second;
   std::vector<std::string> path;

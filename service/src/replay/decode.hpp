@@ -1,5 +1,6 @@
-// Decoding for `pubsub-replay export --decode`: the types of the selected topics, read from IDL
-// files (types/idl.hpp), and the CSV flattening of decoded values. Private to
+// Decoding for `pubsub-replay export --decode` and the schemas of `--format mcap`: the types of
+// the selected topics, from IDL files (types/idl.hpp) or else from the recording's stored
+// definitions, and the CSV flattening of decoded values. Private to
 // service/src/replay; used on the exporting thread only.
 #pragma once
 
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "common.hpp"
+#include "types/catalog.hpp"
 #include "types/cdr.hpp"
 #include "types/type_model.hpp"
 
@@ -16,13 +18,16 @@ namespace service::replay::detail {
 
 class SampleDecoder {
  public:
-  // Parses the IDL files (in order; the first that defines a type name wins) and finds the type
-  // of every selected topic by its recorded type name. Errors: an IDL file that does not parse
-  // or read (the parser's "FILE:LINE:COLUMN: ..." message), or (with require_one) no selected
-  // topic has its type. Topics without a type are named in `missing`.
+  // Parses the IDL files (in order; the first that defines a type name wins), then the
+  // recording's definitions of the selected topics' types (sel.recorded_types: IDL-sourced
+  // before looked-up), and finds the type of every selected topic by its recorded type name.
+  // Errors: an IDL file that does not parse or read (the parser's "FILE:LINE:COLUMN: ..."
+  // message), or (with require_one) no selected topic has its type. Topics without a type are
+  // named in `missing`; stored definitions that do not parse in `warnings`.
   static Result<SampleDecoder> create(const std::vector<std::string>& idl_files,
                                       const ResolvedSelection& sel,
-                                      std::vector<std::string>& missing, bool require_one = true);
+                                      std::vector<std::string>& missing,
+                                      std::vector<std::string>& warnings, bool require_one = true);
 
   struct TopicType {
     const types::TypeLibrary* lib = nullptr;
@@ -47,7 +52,7 @@ class SampleDecoder {
   void flatten(const types::TypeLibrary& lib, types::TypeId id, std::vector<std::string>& path,
                int depth);
 
-  std::vector<std::unique_ptr<types::TypeLibrary>> libs_;  // stable addresses for topics_
+  types::TypeCatalog catalog_;  // owns the libraries topics_ point into
   std::map<storage::TopicId, TopicType> topics_;
   std::vector<std::string> columns_;
   std::vector<std::vector<std::string>> column_paths_;

@@ -1,4 +1,5 @@
 // export: the selected records as JSON lines or CSV, in reception-time order.
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -154,18 +155,23 @@ std::optional<int> prepare_decoder(const ExportOptions& o, const detail::Resolve
     if (o.idl_files.empty()) return std::nullopt;
     return detail::report(err, kExitUsage, "--idl is used with --decode");
   }
-  if (o.idl_files.empty()) {
+  const bool recorded = std::any_of(sel.topics.begin(), sel.topics.end(), [&](const auto& t) {
+    return detail::recorded_type(sel.recorded_types, t.def.type_name) != nullptr;
+  });
+  if (o.idl_files.empty() && !recorded) {
     return detail::report(err, kExitUsage,
-                          "--decode needs the type definitions: --idl FILE (repeatable)");
+                          "--decode needs the type definitions: the recording has none for the "
+                          "selected topics, give --idl FILE (repeatable)");
   }
-  std::vector<std::string> missing;
-  auto d = detail::SampleDecoder::create(o.idl_files, sel, missing);
+  std::vector<std::string> missing, warnings;
+  auto d = detail::SampleDecoder::create(o.idl_files, sel, missing, warnings);
+  for (const auto& w : warnings) detail::warn(err, w);
   if (!d) return detail::report(err, kExitUsage, d.error());
   for (const auto& m : missing)
-    detail::warn(err, "no type in the IDL for topic " + m + ": exported undecoded");
+    detail::warn(err, "no type for topic " + m + ": exported undecoded");
   if (o.format == ExportFormat::kCsv && (!missing.empty() || d->single_type_name().empty())) {
     return detail::report(err, kExitUsage,
-                          "--format csv --decode needs topics of one type, all in the IDL "
+                          "--format csv --decode needs topics of one type, all with a type "
                           "(select them with --topics)");
   }
   decoder.emplace(std::move(d).value());

@@ -82,8 +82,9 @@ int export_mcap(const ExportOptions& o, storage::Recording& rec, const ResolvedS
                   "--decode does not apply to --format mcap (the types go into the file as "
                   "schemas: give --idl)");
   }
-  std::vector<std::string> missing;
-  auto types = SampleDecoder::create(o.idl_files, sel, missing, false);
+  std::vector<std::string> missing, warnings;
+  auto types = SampleDecoder::create(o.idl_files, sel, missing, warnings, false);
+  for (const auto& w : warnings) warn(err, w);
   if (!types) return report(err, kExitUsage, types.error());
   auto cursor = rec.query(sel.query);
   if (!cursor) return report(err, kExitUsage, o.dir + ": cannot query: " + cursor.error().message);

@@ -88,10 +88,12 @@ int info(const InfoOptions& o, std::ostream& out, std::ostream& err) {
   auto topics = (*rec)->topics();
   auto writers = (*rec)->writers();
   auto totals = (*rec)->totals();
-  if (!topics || !writers || !totals) {
+  auto types = (*rec)->types();
+  if (!topics || !writers || !totals || !types) {
     const storage::Status& s = !topics    ? topics.error()
                                : !writers ? writers.error()
-                                          : totals.error();
+                               : !totals  ? totals.error()
+                                          : types.error();
     return report(err, kExitUsage, o.dir + ": cannot read the index: " + s.error().message);
   }
   std::map<storage::TopicId, uint64_t> writer_count;
@@ -116,6 +118,8 @@ int info(const InfoOptions& o, std::ostream& out, std::ostream& err) {
       nlohmann::json tj;
       tj["name"] = t.def.name;
       tj["type"] = t.def.type_name;
+      const storage::TypeDef* td = detail::recorded_type(*types, t.def.type_name);
+      tj["type_source"] = td ? nlohmann::json(detail::type_source_name(td)) : nlohmann::json();
       tj["keyed"] = t.def.keyed;
       tj["reliability"] = reliability_of(t.def);
       tj["samples"] = t.count;
@@ -136,17 +140,19 @@ int info(const InfoOptions& o, std::ostream& out, std::ostream& err) {
       << (totals->segments == 1 ? "" : "s") << ", " << totals->chunks << " chunks"
       << state_note((*rec)->close_state()) << '\n';
   std::vector<std::vector<std::string>> rows;
-  rows.push_back({"TOPIC", "TYPE", "KEYED", "RELIABILITY", "SAMPLES", "BYTES", "RATE/s", "WRITERS",
-                  "LOST", "START", "END"});
+  rows.push_back({"TOPIC", "TYPE", "TYPE FROM", "KEYED", "RELIABILITY", "SAMPLES", "BYTES",
+                  "RATE/s", "WRITERS", "LOST", "START", "END"});
   for (const auto& t : *topics) {
-    rows.push_back({t.def.name, t.def.type_name, t.def.keyed ? "yes" : "no", reliability_of(t.def),
-                    std::to_string(t.count), std::to_string(t.bytes),
-                    fmt_rate(topic_rate(t.count, t.first_recv_ns, t.last_recv_ns)),
-                    std::to_string(writer_count[t.id]), std::to_string(t.lost),
-                    t.count ? format_iso(t.first_recv_ns) : "-",
-                    t.count ? format_iso(t.last_recv_ns) : "-"});
+    const storage::TypeDef* td = detail::recorded_type(*types, t.def.type_name);
+    rows.push_back(
+        {t.def.name, t.def.type_name, td ? detail::type_source_name(td) : "-",
+         t.def.keyed ? "yes" : "no", reliability_of(t.def), std::to_string(t.count),
+         std::to_string(t.bytes), fmt_rate(topic_rate(t.count, t.first_recv_ns, t.last_recv_ns)),
+         std::to_string(writer_count[t.id]), std::to_string(t.lost),
+         t.count ? format_iso(t.first_recv_ns) : "-", t.count ? format_iso(t.last_recv_ns) : "-"});
   }
-  print_table(out, rows, {false, false, false, false, true, true, true, true, true, false, false});
+  print_table(out, rows,
+              {false, false, false, false, false, true, true, true, true, true, false, false});
   char dur[32];
   std::snprintf(dur, sizeof dur, "%.3f s",
                 totals->records

@@ -110,7 +110,7 @@ node "$check/check_mcap.mjs" "$out/rec.mcap" "$out/values.jsonl" || { echo "FAIL
 # Refusals: exit 2, nothing written.
 "$BIN/pubsub-replay" export "$out/rec" --decode -o "$out/none1.jsonl" 2>"$out/e1"
 rc=$?
-grep -q -- "--decode needs the type definitions" "$out/e1" && [ $rc -eq 2 ] && [ ! -e "$out/none1.jsonl" ] ||
+grep -q -- "--decode needs the type definitions: the recording has none" "$out/e1" && [ $rc -eq 2 ] && [ ! -e "$out/none1.jsonl" ] ||
   { echo "FAIL: --decode without --idl: exit $rc, $(cat "$out/e1")"; exit 1; }
 printf 'struct KeyedSeq {\n  unsigned long seq;\n  unsigned long keyval\n};\n' >"$out/bad.idl"
 "$BIN/pubsub-replay" export "$out/rec" --decode --idl "$out/bad.idl" -o "$out/none2.jsonl" 2>"$out/e2"

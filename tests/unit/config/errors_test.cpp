@@ -105,6 +105,11 @@ TEST_CASE("parse_recorder_config refuses wrong types for string, array and objec
       {doc_with("/log/level", "2"),
        R"(/log/level: expected one of "trace", "debug", "info", "warn", "error", "off", got 2)"},
       {doc_with("/log/file", "false"), "/log/file: expected a string, got false"},
+      {doc_with("/types", "[]"), "/types: expected an object, got []"},
+      {doc_with("/types/idl", R"("a.idl")"),
+       R"(/types/idl: expected an array of IDL file paths, got "a.idl")"},
+      {doc_with("/types/idl", R"(["a.idl", ""])"),
+       R"(/types/idl/1: expected a non-empty path without NUL characters, got "")"},
       {"[]", "top level: expected an object, got []"},
       {R"("x")", R"(top level: expected an object, got "x")"},
   };
@@ -195,7 +200,7 @@ TEST_CASE("parse_recorder_config refuses a queue smaller than one chunk") {
 TEST_CASE("parse_recorder_config refuses unknown keys, suggesting close ones") {
   const std::string top =
       " (known keys: domain, interface, peers, transports, topics, storage, queue_max_bytes, "
-      "max_sample_bytes, stats_interval_s, log)";
+      "max_sample_bytes, stats_interval_s, log, types)";
   const std::string storage =
       " (known keys: path, chunk_max_bytes, chunk_max_age_ms, segment_max_bytes, "
       "segment_max_duration_s, compression, fsync, fsync_interval_ms, page_cache, direct_io, "
@@ -226,11 +231,11 @@ TEST_CASE("parse_recorder_config escapes odd keys in JSON pointers") {
   CHECK(
       only_error(R"({"storage":{"path":"x"},"a/b~c":1})") ==
       R"(/a~1b~0c: unknown key (known keys: domain, interface, peers, transports, topics, storage, )"
-      R"(queue_max_bytes, max_sample_bytes, stats_interval_s, log))");
+      R"(queue_max_bytes, max_sample_bytes, stats_interval_s, log, types))");
   CHECK(
       only_error(R"({"storage":{"path":"x"},"a\nb":1})") ==
       R"(/a\u000ab: unknown key (known keys: domain, interface, peers, transports, topics, storage, )"
-      R"(queue_max_bytes, max_sample_bytes, stats_interval_s, log))");
+      R"(queue_max_bytes, max_sample_bytes, stats_interval_s, log, types))");
 }
 
 TEST_CASE("parse_recorder_config shortens long values in messages") {

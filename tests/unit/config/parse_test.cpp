@@ -90,7 +90,8 @@ TEST_CASE("parse_recorder_config reads every key when set to non-default values"
     "queue_max_bytes": 17179869184,
     "max_sample_bytes": 1024,
     "stats_interval_s": 0.25,
-    "log": {"level": "trace", "file": "/var/log/rec.log"}
+    "log": {"level": "trace", "file": "/var/log/rec.log"},
+    "types": {"idl": ["msgs/pose.idl", "/usr/share/idl/seq.idl"]}
   })");
   CHECK(c.domain == 232);
   CHECK(c.interface == "eth0");
@@ -116,6 +117,8 @@ TEST_CASE("parse_recorder_config reads every key when set to non-default values"
   CHECK(c.stats_interval.count() == 0.25);
   CHECK(c.log.level == LogLevel::kTrace);
   CHECK(c.log.file == "/var/log/rec.log");
+  CHECK(c.types.idl ==
+        std::vector<std::filesystem::path>{"msgs/pose.idl", "/usr/share/idl/seq.idl"});
 }
 
 namespace {

@@ -128,12 +128,63 @@ TEST_CASE("export --decode: values of XCDR1 and XCDR2 samples, a damaged one rep
   const auto msgs = lines_of(err.str());
   REQUIRE(msgs.size() == 3);
   CHECK(msgs[0] ==
-        "pubsub-replay: warning: no type in the IDL for topic robot/other (type geo::Unknown): "
+        "pubsub-replay: warning: no type for topic robot/other (type geo::Unknown): "
         "exported undecoded");
   CHECK(msgs[1].rfind("pubsub-replay: warning: topic robot/pose seq 3: cannot decode: ", 0) == 0);
   CHECK(msgs[2] ==
         "pubsub-replay: 1 samples could not be decoded (exported with decode_error and "
         "payload_base64)");
+}
+
+TEST_CASE("export --decode without --idl uses the recording's types; --idl wins over them") {
+  TempDir tmp;
+  Model model;
+  const size_t pose = model.add_topic({"robot/pose", "geo::Pose", true});
+  add_record(model, model.add_writer(pose), 1, 0, pose_xcdr1_le());
+  // Looked up: the right type. IDL-sourced: one that cannot decode the sample (wins over lookup).
+  model.types.push_back({"geo::Pose", storage::TypeSource::kLookup, kIdl, {}});
+  const std::string dir = tmp.sub("rec");
+  write_recording(dir, model);
+  replay::ExportOptions o;
+  o.dir = dir;
+  o.decode = true;
+  std::ostringstream out, err;
+  CHECK(replay::export_records(o, out, err) == replay::kExitOk);
+  CHECK(err.str() == "");
+  REQUIRE(lines_of(out.str()).size() == 1);
+  CHECK(tail_from_value(lines_of(out.str())[0]) ==
+        ",\"value\":{\"id\":7,\"position\":{\"x\":1.5,\"y\":-2.0},\"mode\":\"MOVING\","
+        "\"name\":\"ab\"}}");
+
+  Model model2 = model;
+  model2.types.push_back({"geo::Pose",
+                          storage::TypeSource::kIdl,
+                          "module geo { struct Pose { double a[20]; }; };\n",
+                          {}});
+  const std::string dir2 = tmp.sub("rec2");
+  write_recording(dir2, model2);
+  o.dir = dir2;
+  std::ostringstream out2, err2;
+  CHECK(replay::export_records(o, out2, err2) == replay::kExitProblems);  // the IDL one is used
+  CHECK(out2.str().find("\"decode_error\"") != std::string::npos);
+  // The user's --idl wins over both.
+  const std::string idl = tmp.sub("geo.idl");
+  std::ofstream(idl) << kIdl;
+  o.idl_files = {idl};
+  std::ostringstream out3, err3;
+  CHECK(replay::export_records(o, out3, err3) == replay::kExitOk);
+  CHECK(out3.str() == out.str());
+  // A stored definition that does not parse: a warning, the topic undecoded.
+  Model model3 = model;
+  model3.types[0].idl = "struct {";
+  const std::string dir3 = tmp.sub("rec3");
+  write_recording(dir3, model3);
+  o.dir = dir3;
+  o.idl_files.clear();
+  std::ostringstream out4, err4;
+  CHECK(replay::export_records(o, out4, err4) == replay::kExitUsage);
+  CHECK(err4.str().rfind("pubsub-replay: warning: type geo::Pose in the recording (lookup):1:",
+                         0) == 0);
 }
 
 TEST_CASE("export --format csv --decode: one column per leaf, exact rows") {
@@ -173,7 +224,8 @@ TEST_CASE("export --decode refusals: exit 2 and nothing written") {
   auto o = f.options();
   o.idl_files.clear();
   CHECK(refused(o) ==
-        "pubsub-replay: --decode needs the type definitions: --idl FILE (repeatable)\n");
+        "pubsub-replay: --decode needs the type definitions: the recording has none for the "
+        "selected topics, give --idl FILE (repeatable)\n");
   o = f.options();
   o.decode = false;
   CHECK(refused(o) == "pubsub-replay: --idl is used with --decode\n");
@@ -185,14 +237,14 @@ TEST_CASE("export --decode refusals: exit 2 and nothing written") {
   o = f.options();
   o.selection.topics = {"robot/other"};
   CHECK(refused(o) ==
-        "pubsub-replay: --decode: no type in the IDL given for any selected topic: robot/other "
-        "(type geo::Unknown)\n");
+        "pubsub-replay: --decode: no type, in the recording or the IDL given, for any selected "
+        "topic: robot/other (type geo::Unknown)\n");
   o = f.options();
   o.format = replay::ExportFormat::kCsv;
   CHECK(refused(o) ==
-        "pubsub-replay: warning: no type in the IDL for topic robot/other (type geo::Unknown): "
+        "pubsub-replay: warning: no type for topic robot/other (type geo::Unknown): "
         "exported undecoded\n"
-        "pubsub-replay: --format csv --decode needs topics of one type, all in the IDL (select "
+        "pubsub-replay: --format csv --decode needs topics of one type, all with a type (select "
         "them with --topics)\n");
 }
 

@@ -71,6 +71,7 @@ struct Model {
   std::vector<size_t> writer_topic;  // writer index -> topic index
   std::vector<storage::Guid> writer_guid;
   std::vector<RecordSpec> records;
+  std::vector<storage::TypeDef> types;  // stored after the writers
 
   size_t add_topic(TopicSpec t) {
     topics.push_back(std::move(t));
@@ -168,6 +169,10 @@ inline void write_recording(const std::string& dir, Model& m,
     auto id = (*w)->add_writer({tids[m.writer_topic[i]], m.writer_guid[i]});
     if (!id) throw std::runtime_error("add_writer: " + id.error().to_string());
     wids.push_back(*id);
+  }
+  for (const auto& t : m.types) {
+    if (auto s = (*w)->add_type(t); !s)
+      throw std::runtime_error("add_type: " + s.error().to_string());
   }
   for (auto& r : m.records) {
     r.meta.topic = tids[r.topic];
