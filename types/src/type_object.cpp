@@ -401,8 +401,9 @@ struct WithDeps {
   std::vector<TypeIdWithSize> dependencies;  // the EK_COMPLETE ones
 };
 
-// TypeIdentifierWithDependencies (appendable).
+// TypeIdentifierWithDependencies (appendable). A member repeated replaces the earlier one.
 bool with_dependencies(Reader& r, WithDeps& out) {
+  out = WithDeps{};
   size_t saved = 0, seq = 0;
   uint32_t n = 0;
   if (!r.open(saved, "TypeIdentifierWithDependencies") || !ident_with_size(r, out.id, out.size) ||
