@@ -4,3 +4,10 @@ pubsub_add_fuzzer(cdr_decode_fuzzer
   LIBS pubsub::types
   CORPUS corpus/cdr_decode)
 set_tests_properties(cdr_decode_fuzzer PROPERTIES LABELS "fuzz;types")
+
+# types: XTypes TypeInformation and TypeObjects (see type_object_fuzzer.cpp).
+pubsub_add_fuzzer(type_object_fuzzer
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/type_object_fuzzer.cpp
+  LIBS pubsub::types
+  CORPUS corpus/type_object)
+set_tests_properties(type_object_fuzzer PROPERTIES LABELS "fuzz;types")
