@@ -206,6 +206,12 @@ Guid Participant::guid() const {
 const ParticipantOptions& Participant::options() const {
   return impl_->options();
 }
+void Participant::request_types(const GuidPrefix& participant,
+                                std::span<const std::array<uint8_t, 15>> type_ids, Duration timeout,
+                                TypeLookupCallback done) {
+  impl_->request_types(participant, type_ids, timeout, std::move(done));
+}
+
 std::vector<DiscoveredParticipant> Participant::discovered_participants() const {
   return impl_->discovered_participants();
 }

@@ -185,6 +185,10 @@ class ParticipantImpl final : public TransportReceiver,
   Transport& transport() { return *transport_; }
   bool closed() const { return closed_.load(); }
   std::vector<DiscoveredParticipant> discovered_participants() const;
+  void request_types(const GuidPrefix& participant, std::span<const wire::HashedTypeId> type_ids,
+                     Duration timeout, TypeLookupCallback done) {
+    discovery_->request_types(participant, type_ids, timeout, std::move(done));
+  }
   ParticipantStats stats() const;
   std::vector<TopicInfo> raw_topics(const RawReaderImpl& r) const;
   size_t raw_matched(const RawReaderImpl& r) const;

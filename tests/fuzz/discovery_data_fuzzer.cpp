@@ -1,5 +1,6 @@
 // libFuzzer target: the SPDP/SEDP payload decoders (decode_participant_data, decode_endpoint_data,
-// decode_endpoint_key), all three on every input.
+// decode_endpoint_key) and the TypeLookup reply decoder (decode_type_lookup_reply), all on every
+// input.
 //
 // Beyond "no crash, no read past the end": whatever decodes must survive a round trip through
 // the encoder - encode(decode(x)) decodes again to the same values - so an encoder that writes
@@ -12,6 +13,7 @@
 #include <memory>
 
 #include "wire/discovery_data.hpp"
+#include "wire/type_lookup.hpp"
 
 namespace {
 
@@ -76,5 +78,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   Guid key;
   (void)decode_endpoint_key(p, size, key);
+  // TypeLookup replies (builtin traffic from any participant): the body handed on lies within
+  // the input.
+  if (auto h = decode_type_lookup_reply(p, size); h && h->body) {
+    check(h->body >= p && h->body + h->body_size == p + size);
+    uint64_t sum = 0;
+    for (size_t i = 0; i < h->body_size; ++i) sum += h->body[i];
+    check(sum <= 255 * h->body_size);
+  }
   return 0;
 }

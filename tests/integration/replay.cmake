@@ -56,7 +56,10 @@ if(TARGET fastdds_perftest)
 endif()
 replay_netns_test("replay: ddsperf 1 MB replayed into ddsperf sub through loss and reordering"
                   ${RIT}/ddsperf_replay.sh --impair 5 25 1000000 20 1)
-# 6. Decoding (issue 13): ddsperf's KeyedSeq recorded from Cyclone DDS and exported with
-#    --decode --idl: every sample decodes to the values ddsperf sent, as JSON lines and CSV.
-replay_netns_test("replay: ddsperf KeyedSeq recording decoded with --idl, 4 keys"
+# 6. Decoding (issue 13): ddsperf's KeyedSeq recorded from Cyclone DDS, its type looked up
+#    through XTypes TypeLookup, exported with --decode (with and without --idl): every sample
+#    decodes to the values ddsperf sent, as JSON lines, CSV and MCAP.
+replay_netns_test("replay: ddsperf KeyedSeq type looked up (XTypes TypeLookup) and decoded, with and without --idl, 4 keys"
                   ${RIT}/ddsperf_decode.sh 100 4)
+replay_netns_test("replay: ddsperf KeyedSeq type from the recorder's types.idl stored and decoded, 4 keys"
+                  ${RIT}/ddsperf_decode.sh 100 4 idl)

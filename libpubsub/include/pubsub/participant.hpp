@@ -17,8 +17,10 @@
 // them if they are still alive, after which their calls return kClosed).
 #pragma once
 
+#include <array>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -104,6 +106,24 @@ struct TopicDescription {
   std::vector<int16_t> data_representation;  // announced; empty: XCDR1 (readers: XCDR1+2)
 };
 
+// One answer to request_types(), or the end of the wait for one.
+struct TypeLookupReply {
+  enum class Kind {
+    kReply,        // a participant answered (see `types`)
+    kTimeout,      // no answer ended the request within its timeout
+    kUnsupported,  // the participant does not offer the TypeLookup service, or is unknown
+  };
+  Kind kind = Kind::kReply;
+  GuidPrefix from{};
+  // kReply: the TypeLookup_getTypes_Out as sent (XCDR2, from its DHEADER); empty when the
+  // participant answered with an exception or an error code (`error`).
+  std::vector<uint8_t> types;
+  bool little_endian = true;
+  int32_t error = 0;
+};
+// Returns true when the request is done (no later reply or timeout is reported).
+using TypeLookupCallback = std::function<bool(const TypeLookupReply&)>;
+
 struct DiscoveredParticipant {
   GuidPrefix guid_prefix{};
   uint8_t vendor[2] = {};
@@ -129,6 +149,16 @@ class Participant {
                                                         LoanCallback on_sample);
   Result<std::unique_ptr<RawReader>> create_raw_reader(const RawReaderOptions& options,
                                                        RawReaderListener listener);
+
+  // XTypes TypeLookup getTypes (DDS-XTypes 1.3, 7.6.3.3): asks for the TypeObjects of
+  // `type_ids` (hashed TypeIdentifiers: equivalence kind 0xf1/0xf2 and the 14-byte hash),
+  // through the builtin TypeLookup endpoints. The request reaches every participant offering
+  // the service; `participant` must be one of them. `done` runs on a participant thread for
+  // each reply to it until it returns true, or once with kTimeout after `timeout`, or at once
+  // (on the caller's thread) with kUnsupported. It must not call into the participant.
+  void request_types(const GuidPrefix& participant,
+                     std::span<const std::array<uint8_t, 15>> type_ids, Duration timeout,
+                     TypeLookupCallback done);
 
   Guid guid() const;
   const ParticipantOptions& options() const;

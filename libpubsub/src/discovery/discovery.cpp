@@ -64,7 +64,11 @@ std::vector<uint8_t> key_payload(uint16_t pid, const Guid& g) {
 
 Discovery::Discovery(const DiscoveryConfig& config, Transport& transport, const GuidPrefix& prefix,
                      DiscoveryListener& listener)
-    : config_(config), transport_(transport), prefix_(prefix), listener_(listener) {
+    : config_(config),
+      transport_(transport),
+      prefix_(prefix),
+      listener_(listener),
+      type_lookup_(transport, prefix, config.max_sample_size) {
   wire::ParticipantData me;
   me.guid_prefix = prefix;
   me.vendor[0] = wire::kVendorId[0];
@@ -72,9 +76,11 @@ Discovery::Discovery(const DiscoveryConfig& config, Transport& transport, const 
   me.version[0] = wire::kProtocolMajor;
   me.version[1] = wire::kProtocolMinor;
   me.domain_id = config.domain_id;
-  me.builtin_endpoints = wire::kBuiltinParticipantAnnouncer | wire::kBuiltinParticipantDetector |
-                         wire::kBuiltinPublicationsAnnouncer | wire::kBuiltinPublicationsDetector |
-                         wire::kBuiltinSubscriptionsAnnouncer | wire::kBuiltinSubscriptionsDetector;
+  me.builtin_endpoints =
+      wire::kBuiltinParticipantAnnouncer | wire::kBuiltinParticipantDetector |
+      wire::kBuiltinPublicationsAnnouncer | wire::kBuiltinPublicationsDetector |
+      wire::kBuiltinSubscriptionsAnnouncer | wire::kBuiltinSubscriptionsDetector |
+      wire::kBuiltinTypeLookupRequestWriter | wire::kBuiltinTypeLookupReplyReader;
   me.lease_duration = config.lease_duration;
   const auto& loc = transport.locators();
   me.default_unicast.push_back(loc.user_unicast);
@@ -203,6 +209,7 @@ void Discovery::add_builtin_proxies(const wire::ParticipantData& p, rtps::Steady
   if (set & wire::kBuiltinSubscriptionsAnnouncer) {
     sub_reader_->add_writer(writer_info(wire::kEntityIdSedpSubWriter), now);
   }
+  type_lookup_.add_participant(p, now);
 }
 
 void Discovery::remove_participant(const GuidPrefix& prefix) {
@@ -218,6 +225,7 @@ void Discovery::remove_participant(const GuidPrefix& prefix) {
   sub_writer_->remove_reader(builtin(prefix, wire::kEntityIdSedpSubReader));
   pub_reader_->remove_writer(builtin(prefix, wire::kEntityIdSedpPubWriter));
   sub_reader_->remove_writer(builtin(prefix, wire::kEntityIdSedpSubWriter));
+  type_lookup_.remove_participant(prefix);
   for (const Guid& g : gone->endpoints) listener_.on_endpoint_lost(g);
 }
 
@@ -336,12 +344,14 @@ void Discovery::withdraw(const wire::EndpointData& endpoint) {
 rtps::StatefulWriter* Discovery::builtin_writer(EntityId id) {
   if (id.value == wire::kEntityIdSedpPubWriter) return pub_writer_.get();
   if (id.value == wire::kEntityIdSedpSubWriter) return sub_writer_.get();
+  if (id.value == wire::kEntityIdTypeLookupRequestWriter) return &type_lookup_.writer();
   return nullptr;
 }
 
 rtps::StatefulReader* Discovery::builtin_reader_for_writer(EntityId writer_id) {
   if (writer_id.value == wire::kEntityIdSedpPubWriter) return pub_reader_.get();
   if (writer_id.value == wire::kEntityIdSedpSubWriter) return sub_reader_.get();
+  if (writer_id.value == wire::kEntityIdTypeLookupReplyWriter) return &type_lookup_.reader();
   return nullptr;
 }
 
@@ -383,6 +393,7 @@ void Discovery::on_nack_frag(const wire::ReceiveContext& ctx, const wire::NackFr
 void Discovery::on_receive_batch_end() {
   pub_reader_->send_pending_acks();
   sub_reader_->send_pending_acks();
+  type_lookup_.reader().send_pending_acks();
 }
 
 // ---- timers ---------------------------------------------------------------------------------
@@ -410,7 +421,21 @@ rtps::SteadyTime Discovery::on_timer(rtps::SteadyTime now) {
   next = std::min(next, sub_writer_->on_timer(now));
   next = std::min(next, pub_reader_->on_timer(now));
   next = std::min(next, sub_reader_->on_timer(now));
+  next = std::min(next, type_lookup_.on_timer(now));
   return std::min(next, now + std::chrono::milliseconds(100));
+}
+
+void Discovery::request_types(const GuidPrefix& participant,
+                              std::span<const wire::HashedTypeId> type_ids, Duration timeout,
+                              TypeLookupCallback done) {
+  if (!type_lookup_.serves(participant)) {
+    TypeLookupReply r;
+    r.kind = TypeLookupReply::Kind::kUnsupported;
+    r.from = participant;
+    done(r);
+    return;
+  }
+  type_lookup_.request(type_ids, timeout, std::move(done));
 }
 
 std::vector<DiscoveredParticipant> Discovery::participants() const {

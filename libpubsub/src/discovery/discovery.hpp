@@ -8,6 +8,7 @@
 // - SEDP uses two reliable, transient-local builtin writers (publications, subscriptions) and
 //   two builtin readers, built from the same StatefulWriter/StatefulReader as user endpoints.
 //   Each discovered participant gets proxies on them (metatraffic unicast locators).
+// - The XTypes TypeLookup client (type_lookup.hpp) is two more builtin endpoints, routed here.
 // - The receive thread feeds builtin traffic in through the on_* methods and renews leases with
 //   renew_lease() on every datagram. The event thread calls on_timer(): announcements, lease
 //   expiry, and the builtin endpoints' own timers.
@@ -22,6 +23,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "discovery/type_lookup.hpp"
 #include "pubsub/participant.hpp"
 #include "rtps/reader.hpp"
 #include "rtps/writer.hpp"
@@ -81,6 +83,9 @@ class Discovery {
   rtps::SteadyTime on_timer(rtps::SteadyTime now);
 
   std::vector<DiscoveredParticipant> participants() const;
+  // XTypes TypeLookup getTypes (Participant::request_types).
+  void request_types(const GuidPrefix& participant, std::span<const wire::HashedTypeId> type_ids,
+                     Duration timeout, TypeLookupCallback done);
   // Resolves an endpoint's locators against its participant's defaults.
   bool resolve(const wire::EndpointData& data, RemoteEndpoint& out) const;
   uint64_t malformed() const { return malformed_.load(std::memory_order_relaxed); }
@@ -110,6 +115,7 @@ class Discovery {
 
   std::unique_ptr<rtps::StatefulWriter> pub_writer_, sub_writer_;
   std::unique_ptr<rtps::StatefulReader> pub_reader_, sub_reader_;
+  TypeLookupClient type_lookup_;
 
   mutable std::mutex mu_;
   std::unordered_map<GuidPrefix, std::shared_ptr<RemoteParticipant>, GuidHash> participants_;

@@ -58,6 +58,10 @@ inline constexpr uint32_t kEntityIdSedpSubWriter = 0x000004c2;
 inline constexpr uint32_t kEntityIdSedpSubReader = 0x000004c7;
 inline constexpr uint32_t kEntityIdPmdWriter = 0x000200c2;
 inline constexpr uint32_t kEntityIdPmdReader = 0x000200c7;
+inline constexpr uint32_t kEntityIdTypeLookupRequestWriter = 0x000300c3;
+inline constexpr uint32_t kEntityIdTypeLookupRequestReader = 0x000300c4;
+inline constexpr uint32_t kEntityIdTypeLookupReplyWriter = 0x000301c3;
+inline constexpr uint32_t kEntityIdTypeLookupReplyReader = 0x000301c4;
 
 inline constexpr uint8_t kKindWriterWithKey = 0x02;
 inline constexpr uint8_t kKindWriterNoKey = 0x03;
@@ -76,6 +80,11 @@ inline constexpr uint32_t kBuiltinPublicationsAnnouncer = 1u << 2;
 inline constexpr uint32_t kBuiltinPublicationsDetector = 1u << 3;
 inline constexpr uint32_t kBuiltinSubscriptionsAnnouncer = 1u << 4;
 inline constexpr uint32_t kBuiltinSubscriptionsDetector = 1u << 5;
+// DDS-XTypes 1.3, 7.6.3.3.4: the TypeLookup service's builtin endpoints.
+inline constexpr uint32_t kBuiltinTypeLookupRequestWriter = 1u << 12;
+inline constexpr uint32_t kBuiltinTypeLookupRequestReader = 1u << 13;
+inline constexpr uint32_t kBuiltinTypeLookupReplyWriter = 1u << 14;
+inline constexpr uint32_t kBuiltinTypeLookupReplyReader = 1u << 15;
 
 // ---- parameter ids --------------------------------------------------------------------------
 enum ParameterId : uint16_t {

@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
+#include <set>
 #include <unordered_map>
 #include <vector>
 
@@ -15,11 +16,15 @@
 #include "storage/segment_writer.hpp"
 #include "types/catalog.hpp"
 #include "types/idl_writer.hpp"
+#include "types/type_object.hpp"
 
 namespace service {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// How long a writer's participant has to answer a TypeLookup request.
+constexpr auto kTypeLookupTimeout = std::chrono::seconds(3);
 
 // What the RawReader may hold back (refused or out-of-order samples) besides storage's queue.
 constexpr size_t kHeldBackBytes = 16u << 20;
@@ -125,6 +130,10 @@ struct Recorder::Impl {
   RecorderOptions opts;
   std::shared_ptr<spdlog::logger> log;
   std::unique_ptr<storage::SegmentWriter> store;
+  // Type names asked of a TypeLookup service and not answered yet, or answered. The replies
+  // come on participant threads: declared before the participant, these outlive its threads.
+  std::mutex types_mu;
+  std::set<std::string> types_asked;
   std::unique_ptr<pubsub::Participant> participant;
   std::unique_ptr<pubsub::RawReader> reader;
   types::TypeCatalog idl_types;  // from types.idl; read-only after create()
@@ -154,7 +163,7 @@ struct Recorder::Impl {
   }
 
   // maps_mu held.
-  TopicState* topic_locked(const pubsub::TopicInfo* info) {
+  TopicState* topic_locked(const pubsub::TopicInfo* info, const pubsub::GuidPrefix& from) {
     auto it = topics.find(info);
     if (it != topics.end()) return it->second.get();
     auto id = store->add_topic(topic_def(*info));
@@ -165,7 +174,7 @@ struct Recorder::Impl {
     auto t = std::make_unique<TopicState>();
     t->id = id.value();
     t->name = info->name;
-    store_idl_type(info->type_name);
+    if (!store_idl_type(info->type_name)) look_up_type(*info, from);
     log->info("topic {} ({}, {}{}{})", info->name, info->type_name,
               info->reliability == pubsub::ReliabilityKind::kReliable ? "reliable" : "best effort",
               info->keyed ? ", keyed" : "",
@@ -175,16 +184,87 @@ struct Recorder::Impl {
 
   // maps_mu held. Stores the type of a new topic when types.idl defines it (a failure is logged:
   // the samples are recorded all the same).
-  void store_idl_type(const std::string& type_name) {
+  bool store_idl_type(const std::string& type_name) {
     auto found = idl_types.find(type_name);
-    if (!found) return;
+    if (!found) return false;
     storage::TypeDef def{
         type_name, storage::TypeSource::kIdl, types::to_idl(*found->lib, found->id), {}};
     if (auto s = store->add_type(def); !s) {
       log->warn("type {} from {} not stored: {}", type_name, *found->origin, s.error().message);
-      return;
+      return true;
     }
     log->info("type {} from {}", type_name, *found->origin);
+    return true;
+  }
+
+  // Asks the writer's participant for the topic's type (XTypes TypeLookup getTypes) when the
+  // writer announced TypeInformation: the complete type and the dependencies it listed. One
+  // request per type name at a time; a participant that does not answer is logged, and a later
+  // writer of the type may ask again.
+  void look_up_type(const pubsub::TopicInfo& info, const pubsub::GuidPrefix& from) {
+    if (info.type_information.empty()) return;
+    auto ti = types::decode_type_information(info.type_information);
+    if (!ti) {
+      log->warn("type {}: TypeInformation not understood ({}); recorded without its type",
+                info.type_name, ti.error().message);
+      return;
+    }
+    {
+      std::lock_guard lk(types_mu);
+      if (!types_asked.insert(info.type_name).second) return;
+    }
+    std::vector<std::array<uint8_t, 15>> ids;
+    auto add = [&](const types::EquivalenceHash& h) {
+      std::array<uint8_t, 15> id{types::kEkComplete};
+      std::copy(h.begin(), h.end(), id.begin() + 1);
+      ids.push_back(id);
+    };
+    add(ti->complete.hash);
+    for (const auto& d : ti->complete_dependencies) add(d.hash);
+    log->info("type {}: asking participant {} for {} TypeObject(s)", info.type_name,
+              pubsub::Guid{from, {}}.to_string(), ids.size());
+    participant->request_types(
+        from, ids, kTypeLookupTimeout,
+        [this, name = info.type_name, top = ti->complete.hash](const pubsub::TypeLookupReply& r) {
+          return on_type_reply(name, top, r);
+        });
+  }
+
+  // A participant thread: one reply (or the end of the wait) for type `name`. True: done.
+  bool on_type_reply(const std::string& name, const types::EquivalenceHash& top,
+                     const pubsub::TypeLookupReply& r) {
+    const std::string from = pubsub::Guid{r.from, {}}.to_string();
+    if (r.kind != pubsub::TypeLookupReply::Kind::kReply) {
+      log->warn(
+          "type {}: {}; recorded without its type", name,
+          r.kind == pubsub::TypeLookupReply::Kind::kTimeout
+              ? "no TypeLookup reply within " + std::to_string(kTypeLookupTimeout.count()) + " s"
+              : "participant " + from + " offers no TypeLookup service");
+      std::lock_guard lk(types_mu);
+      types_asked.erase(name);
+      return true;
+    }
+    if (r.types.empty()) return false;  // an error or empty answer: another may still come
+    const auto order = r.little_endian ? types::ByteOrder::kLittle : types::ByteOrder::kBig;
+    auto set = types::parse_get_types_out(r.types, order);
+    if (!set) return false;
+    auto decoded = types::decode_type_objects(set->pairs, top);
+    if (!decoded) {
+      log->debug("type {}: reply from {} does not give it: {}", name, from,
+                 decoded.error().message);
+      return false;
+    }
+    storage::TypeDef def{
+        name, storage::TypeSource::kLookup, types::to_idl(decoded->library, decoded->top),
+        storage::Bytes(reinterpret_cast<const std::byte*>(r.types.data()),
+                       reinterpret_cast<const std::byte*>(r.types.data()) + r.types.size())};
+    if (auto s = store->add_type(def); !s) {
+      log->warn("type {} (looked up) not stored: {}", name, s.error().message);
+    } else {
+      log->info("type {}: looked up from participant {} ({} TypeObjects)", name, from,
+                set->pairs.size());
+    }
+    return true;
   }
 
   // The writer's state, from this thread's cache of the last writer it delivered for (runs of
@@ -200,7 +280,7 @@ struct Recorder::Impl {
     std::lock_guard lk(maps_mu);
     auto it = writers.find(s.writer);
     if (it == writers.end()) {
-      TopicState* t = topic_locked(s.topic);
+      TopicState* t = topic_locked(s.topic, s.writer.prefix);
       if (!t) return nullptr;
       auto id = store->add_writer(storage::WriterDef{t->id, s.writer.bytes()});
       if (!id) {

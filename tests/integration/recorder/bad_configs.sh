@@ -42,6 +42,14 @@ echo '{'"$good"', "interface": "nosuchif0"}' >badif.json
 check "bad interface" "no network interface 'nosuchif0'" -- --config badif.json --duration 1
 check "bad --duration" "--duration: must be a positive number of seconds" -- --config good.json --duration -3
 check "no --config" "--config is required" --
+# types.idl: a syntax error names file, line and column (with and without --check-config); a
+# missing file is named too.
+printf 'module m {\n  struct S { long a };\n};\n' >bad.idl
+echo '{'"$good"', "types": {"idl": ["bad.idl"]}}' >badidl.json
+check "IDL syntax error" "bad.idl:2:" -- --config badidl.json
+check "IDL syntax error (check)" "bad.idl:2:" -- --config badidl.json --check-config
+echo '{'"$good"', "types": {"idl": ["none.idl"]}}' >noidl.json
+check "IDL file missing" "open none.idl: No such file or directory" -- --config noidl.json
 # --check-config on a good file: exit 0, still nothing created.
 before=$(find "$work" | sort)
 "$BIN/pubsub-recorder" --config good.json --check-config >out.txt 2>&1 || { echo "FAIL: --check-config on a good file"; cat out.txt; status=1; }

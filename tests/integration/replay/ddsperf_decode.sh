@@ -7,16 +7,20 @@
 # baggage must be SIZE minus the 12 bytes of seq, keyval and the sequence length, every byte 0xee -
 # what ddsperf fills it with. The CSV must hold the same values in the columns seq,keyval,baggage,
 # and the MCAP export must pass tests/tools/mcap_check (the official MCAP reader, and the same
-# values decoded by Foxglove's omgidl libraries). Also: a --decode without --idl and an IDL
-# with a syntax error are refused with exit 2 and nothing written.
+# values decoded by Foxglove's omgidl libraries). The recorder must have looked KeyedSeq up
+# through XTypes TypeLookup (ddsperf announces TypeInformation): `pubsub-replay types` prints
+# it, and --decode and the MCAP export without --idl give the same values. Also: an IDL with a
+# syntax error is refused with exit 2 and nothing written.
 # KEEP_OUT=DIR copies the work directory there at the end (for a look by hand).
-# Usage: ddsperf_decode.sh [SIZE [KEYS]]
+# With MODE idl the recorder is given keyedseq.idl (types.idl) instead, and the type stored must
+# be that one (source idl, no lookup).
+# Usage: ddsperf_decode.sh [SIZE [KEYS [MODE]]]   (MODE: lookup (default) or idl)
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib/netns.sh"
 . "$HERE/../lib/ddsperf.sh"
 BIN=${BIN:?set BIN to the bin directory of the build}
-size=${1:-100} keys=${2:-4}
+size=${1:-100} keys=${2:-4} mode=${3:-lookup}
 ddsperf_require
 for b in pubsub-recorder pubsub-replay recording_summary; do
   [ -x "$BIN/$b" ] || { echo "FAIL: $b not built ($BIN/$b); build it first"; exit 1; }
@@ -25,8 +29,10 @@ netns_setup 3
 out=$(mktemp -d) || exit 1  # removed on exit: only what this script made
 trap 'netns_cleanup; [ -n "${KEEP_OUT:-}" ] && cp -r "$out" "$KEEP_OUT"; rm -rf "$out"' EXIT
 
+types='"types": {"idl": []}'
+[ "$mode" = idl ] && types='"types": {"idl": ["'"$HERE/keyedseq.idl"'"]}'
 echo '{"domain": 0, "interface": "veth1", "topics": {"include": ["DDSPerfRDataKS"]},
-       "storage": {"path": "'"$out/rec"'"}}' >"$out/r.json"
+       "storage": {"path": "'"$out/rec"'"}, '"$types"'}' >"$out/r.json"
 netns_spawn 1 60 "$BIN/pubsub-recorder" --config "$out/r.json" >"$out/rec.log" 2>&1
 rec=$SPAWNED
 # ddsperf pub waits for a ddsperf sub (-Qminmatch counts ddsperf participants), started once the
@@ -107,15 +113,38 @@ grep -q "^pubsub-replay: exported $(wc -l <"$out/values.jsonl") samples on 1 cha
   "$out/export_mcap.err" || { echo "FAIL: export --format mcap summary line"; exit 1; }
 node "$check/check_mcap.mjs" "$out/rec.mcap" "$out/values.jsonl" || { echo "FAIL: MCAP check"; exit 1; }
 
-# Refusals: exit 2, nothing written.
-"$BIN/pubsub-replay" export "$out/rec" --decode -o "$out/none1.jsonl" 2>"$out/e1"
-rc=$?
-grep -q -- "--decode needs the type definitions: the recording has none" "$out/e1" && [ $rc -eq 2 ] && [ ! -e "$out/none1.jsonl" ] ||
-  { echo "FAIL: --decode without --idl: exit $rc, $(cat "$out/e1")"; exit 1; }
+# XTypes TypeLookup: the recorder asked ddsperf's participant for KeyedSeq's TypeObject and
+# stored it; `types` prints it as IDL, info names its source, and --decode needs no --idl:
+# the values must be the same as with keyedseq.idl, and so must the MCAP check's.
+if [ "$mode" = idl ]; then
+  logged="type KeyedSeq from $HERE/keyedseq.idl"
+else
+  logged="type KeyedSeq: looked up from participant"
+fi
+grep -q "$logged" "$out/rec.log" ||
+  { echo "FAIL: no '$logged' in the recorder's log"; grep -i type "$out/rec.log"; exit 1; }
+"$BIN/pubsub-replay" types "$out/rec" >"$out/types.idl" || { echo "FAIL: types exit $?"; exit 1; }
+printf '%s\n' "// type KeyedSeq, from $mode; topics: DDSPerfRDataKS" '@final' 'struct KeyedSeq {' \
+  '  unsigned long seq;' '  @key unsigned long keyval;' '  sequence<octet> baggage;' '};' >"$out/types.want"
+diff "$out/types.want" "$out/types.idl" || { echo "FAIL: types output differs"; exit 1; }
+"$BIN/pubsub-replay" info "$out/rec" --json | python3 -c '
+import json, sys; t = json.load(sys.stdin)["topics"][0]
+sys.exit(0 if t["type_source"] == sys.argv[1] else "FAIL: info type_source %r" % t["type_source"])' "$mode" || exit 1
+"$BIN/pubsub-replay" export "$out/rec" --decode -o "$out/looked_up.jsonl" 2>"$out/e1" ||
+  { echo "FAIL: --decode without --idl: exit $?, $(cat "$out/e1")"; exit 1; }
+cmp "$out/values.jsonl" "$out/looked_up.jsonl" ||
+  { echo "FAIL: values decoded with the looked-up type differ from those with keyedseq.idl"; exit 1; }
+"$BIN/pubsub-replay" export "$out/rec" --format mcap -o "$out/looked_up.mcap" 2>"$out/e3" ||
+  { echo "FAIL: export --format mcap (looked-up type) exit $?"; cat "$out/e3"; exit 1; }
+node "$check/check_mcap.mjs" "$out/looked_up.mcap" "$out/values.jsonl" ||
+  { echo "FAIL: MCAP check (looked-up type)"; exit 1; }
+echo "stored type ($mode): KeyedSeq printed, decoded without --idl: identical values"
+
+# Refusal: exit 2, nothing written.
 printf 'struct KeyedSeq {\n  unsigned long seq;\n  unsigned long keyval\n};\n' >"$out/bad.idl"
 "$BIN/pubsub-replay" export "$out/rec" --decode --idl "$out/bad.idl" -o "$out/none2.jsonl" 2>"$out/e2"
 rc=$?
 grep -q "^pubsub-replay: $out/bad.idl:4:" "$out/e2" && [ $rc -eq 2 ] && [ ! -e "$out/none2.jsonl" ] ||
   { echo "FAIL: IDL syntax error: exit $rc, $(cat "$out/e2")"; exit 1; }
-echo "refusals: $(head -c 200 "$out/e1") / $(head -c 200 "$out/e2")"
+echo "refusal: $(head -c 200 "$out/e2")"
 echo PASS

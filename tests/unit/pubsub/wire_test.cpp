@@ -23,6 +23,7 @@
 #include "wire/md5.hpp"
 #include "wire/message.hpp"
 #include "wire/parameter_list.hpp"
+#include "wire/type_lookup.hpp"
 
 using namespace pubsub;
 using namespace pubsub::wire;
@@ -1641,6 +1642,15 @@ Seeds discovery_seeds() {
     s.emplace_back("bad_partition_count", pl_payload(count.b));
   }
   s.emplace_back("bad_short", std::vector<uint8_t>{0x00, 0x03, 0x00});
+  // A TypeLookup reply as Cyclone DDS 0.10's serializer writes it (getTypes, OK, no types).
+  s.emplace_back("ok_typelookup_reply_empty",
+                 std::vector<uint8_t>{
+                     0x00, 0x07, 0x00, 0x00, 0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18,
+                     0x19, 0x1a, 0x1b, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x07, 0x00,
+                     0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x28, 0x00, 0x00, 0x00, 0xd3, 0x52, 0x82,
+                     0x01, 0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x18, 0x00, 0x00, 0x00,
+                     0xd1, 0x4a, 0x80, 0x52, 0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x77,
+                     0x65, 0x8e, 0x5b, 0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00});
   return s;
 }
 
@@ -1717,6 +1727,10 @@ TEST_CASE("The committed discovery seed corpus decodes as its file names say") {
       REQUIRE(g == e.guid);
     } else if (starts_with(name, "ok_key_")) {
       REQUIRE(decode_endpoint_key(b.data(), b.size(), g));
+    } else if (starts_with(name, "ok_typelookup_reply_")) {
+      const auto h = decode_type_lookup_reply(b.data(), b.size());
+      REQUIRE(h);
+      REQUIRE(h->body != nullptr);
     } else {
       REQUIRE(starts_with(name, "bad_"));
       REQUIRE_FALSE(decode_participant_data(b.data(), b.size(), p));

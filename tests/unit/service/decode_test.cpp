@@ -136,7 +136,7 @@ TEST_CASE("export --decode: values of XCDR1 and XCDR2 samples, a damaged one rep
         "payload_base64)");
 }
 
-TEST_CASE("export --decode without --idl uses the recording's types; --idl wins over them") {
+TEST_CASE("export --decode without --idl uses the recording's types, --idl wins over them") {
   TempDir tmp;
   Model model;
   const size_t pose = model.add_topic({"robot/pose", "geo::Pose", true});

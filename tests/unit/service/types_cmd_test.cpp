@@ -47,7 +47,7 @@ TEST_CASE("types prints every recorded type once, the IDL one where both exist")
   CHECK(err.str() == "pubsub-replay: warning: no type recorded for geo::Unknown\n");
 }
 
-TEST_CASE("types --topic prints that topic's type; exit 1 without one, 2 for no such topic") {
+TEST_CASE("types --topic prints that topic's type, exit 1 without one, 2 for no such topic") {
   TypesFixture f;
   {
     std::ostringstream out, err;
@@ -68,7 +68,7 @@ TEST_CASE("types --topic prints that topic's type; exit 1 without one, 2 for no 
   }
 }
 
-TEST_CASE("types on a recording without types: exit 1; on no recording: exit 2") {
+TEST_CASE("types on a recording without types: exit 1, on no recording: exit 2") {
   TempDir tmp;
   Model model;
   add_record(model, model.add_writer(model.add_topic({"a", "A", false})), 1, 0, storage::Bytes(4));

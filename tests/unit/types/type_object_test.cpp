@@ -515,3 +515,29 @@ TEST_CASE("type_object: what the model cannot hold is kUnsupported naming type a
         "TypeObject f2c6e6285a68c8f6cd7c4203c46cb2: offset 4: not a complete TypeObject "
         "(equivalence kind 0xf1)");
 }
+
+TEST_CASE("type_object: a getTypes reply Cyclone DDS sent for ddsperf's KeyedSeq, exactly") {
+  // The TypeLookup_getTypes_Out of the reply ddsperf's participant (Cyclone DDS 0.10.2) sent
+  // pubsub-recorder (tests/integration/replay/ddsperf_decode.sh): one COMPLETE TypeObject.
+  const std::string hex =
+      "A4000000D14A80528E00000001000000F2C6E6285A68C8F6CD7C4203C46CB200"
+      "76000000F25101001100000000000000090000004B6579656453657100000000"
+      "5600000003000000120000000000000001000700040000007365710000000000"
+      "150000000100000031000700070000006B657976616C0000000000001A000000"
+      "02000000010080F3010000020800000062616767616765000000000077658E5B"
+      "0400000000000000";
+  std::vector<uint8_t> bytes;
+  for (size_t i = 0; i < hex.size(); i += 2)
+    bytes.push_back(static_cast<uint8_t>(std::stoul(hex.substr(i, 2), nullptr, 16)));
+  auto set = parse_get_types_out(bytes);
+  REQUIRE(set.ok());
+  REQUIRE(set->pairs.size() == 1);
+  CHECK(set->pairs[0].equivalence_kind == kEkComplete);
+  CHECK(to_hex(kEkComplete, set->pairs[0].hash) == "f2c6e6285a68c8f6cd7c4203c46cb2");
+  CHECK(set->complete_to_minimal.empty());
+  auto d = decode_type_objects(set->pairs, set->pairs[0].hash);
+  REQUIRE(d.ok());
+  CHECK(to_idl(d->library, d->top) ==
+        "@final\nstruct KeyedSeq {\n  unsigned long seq;\n  @key unsigned long keyval;\n"
+        "  sequence<octet> baggage;\n};\n");
+}

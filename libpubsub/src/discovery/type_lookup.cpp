@@ -1,0 +1,151 @@
+// TypeLookupClient: getTypes requests and their replies (see type_lookup.hpp).
+#include "discovery/type_lookup.hpp"
+
+#include <algorithm>
+
+#include "wire/constants.hpp"
+
+namespace pubsub::discovery {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Guid entity(const GuidPrefix& p, uint32_t id) {
+  return Guid{p, EntityId{id}};
+}
+
+// Cyclone DDS 0.10 answers with relatedRequestId.writer_guid set to its own reply writer's GUID,
+// each 4-byte word in its CPU's (little endian) order, instead of the request's writer; the
+// sequence number is the request's.
+bool is_cyclone_reply_id(const Guid& id, const Guid& reply_writer) {
+  auto b = id.bytes();
+  for (size_t i = 0; i < b.size(); i += 4) std::reverse(b.begin() + i, b.begin() + i + 4);
+  return Guid::from_bytes(b.data()) == reply_writer;
+}
+
+}  // namespace
+
+TypeLookupClient::TypeLookupClient(Transport& transport, const GuidPrefix& prefix,
+                                   size_t max_sample_size) {
+  rtps::WriterConfig wc;
+  wc.guid = entity(prefix, wire::kEntityIdTypeLookupRequestWriter);
+  wc.qos.reliability = ReliabilityKind::kReliable;
+  wc.qos.durability = DurabilityKind::kVolatile;
+  wc.qos.history.kind = HistoryKind::kKeepAll;
+  wc.qos.resource_limits.max_samples = 1024;
+  wc.qos.resource_limits.max_bytes = 4u << 20;
+  wc.qos.max_blocking_time = Duration::zero();
+  writer_ = std::make_unique<rtps::StatefulWriter>(wc, transport, prefix);
+  rtps::ReaderConfig rc;
+  rc.guid = entity(prefix, wire::kEntityIdTypeLookupReplyReader);
+  rc.qos.reliability = ReliabilityKind::kReliable;
+  rc.qos.durability = DurabilityKind::kVolatile;
+  rc.qos.resource_limits.max_samples = 1024;
+  rc.qos.resource_limits.max_bytes = 16u << 20;
+  rc.max_sample_size = max_sample_size;
+  reader_ = std::make_unique<rtps::StatefulReader>(
+      rc, transport, prefix, [this](const rtps::ReceivedSample& s) { return on_reply(s); });
+}
+
+void TypeLookupClient::add_participant(const wire::ParticipantData& p, rtps::SteadyTime now) {
+  std::vector<Locator> meta = p.metatraffic_unicast;
+  if (meta.empty()) meta = p.default_unicast;
+  const uint32_t set = p.builtin_endpoints;
+  const bool req = (set & wire::kBuiltinTypeLookupRequestReader) != 0;
+  const bool rep = (set & wire::kBuiltinTypeLookupReplyWriter) != 0;
+  if (req) {
+    rtps::RemoteReaderInfo r;
+    r.guid = entity(p.guid_prefix, wire::kEntityIdTypeLookupRequestReader);
+    r.unicast = meta;
+    writer_->add_reader(r, now);
+  }
+  if (rep) {
+    rtps::RemoteWriterInfo w;
+    w.guid = entity(p.guid_prefix, wire::kEntityIdTypeLookupReplyWriter);
+    w.unicast = meta;
+    reader_->add_writer(w, now);
+  }
+  std::lock_guard lk(mu_);
+  serving_[p.guid_prefix] = req && rep;
+}
+
+void TypeLookupClient::remove_participant(const GuidPrefix& prefix) {
+  writer_->remove_reader(entity(prefix, wire::kEntityIdTypeLookupRequestReader));
+  reader_->remove_writer(entity(prefix, wire::kEntityIdTypeLookupReplyWriter));
+  std::lock_guard lk(mu_);
+  serving_.erase(prefix);
+}
+
+bool TypeLookupClient::serves(const GuidPrefix& prefix) const {
+  std::lock_guard lk(mu_);
+  auto it = serving_.find(prefix);
+  return it != serving_.end() && it->second;
+}
+
+void TypeLookupClient::request(std::span<const wire::HashedTypeId> type_ids, Duration timeout,
+                               TypeLookupCallback done) {
+  std::unique_lock lk(mu_);
+  const SequenceNumber sn = next_sn_++;
+  const auto body = wire::encode_type_lookup_get_types(writer_->guid(), sn, type_ids);
+  pending_[sn] = Pending{std::move(done), Clock::now() + timeout};
+  lk.unlock();
+  rtps::WriteRequest r;
+  r.body = body.data();
+  r.body_size = body.size();
+  r.timestamp = Time::now();
+  if (!writer_->write(r, false)) {
+    // History full (a thousand requests unanswered): ends like a timeout, on the next timer.
+    std::lock_guard relock(mu_);
+    auto it = pending_.find(sn);
+    if (it != pending_.end()) it->second.deadline = rtps::SteadyTime{};
+  }
+}
+
+bool TypeLookupClient::on_reply(const rtps::ReceivedSample& s) {
+  if (s.key_only || !s.data) return true;
+  const auto h = wire::decode_type_lookup_reply(s.data, s.size);
+  if (!h) return true;
+  if (h->request_writer != writer_->guid() && !is_cyclone_reply_id(h->request_writer, s.writer))
+    return true;  // a reply to another participant's request
+  TypeLookupCallback done;
+  {
+    std::lock_guard lk(mu_);
+    auto it = pending_.find(h->request_sn);
+    if (it == pending_.end()) return true;
+    done = it->second.done;  // a copy: the callback runs outside mu_
+  }
+  TypeLookupReply reply;
+  reply.from = s.writer.prefix;
+  reply.little_endian = h->little_endian;
+  reply.error = h->remote_exception != 0 ? h->remote_exception : h->result;
+  if (h->body) reply.types.assign(h->body, h->body + h->body_size);
+  if (done(reply)) {
+    std::lock_guard lk(mu_);
+    pending_.erase(h->request_sn);
+  }
+  return true;
+}
+
+rtps::SteadyTime TypeLookupClient::on_timer(rtps::SteadyTime now) {
+  std::vector<TypeLookupCallback> expired;
+  rtps::SteadyTime next = now + std::chrono::seconds(1);
+  {
+    std::lock_guard lk(mu_);
+    for (auto it = pending_.begin(); it != pending_.end();) {
+      if (it->second.deadline <= now) {
+        expired.push_back(std::move(it->second.done));
+        it = pending_.erase(it);
+      } else {
+        next = std::min(next, it->second.deadline);
+        ++it;
+      }
+    }
+  }
+  TypeLookupReply timeout;
+  timeout.kind = TypeLookupReply::Kind::kTimeout;
+  for (auto& done : expired) done(timeout);
+  next = std::min(next, writer_->on_timer(now));
+  return std::min(next, reader_->on_timer(now));
+}
+
+}  // namespace pubsub::discovery
