@@ -10,6 +10,8 @@ namespace service::replay::detail {
 
 namespace {
 
+const std::string kRecordedLookup = "the recording (lookup)";
+
 // Adds the recording's definition of every selected topic's type (after the user's IDL, which
 // wins). A stored definition that does not parse leaves its topics without a type (warned).
 void add_recorded_types(types::TypeCatalog& catalog, const ResolvedSelection& sel,
@@ -43,7 +45,8 @@ Result<SampleDecoder> SampleDecoder::create(const std::vector<std::string>& idl_
   add_recorded_types(d.catalog_, sel, warnings);
   for (const storage::TopicInfo& t : sel.topics) {
     if (auto f = d.catalog_.find(t.def.type_name)) {
-      d.topics_[t.id] = TopicType{f->lib, f->id, t.def.type_name};
+      const bool looked_up = *f->origin == kRecordedLookup;
+      d.topics_[t.id] = TopicType{f->lib, f->id, t.def.type_name, looked_up ? "lookup" : "idl"};
     } else {
       missing.push_back(t.def.name + " (type " + t.def.type_name + ")");
     }

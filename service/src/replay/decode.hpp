@@ -33,6 +33,7 @@ class SampleDecoder {
     const types::TypeLibrary* lib = nullptr;
     types::TypeId id = types::kNoType;
     std::string name;
+    const char* source = "idl";  // "idl" (--idl, or the recording's IDL) or "lookup"
   };
   // The type of a topic, or nullptr.
   const TopicType* type_of(storage::TopicId topic) const {

@@ -34,7 +34,9 @@ size_t add_channels(McapWriter& w, const ResolvedSelection& sel, const SampleDec
   uint16_t next_channel = 1;
   for (const storage::TopicInfo& t : sel.topics) {
     uint16_t schema = 0;
+    const char* source = "none";
     if (const auto* tt = types.type_of(t.id)) {
+      source = tt->source;
       auto [it, added] = schema_of.emplace(tt->name, static_cast<uint16_t>(schema_of.size() + 1));
       if (added) w.add_schema({it->second, tt->name, "omgidl", types::to_idl(*tt->lib, tt->id)});
       schema = it->second;
@@ -50,7 +52,7 @@ size_t add_channels(McapWriter& w, const ResolvedSelection& sel, const SampleDec
     c.metadata["keyed"] = t.def.keyed ? "true" : "false";
     c.metadata["qos"] =
         std::string(reinterpret_cast<const char*>(t.def.qos.data()), t.def.qos.size());
-    c.metadata["type_source"] = schema ? "idl" : "none";
+    c.metadata["type_source"] = source;
     w.add_channel(c);
     channel_of[t.id] = c.id;
   }

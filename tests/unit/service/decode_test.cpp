@@ -299,3 +299,30 @@ TEST_CASE("export --format mcap: a channel per topic, schema 0 for a topic witho
   CHECK(bytes.find("struct Pose {") != std::string::npos);
   CHECK(bytes.find("struct Point {") != std::string::npos);
 }
+
+TEST_CASE("export --format mcap takes schemas from the recording's types, type_source lookup") {
+  TempDir tmp;
+  Model model;
+  const size_t pose = model.add_topic({"robot/pose", "geo::Pose", true});
+  model.add_topic({"robot/other", "geo::Unknown", false});
+  add_record(model, model.add_writer(pose), 1, 0, pose_xcdr1_le());
+  model.types.push_back({"geo::Pose", storage::TypeSource::kLookup, kIdl, {}});
+  const std::string dir = tmp.sub("rec");
+  write_recording(dir, model);
+  replay::ExportOptions o;
+  o.dir = dir;
+  o.format = replay::ExportFormat::kMcap;
+  o.output = tmp.sub("out.mcap");
+  std::ostringstream out, err;
+  CHECK(replay::export_records(o, out, err) == replay::kExitOk);
+  CHECK(err.str().rfind("pubsub-replay: exported 1 samples on 2 channels (1 without a type: "
+                        "robot/other (type geo::Unknown)) to ",
+                        0) == 0);
+  std::ifstream in(o.output, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(bytes.find("struct Pose {") != std::string::npos);
+  // Channel metadata: "type_source" -> "lookup" for robot/pose, "none" for robot/other.
+  using namespace std::string_literals;
+  CHECK(bytes.find("type_source\x06\0\0\0lookup"s) != std::string::npos);
+  CHECK(bytes.find("type_source\x04\0\0\0none"s) != std::string::npos);
+}
