@@ -5,7 +5,7 @@ set -euo pipefail
 
 build_pkgs=(cmake g++ make pkg-config libboost-dev libsqlite3-dev liblz4-dev libspdlog-dev
             libxxhash-dev nlohmann-json3-dev catch2 libcli11-dev clang libclang-rt-14-dev clang-format
-            cyclonedds-dev zlib1g-dev)
+            cyclonedds-dev zlib1g-dev libdeflate-dev)
 test_pkgs=(iproute2 cyclonedds-tools tshark iperf procps util-linux gnuplot-nox)
 # Peers of the same-host benchmark: Fast DDS (perf/peers/fastdds_perftest builds against it)
 # and iceoryx's RouDi (Cyclone DDS's shared memory).
