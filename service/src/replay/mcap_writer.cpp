@@ -7,6 +7,7 @@
 //   -- data section --
 //   Chunk           (start/end log_time, uncompressed_size, uncompressed_crc, "lz4" or "",
 //                    compressed_size, records)                       by close_chunk()
+//                   "lz4" when LZ4 saves enough, else "" (with a backoff, see the header)
 //     records:  [Schema] Channel  ... Message ...  - a channel's record (and its schema's, if
 //               any) precede its first message in every chunk that carries its messages
 //   MessageIndex    one per channel of the chunk: channel_id, (log_time, offset of the
@@ -24,17 +25,20 @@
 //   Magic
 //
 // Records are <opcode u8><content length u64><content>, integers little endian, strings and byte
-// fields u32-length-prefixed, maps u32-byte-length-prefixed. CRC-32 is zlib's; chunk compression
-// is the LZ4 frame format.
+// fields u32-length-prefixed, maps u32-byte-length-prefixed. CRC-32 is zlib's polynomial,
+// computed with libdeflate (carry-less multiplication); chunk compression is the LZ4 frame format.
 //
 // Calls: the exporter constructs the writer (magic + Header), registers schemas and channels,
 // feeds add_message() in log_time order and calls finish(). add_message() is the hot path: it
 // appends the record to chunk_ (amortized growth only) and a (log_time, offset) pair to the
-// channel's index vector; close_chunk() runs when chunk_ reaches options.chunk_size and once more
-// from finish(). Everything reaches the stream through emit(), which keeps offset_ and the
-// running CRC of the section being written.
+// channel's index vector, and brings the chunk's CRC up to date every 64 KiB, while the bytes
+// just copied are still in cache; close_chunk() runs when chunk_ reaches options.chunk_size and
+// once more from finish(). Everything reaches the stream through emit(), which keeps offset_ and
+// the running CRC of the section being written: a chunk stored uncompressed is not read again
+// for it - its CRC is folded in with crc32_combine - so that each byte is checksummed once.
 #include "mcap_writer.hpp"
 
+#include <libdeflate.h>
 #include <lz4frame.h>
 #include <zlib.h>
 
@@ -132,17 +136,18 @@ void put_channel(std::vector<uint8_t>& b, const McapChannel& c) {
   end_record(b, pos);
 }
 
-// zlib's crc32 over any length (its length parameter is 32-bit).
+// CRC-32 (zlib's: reflected 0xEDB88320, pre- and post-inverted) continued over p[0, n).
 uint32_t crc_update(uint32_t crc, const uint8_t* p, size_t n) {
-  constexpr size_t kStep = size_t{1} << 30;
-  while (n > 0) {
-    size_t step = std::min(n, kStep);
-    crc = static_cast<uint32_t>(crc32(crc, p, static_cast<uInt>(step)));
-    p += step;
-    n -= step;
-  }
-  return crc;
+  return libdeflate_crc32(crc, p, n);
 }
+
+// The CRC-32 of A followed by B, from crc(A), crc(B) and |B| (zlib; O(log |B|)).
+uint32_t crc_combine(uint32_t crc_a, uint32_t crc_b, uint64_t len_b) {
+  return static_cast<uint32_t>(crc32_combine(crc_a, crc_b, static_cast<z_off_t>(len_b)));
+}
+
+// chunk_crc_ is brought up to date once this many bytes were appended since the last update.
+constexpr size_t kCrcStep = 64 << 10;
 
 }  // namespace
 
@@ -171,6 +176,24 @@ void McapWriter::emit(std::span<const uint8_t> bytes) {
   }
   crc_ = crc_update(crc_, bytes.data(), bytes.size());
   offset_ += bytes.size();
+}
+
+void McapWriter::emit(std::span<const uint8_t> bytes, uint32_t bytes_crc) {
+  if (!status_.ok() || bytes.empty()) return;
+  out_.write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
+  if (!out_) {
+    fail(common::Errc::kIo, "write failed at offset " + std::to_string(offset_));
+    return;
+  }
+  crc_ = crc_combine(crc_, bytes_crc, bytes.size());
+  offset_ += bytes.size();
+}
+
+void McapWriter::update_chunk_crc() {
+  chunk_crc_ =
+      crc_update(chunk_crc_, chunk_.data() + chunk_crc_end_, chunk_.size() - chunk_crc_end_);
+  chunk_crc_end_ = chunk_.size();
 }
 
 void McapWriter::add_schema(const McapSchema& schema) {
@@ -237,38 +260,67 @@ void McapWriter::add_message(uint16_t channel, uint32_t sequence, uint64_t log_t
   end_time_ = message_count_ == 0 ? log_time : std::max(end_time_, log_time);
 
   ch.index.push_back(IndexEntry{log_time, chunk_.size()});
-  put_u8(chunk_, kMessage);
-  put_u64(chunk_, 2 + 4 + 8 + 8 + data.size());
-  put_u16(chunk_, channel);
-  put_u32(chunk_, sequence);
-  put_u64(chunk_, log_time);
-  put_u64(chunk_, publish_time);
+  // The record header (opcode, length, channel, sequence, times) in one piece, then the data.
+  std::array<uint8_t, kRecordPrefix + 2 + 4 + 8 + 8> head;
+  uint8_t* h = head.data();
+  auto le = [&h](uint64_t v, size_t n) {
+    for (size_t i = 0; i < n; ++i) *h++ = static_cast<uint8_t>(v >> (8 * i));
+  };
+  le(kMessage, 1);
+  le(2 + 4 + 8 + 8 + data.size(), 8);
+  le(channel, 2);
+  le(sequence, 4);
+  le(log_time, 8);
+  le(publish_time, 8);
+  put_bytes(chunk_, head.data(), head.size());
   put_bytes(chunk_, data.data(), data.size());
   ++ch.message_count;
   ++chunk_messages_;
   ++message_count_;
+  if (chunk_.size() - chunk_crc_end_ >= kCrcStep) update_chunk_crc();
   if (chunk_.size() >= options_.chunk_size) close_chunk();
+}
+
+// LZ4 of the open chunk into compressed_ (compressed_size_ bytes); false when not tried (backing
+// off) or when it does not save options.lz4_min_saving of the chunk (then the backoff grows).
+bool McapWriter::compress_chunk() {
+  if (!options_.lz4 || chunk_.size() < 64) return false;
+  if (lz4_skip_ > 0) {
+    --lz4_skip_;
+    return false;
+  }
+  const size_t bound = LZ4F_compressFrameBound(chunk_.size(), nullptr);
+  if (compressed_.size() < bound) compressed_.resize(bound);
+  const size_t n = LZ4F_compressFrame(compressed_.data(), compressed_.size(), chunk_.data(),
+                                      chunk_.size(), nullptr);
+  if (LZ4F_isError(n)) {
+    fail(common::Errc::kIo,
+         std::string("LZ4 compression of a chunk failed: ") + LZ4F_getErrorName(n));
+    return false;
+  }
+  if (static_cast<double>(n) >
+      static_cast<double>(chunk_.size()) * (1.0 - options_.lz4_min_saving)) {
+    lz4_backoff_ = std::min<uint32_t>(lz4_backoff_ == 0 ? 1 : lz4_backoff_ * 2, 64);
+    lz4_skip_ = lz4_backoff_;
+    return false;
+  }
+  lz4_backoff_ = 0;
+  compressed_size_ = n;
+  return true;
 }
 
 // Compresses and writes the open chunk and its Message Index records; a chunk without messages
 // is not written.
 void McapWriter::close_chunk() {
   if (chunk_messages_ == 0 || !status_.ok()) return;
-  const uint32_t crc = crc_update(0, chunk_.data(), chunk_.size());
-  std::span<const uint8_t> payload(chunk_);
-  std::string_view compression;
-  if (options_.lz4) {
-    const size_t bound = LZ4F_compressFrameBound(chunk_.size(), nullptr);
-    if (compressed_.size() < bound) compressed_.resize(bound);
-    const size_t n = LZ4F_compressFrame(compressed_.data(), compressed_.size(), chunk_.data(),
-                                        chunk_.size(), nullptr);
-    if (LZ4F_isError(n)) {
-      return fail(common::Errc::kIo,
-                  std::string("LZ4 compression of a chunk failed: ") + LZ4F_getErrorName(n));
-    }
-    payload = std::span<const uint8_t>(compressed_.data(), n);
-    compression = "lz4";
-  }
+  update_chunk_crc();
+  const uint32_t crc = chunk_crc_;
+  const bool lz4 = compress_chunk();
+  if (!status_.ok()) return;
+  const std::span<const uint8_t> payload =
+      lz4 ? std::span<const uint8_t>(compressed_.data(), compressed_size_)
+          : std::span<const uint8_t>(chunk_);
+  const std::string_view compression = lz4 ? "lz4" : "";
 
   ChunkInfo info{};
   info.start_time = chunk_start_time_;
@@ -276,6 +328,7 @@ void McapWriter::close_chunk() {
   info.start_offset = offset_;
   info.compressed_size = payload.size();
   info.uncompressed_size = chunk_.size();
+  info.lz4 = lz4;
   scratch_.clear();
   put_u8(scratch_, kChunk);
   put_u64(scratch_, 8 + 8 + 8 + 4 + 4 + compression.size() + 8 + payload.size());
@@ -286,12 +339,18 @@ void McapWriter::close_chunk() {
   put_str(scratch_, compression);
   put_u64(scratch_, payload.size());
   emit(scratch_);
-  emit(payload);
+  if (lz4) {
+    emit(payload);
+  } else {
+    emit(payload, crc);  // the records as they are: their CRC is known
+  }
   info.length = offset_ - info.start_offset;
   write_message_indexes(info);
   chunks_.push_back(std::move(info));
 
   chunk_.clear();
+  chunk_crc_ = 0;
+  chunk_crc_end_ = 0;
   chunk_channels_.clear();
   chunk_messages_ = 0;
   ++chunk_number_;
@@ -387,7 +446,7 @@ void McapWriter::put_chunk_index(std::vector<uint8_t>& b, const ChunkInfo& info)
     put_u64(b, offset);
   }
   put_u64(b, info.message_index_length);
-  put_str(b, options_.lz4 ? "lz4" : "");
+  put_str(b, info.lz4 ? "lz4" : "");
   put_u64(b, info.compressed_size);
   put_u64(b, info.uncompressed_size);
   end_record(b, pos);

@@ -3,6 +3,12 @@
 // Message Index records after every chunk, and a summary section (Schema, Channel, Statistics,
 // Chunk Index records) with Summary Offset records. Private to service/src/replay; one thread.
 //
+// Compression is decided per chunk: with options.lz4 a chunk is stored "lz4" only when LZ4 saves
+// at least options.lz4_min_saving of it, else uncompressed (""), and after such a chunk the next
+// 1, 2, 4 ... 64 chunks are stored "" without trying (reset by the next chunk that compresses),
+// as storage does. Every chunk carries its CRC-32, DataEnd the data section's, the Footer the
+// summary's.
+//
 // Usage: construct (writes the magic and Header), add_schema / add_channel, add_message in the
 // order the messages are to appear (log_time order is the caller's job), then finish(). A writer
 // that is destroyed without finish() leaves a file without summary and Footer (not valid MCAP).
@@ -41,8 +47,9 @@ struct McapChannel {
 
 struct McapWriterOptions {
   uint64_t chunk_size = 4 << 20;  // uncompressed bytes per chunk before it is closed
-  bool lz4 = true;                // chunk compression "lz4" (LZ4 frame format), else ""
-  std::string profile;            // Header.profile ("" for DDS/CDR)
+  bool lz4 = true;  // try chunk compression "lz4" (LZ4 frame format); else every chunk ""
+  double lz4_min_saving = 0.02;  // LZ4 output above (1 - this) x input: the chunk is stored ""
+  std::string profile;           // Header.profile ("" for DDS/CDR)
   std::string library = "pubsub-replay";
 };
 
@@ -92,10 +99,14 @@ class McapWriter {
     uint64_t start_time, end_time, start_offset, length;
     std::vector<std::pair<uint16_t, uint64_t>> message_index_offsets;
     uint64_t message_index_length, compressed_size, uncompressed_size;
+    bool lz4;
   };
 
   void fail(common::Errc code, std::string message);
   void emit(std::span<const uint8_t> bytes);  // to the stream; advances offset_ and crc_
+  void emit(std::span<const uint8_t> bytes, uint32_t bytes_crc);  // same, CRC-32 of bytes known
+  void update_chunk_crc();  // chunk_crc_ over chunk_[chunk_crc_end_, end)
+  bool compress_chunk();    // LZ4 of chunk_ into compressed_ when it saves enough (see top)
   void open_channel_in_chunk(ChannelState& ch);
   void close_chunk();
   void write_message_indexes(ChunkInfo& info);
@@ -117,11 +128,16 @@ class McapWriter {
 
   // The open chunk.
   uint64_t chunk_number_ = 1;
-  std::vector<uint8_t> chunk_;                 // uncompressed records
+  std::vector<uint8_t> chunk_;  // uncompressed records
+  uint32_t chunk_crc_ = 0;      // CRC-32 of chunk_[0, chunk_crc_end_), kept up while the bytes
+  size_t chunk_crc_end_ = 0;    // are still in cache
+  uint32_t lz4_skip_ = 0;       // chunks still to store "" without trying LZ4
+  uint32_t lz4_backoff_ = 0;    // the last skip (0 after a chunk LZ4 shrank)
   std::vector<ChannelState*> chunk_channels_;  // channels with messages, in first-use order
   uint64_t chunk_messages_ = 0;
   uint64_t chunk_start_time_ = 0, chunk_end_time_ = 0;
   std::vector<uint8_t> compressed_;  // reused compression output
+  size_t compressed_size_ = 0;       // of the last compress_chunk() that succeeded
   std::vector<uint8_t> scratch_;     // reused record header / small record buffer
 
   // Whole file.

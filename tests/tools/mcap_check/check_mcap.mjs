@@ -636,10 +636,20 @@ async function main(argv) {
     const withMagic = zlib.crc32(file.subarray(0, dataEndOffset));
     if (withMagic !== streamDataEnd.dataSectionCrc)
       problem("DataEnd", `data_section_crc ${streamDataEnd.dataSectionCrc} != CRC-32 of bytes [0, ${dataEndOffset}) = ${withMagic}`);
-  } else if (streamDataEnd) warn("DataEnd.data_section_crc is 0 (not computed)");
+  } else if (streamDataEnd) problem("DataEnd", "data_section_crc is 0 (not computed)");
+  // Our writer computes every CRC: 0 (the spec's "not computed") is a failure, not a warning.
   const zeroCrcChunks = streamChunks.filter((c) => c.uncompressedCrc === 0).length;
-  if (zeroCrcChunks) warn(`${zeroCrcChunks} chunk(s) with uncompressed_crc 0 (not validated)`);
-  if (reader.footer.summaryCrc === 0) warn("Footer.summary_crc is 0 (not validated)");
+  if (zeroCrcChunks) problem("Chunk", `${zeroCrcChunks} chunk(s) with uncompressed_crc 0 (not computed)`);
+  if (reader.footer.summaryCrc === 0) problem("Footer", "summary_crc is 0 (not computed)");
+  // Chunks stored uncompressed: their records are the payload; CRC-32 recomputed here (both
+  // readers check it too, lz4 chunks after decompression).
+  for (const [i, c] of streamChunks.entries()) {
+    if (c.compression !== "" || c.uncompressedCrc === 0) continue;
+    if (BigInt(c.records.length) !== c.uncompressedSize)
+      problem("Chunk", `chunk ${i} (""): ${c.records.length} bytes of records, uncompressed_size ${c.uncompressedSize}`);
+    const crc = zlib.crc32(c.records);
+    if (crc !== c.uncompressedCrc) problem("Chunk", `chunk ${i} (""): uncompressed_crc ${c.uncompressedCrc} != CRC-32 of its records ${crc}`);
+  }
 
   // --- summary
   const st = reader.statistics;
@@ -672,10 +682,21 @@ async function main(argv) {
       if (a !== b) problem("Statistics", `channel ${id}: channel_message_counts ${a}, read ${b}`);
     }
   }
-  for (const ci of reader.chunkIndexes) {
-    if (ci.compression !== "lz4") problem("ChunkIndex", `chunk at ${ci.chunkStartOffset}: compression ${show(ci.compression)}, expected "lz4"`);
+  // Chunks are "lz4", or "" (stored as they are) where LZ4 did not shrink them; each Chunk Index
+  // (in file order) says what its chunk says, and an uncompressed one's sizes are equal.
+  const compressionCounts = new Map();
+  for (const c of streamChunks) {
+    compressionCounts.set(c.compression, (compressionCounts.get(c.compression) ?? 0) + 1);
+    if (c.compression !== "lz4" && c.compression !== "") problem("Chunk", `compression ${show(c.compression)}, expected "lz4" or ""`);
   }
-  for (const c of streamChunks) if (c.compression !== "lz4") problem("Chunk", `compression ${show(c.compression)}, expected "lz4"`);
+  const chunkIndexes = [...reader.chunkIndexes].sort((a, b) => (a.chunkStartOffset < b.chunkStartOffset ? -1 : 1));
+  for (const [i, ci] of chunkIndexes.entries()) {
+    const c = streamChunks[i];
+    if (c && ci.compression !== c.compression)
+      problem("ChunkIndex", `chunk at ${ci.chunkStartOffset}: compression ${show(ci.compression)}, its Chunk says ${show(c.compression)}`);
+    if (ci.compression === "" && ci.compressedSize !== ci.uncompressedSize)
+      problem("ChunkIndex", `chunk at ${ci.chunkStartOffset}: compression "" with compressed_size ${ci.compressedSize} != uncompressed_size ${ci.uncompressedSize}`);
+  }
   const msgIndexRecords = reader.chunkIndexes.reduce((a, ci) => a + ci.messageIndexOffsets.size, 0);
   if ((counts.get("MessageIndex") ?? 0) !== msgIndexRecords)
     problem("MessageIndex", `${counts.get("MessageIndex") ?? 0} records, chunk indexes point to ${msgIndexRecords}`);
@@ -863,7 +884,7 @@ async function main(argv) {
   }
   console.log(
     `check_mcap: OK ${mcapPath}: records ${recs}; messages ${messages.length} (decoded ${decoded}, not decoded ${notDecoded}); ` +
-      `channels ${reader.channelsById.size} (without schema ${schemaZeroChannels}); schemas ${reader.schemasById.size}; chunks ${reader.chunkIndexes.length}` +
+      `channels ${reader.channelsById.size} (without schema ${schemaZeroChannels}); schemas ${reader.schemasById.size}; chunks ${reader.chunkIndexes.length} (lz4 ${compressionCounts.get("lz4") ?? 0}, uncompressed ${compressionCounts.get("") ?? 0})` +
       (enc ? `; encapsulations ${enc}` : ""),
   );
   return 0;

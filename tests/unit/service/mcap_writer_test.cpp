@@ -120,13 +120,16 @@ struct Statistics {
 struct ChunkSeen {
   uint64_t offset = 0, length = 0, start = 0, end = 0, compressed = 0, uncompressed = 0;
   std::string compression;
+  uint32_t crc = 0;                            // uncompressed_crc as written
+  uint32_t records_crc = 0;                    // ref_crc32 of the (decompressed) records
   std::map<uint16_t, uint64_t> index_offsets;  // channel -> MessageIndex record offset
   uint64_t index_length = 0;
   size_t messages = 0;
 };
 
 struct ParsedFile {
-  std::vector<uint8_t> ops;  // top-level records in file order
+  std::vector<uint8_t> ops;                        // top-level records in file order
+  uint32_t data_section_crc = 0, summary_crc = 0;  // as written (read_file checks both)
   std::string profile, library;
   std::vector<Message> messages;
   std::vector<ChunkSeen> chunks;
@@ -164,7 +167,9 @@ void read_chunk(ParsedFile& f, const Record& rec, const std::vector<Record>& ind
                                   ? lz4_decompress(payload, chunk.uncompressed)
                                   : std::string(payload);
   REQUIRE(records.size() == chunk.uncompressed);
-  CHECK(crc == ref_crc32(records));
+  chunk.crc = crc;
+  chunk.records_crc = ref_crc32(records);
+  CHECK(crc == chunk.records_crc);
 
   std::map<uint16_t, std::vector<std::pair<uint64_t, uint64_t>>> expected_index;
   std::vector<uint8_t> inner;
@@ -341,7 +346,8 @@ ParsedFile read_file(const std::string& file) {
   REQUIRE(i < recs.size());
   const Record& data_end = recs[i];
   Cursor de{data_end.body};
-  CHECK(de.u32() == ref_crc32(std::string_view(file).substr(0, data_end.offset)));
+  f.data_section_crc = de.u32();
+  CHECK(f.data_section_crc == ref_crc32(std::string_view(file).substr(0, data_end.offset)));
   CHECK(de.done());
 
   const Record& footer = recs.back();
@@ -354,6 +360,7 @@ ParsedFile read_file(const std::string& file) {
   Cursor ft{footer.body};
   const uint64_t summary_start = ft.u64(), summary_offset_start = ft.u64();
   const uint32_t summary_crc = ft.u32();
+  f.summary_crc = summary_crc;
   CHECK(ft.done());
   CHECK(summary_start == (summary.empty() ? 0 : summary.front().offset));
   CHECK(summary_offset_start == (offsets.empty() ? 0 : offsets.front().offset));
@@ -654,4 +661,100 @@ TEST_CASE("McapWriter accepts an identical re-registration", "[mcap]") {
   CHECK(f.stats.schema_count == 1);
   CHECK(f.stats.channel_count == 1);
   CHECK(f.messages.size() == 1);
+}
+
+namespace {
+
+// Bytes LZ4 cannot shrink (splitmix64).
+std::vector<uint8_t> random_payload(size_t n, uint64_t& state) {
+  std::vector<uint8_t> v(n);
+  for (size_t i = 0; i < n; i += 8) {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    for (size_t k = 0; k < 8 && i + k < n; ++k) v[i + k] = static_cast<uint8_t>(z >> (8 * k));
+  }
+  return v;
+}
+
+// One channel without schema, 4096-byte payloads, chunk_size 16 KiB: each chunk holds exactly 4
+// messages (4 records of 9 + 22 + 4096 bytes and the Channel record reach 16384 with the 4th).
+// `random[c]` says whether chunk c's payloads are random (else a repeating pattern).
+std::string write_chunks(const std::vector<bool>& random, std::vector<Message>& sent) {
+  std::ostringstream out;
+  McapWriterOptions options;
+  options.chunk_size = 16 << 10;
+  McapWriter w(out, options);
+  w.add_channel({1, 0, "/bytes", "cdr", {}});
+  uint64_t state = 42;
+  uint32_t k = 0;
+  for (bool r : random) {
+    for (int m = 0; m < 4; ++m, ++k) {
+      const auto data = r ? random_payload(4096, state) : payload(4096, static_cast<uint8_t>(k));
+      w.add_message(1, k, 5000 + k, 4000 + k, data);
+      sent.push_back(Message{1, k, 5000 + k, 4000 + k, as_string(data)});
+    }
+  }
+  REQUIRE(w.finish().ok());
+  CHECK(w.bytes_written() == out.str().size());
+  return out.str();
+}
+
+std::vector<std::string> compressions(const ParsedFile& f) {
+  std::vector<std::string> v;
+  for (const ChunkSeen& c : f.chunks) v.push_back(c.compression);
+  return v;
+}
+
+// Every CRC of the file against a bitwise CRC-32 (ref_crc32) computed here: each chunk's over its
+// records, DataEnd's over [0, DataEnd), the Footer's over the summary (read_file checks the
+// latter two; here also that none is left 0).
+void check_crcs(const ParsedFile& f) {
+  for (const ChunkSeen& c : f.chunks) {
+    INFO("chunk at " << c.offset);
+    CHECK(c.crc != 0);
+    CHECK(c.crc == c.records_crc);
+  }
+  CHECK(f.data_section_crc != 0);
+  CHECK(f.summary_crc != 0);
+}
+
+}  // namespace
+
+TEST_CASE("McapWriter stores chunks LZ4 does not shrink uncompressed, others as lz4", "[mcap]") {
+  std::vector<Message> sent;
+  SECTION("incompressible: every chunk \"\"") {
+    const ParsedFile f = read_file(write_chunks(std::vector<bool>(8, true), sent));
+    check_messages(f, sent);
+    CHECK(compressions(f) == std::vector<std::string>(8, ""));
+    for (const ChunkSeen& c : f.chunks) {
+      CHECK(c.messages == 4);
+      CHECK(c.compressed == c.uncompressed);
+    }
+    CHECK(f.stats.chunk_count == 8);
+    check_crcs(f);
+  }
+  SECTION("compressible: every chunk lz4") {
+    const ParsedFile f = read_file(write_chunks(std::vector<bool>(8, false), sent));
+    check_messages(f, sent);
+    CHECK(compressions(f) == std::vector<std::string>(8, "lz4"));
+    for (const ChunkSeen& c : f.chunks) {
+      CHECK(c.messages == 4);
+      CHECK(c.compressed < c.uncompressed / 4);
+    }
+    CHECK(f.stats.chunk_count == 8);
+    check_crcs(f);
+  }
+  SECTION("random then compressible: LZ4 is tried again after 1, 2, 4 ... chunks") {
+    // Chunks 0 and 2 are tried and fail (then 1, then 2 chunks skipped: 1, 3, 4), chunk 5 is
+    // tried and compresses, and so does every chunk after it.
+    std::vector<bool> random{true, true, true, false, false, false, false, false, false};
+    const ParsedFile f = read_file(write_chunks(random, sent));
+    check_messages(f, sent);
+    CHECK(compressions(f) ==
+          std::vector<std::string>{"", "", "", "", "", "lz4", "lz4", "lz4", "lz4"});
+    CHECK(f.stats.chunk_count == 9);
+    check_crcs(f);
+  }
 }
