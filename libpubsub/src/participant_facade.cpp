@@ -212,6 +212,10 @@ void Participant::request_types(const GuidPrefix& participant,
   impl_->request_types(participant, type_ids, timeout, std::move(done));
 }
 
+void Participant::add_type_objects(std::span<const TypeObjectEntry> types) {
+  impl_->add_type_objects(types);
+}
+
 std::vector<DiscoveredParticipant> Participant::discovered_participants() const {
   return impl_->discovered_participants();
 }

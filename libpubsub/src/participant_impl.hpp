@@ -189,6 +189,9 @@ class ParticipantImpl final : public TransportReceiver,
                      Duration timeout, TypeLookupCallback done) {
     discovery_->request_types(participant, type_ids, timeout, std::move(done));
   }
+  void add_type_objects(std::span<const TypeObjectEntry> types) {
+    discovery_->add_type_objects(types);
+  }
   ParticipantStats stats() const;
   std::vector<TopicInfo> raw_topics(const RawReaderImpl& r) const;
   size_t raw_matched(const RawReaderImpl& r) const;

@@ -1,6 +1,6 @@
 // libFuzzer target: the SPDP/SEDP payload decoders (decode_participant_data, decode_endpoint_data,
-// decode_endpoint_key) and the TypeLookup reply decoder (decode_type_lookup_reply), all on every
-// input.
+// decode_endpoint_key) and the TypeLookup decoders (decode_type_lookup_request and _reply), all on
+// every input.
 //
 // Beyond "no crash, no read past the end": whatever decodes must survive a round trip through
 // the encoder - encode(decode(x)) decodes again to the same values - so an encoder that writes
@@ -85,6 +85,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     uint64_t sum = 0;
     for (size_t i = 0; i < h->body_size; ++i) sum += h->body[i];
     check(sum <= 255 * h->body_size);
+  }
+  // TypeLookup requests: whatever decodes re-encodes (as getTypes of its hashed ids) and decodes
+  // to the same identity and ids.
+  if (auto q = decode_type_lookup_request(p, size);
+      q && q->operation == kTypeLookupGetTypesHashId) {
+    const auto bytes = encode_type_lookup_get_types(q->writer, q->sn, q->type_ids);
+    const auto again = decode_type_lookup_request(bytes.data(), bytes.size());
+    check(again && again->writer == q->writer && again->sn == q->sn &&
+          again->type_ids == q->type_ids);
   }
   return 0;
 }

@@ -124,6 +124,13 @@ struct TypeLookupReply {
 // Returns true when the request is done (no later reply or timeout is reported).
 using TypeLookupCallback = std::function<bool(const TypeLookupReply&)>;
 
+// A TypeObject this participant's TypeLookup service hands out: its hashed TypeIdentifier
+// (equivalence kind 0xf1/0xf2 + 14-byte hash) and its XCDR2 bytes (little endian, DHEADER first).
+struct TypeObjectEntry {
+  std::array<uint8_t, 15> id{};
+  std::vector<uint8_t> type_object;
+};
+
 struct DiscoveredParticipant {
   GuidPrefix guid_prefix{};
   uint8_t vendor[2] = {};
@@ -159,6 +166,9 @@ class Participant {
   void request_types(const GuidPrefix& participant,
                      std::span<const std::array<uint8_t, 15>> type_ids, Duration timeout,
                      TypeLookupCallback done);
+  // Adds TypeObjects to what this participant's TypeLookup service answers getTypes requests
+  // with (the types of the TypeInformation its writers announce: TopicDescription).
+  void add_type_objects(std::span<const TypeObjectEntry> types);
 
   Guid guid() const;
   const ParticipantOptions& options() const;

@@ -68,7 +68,8 @@ Discovery::Discovery(const DiscoveryConfig& config, Transport& transport, const 
       transport_(transport),
       prefix_(prefix),
       listener_(listener),
-      type_lookup_(transport, prefix, config.max_sample_size) {
+      type_lookup_(transport, prefix, config.max_sample_size),
+      type_server_(transport, prefix, config.max_sample_size) {
   wire::ParticipantData me;
   me.guid_prefix = prefix;
   me.vendor[0] = wire::kVendorId[0];
@@ -80,7 +81,8 @@ Discovery::Discovery(const DiscoveryConfig& config, Transport& transport, const 
       wire::kBuiltinParticipantAnnouncer | wire::kBuiltinParticipantDetector |
       wire::kBuiltinPublicationsAnnouncer | wire::kBuiltinPublicationsDetector |
       wire::kBuiltinSubscriptionsAnnouncer | wire::kBuiltinSubscriptionsDetector |
-      wire::kBuiltinTypeLookupRequestWriter | wire::kBuiltinTypeLookupReplyReader;
+      wire::kBuiltinTypeLookupRequestWriter | wire::kBuiltinTypeLookupReplyReader |
+      wire::kBuiltinTypeLookupRequestReader | wire::kBuiltinTypeLookupReplyWriter;
   me.lease_duration = config.lease_duration;
   const auto& loc = transport.locators();
   me.default_unicast.push_back(loc.user_unicast);
@@ -210,6 +212,7 @@ void Discovery::add_builtin_proxies(const wire::ParticipantData& p, rtps::Steady
     sub_reader_->add_writer(writer_info(wire::kEntityIdSedpSubWriter), now);
   }
   type_lookup_.add_participant(p, now);
+  type_server_.add_participant(p, now);
 }
 
 void Discovery::remove_participant(const GuidPrefix& prefix) {
@@ -226,6 +229,7 @@ void Discovery::remove_participant(const GuidPrefix& prefix) {
   pub_reader_->remove_writer(builtin(prefix, wire::kEntityIdSedpPubWriter));
   sub_reader_->remove_writer(builtin(prefix, wire::kEntityIdSedpSubWriter));
   type_lookup_.remove_participant(prefix);
+  type_server_.remove_participant(prefix);
   for (const Guid& g : gone->endpoints) listener_.on_endpoint_lost(g);
 }
 
@@ -345,6 +349,7 @@ rtps::StatefulWriter* Discovery::builtin_writer(EntityId id) {
   if (id.value == wire::kEntityIdSedpPubWriter) return pub_writer_.get();
   if (id.value == wire::kEntityIdSedpSubWriter) return sub_writer_.get();
   if (id.value == wire::kEntityIdTypeLookupRequestWriter) return &type_lookup_.writer();
+  if (id.value == wire::kEntityIdTypeLookupReplyWriter) return &type_server_.writer();
   return nullptr;
 }
 
@@ -352,6 +357,7 @@ rtps::StatefulReader* Discovery::builtin_reader_for_writer(EntityId writer_id) {
   if (writer_id.value == wire::kEntityIdSedpPubWriter) return pub_reader_.get();
   if (writer_id.value == wire::kEntityIdSedpSubWriter) return sub_reader_.get();
   if (writer_id.value == wire::kEntityIdTypeLookupReplyWriter) return &type_lookup_.reader();
+  if (writer_id.value == wire::kEntityIdTypeLookupRequestWriter) return &type_server_.reader();
   return nullptr;
 }
 
@@ -394,6 +400,7 @@ void Discovery::on_receive_batch_end() {
   pub_reader_->send_pending_acks();
   sub_reader_->send_pending_acks();
   type_lookup_.reader().send_pending_acks();
+  type_server_.reader().send_pending_acks();
 }
 
 // ---- timers ---------------------------------------------------------------------------------
@@ -422,6 +429,7 @@ rtps::SteadyTime Discovery::on_timer(rtps::SteadyTime now) {
   next = std::min(next, pub_reader_->on_timer(now));
   next = std::min(next, sub_reader_->on_timer(now));
   next = std::min(next, type_lookup_.on_timer(now));
+  next = std::min(next, type_server_.on_timer(now));
   return std::min(next, now + std::chrono::milliseconds(100));
 }
 

@@ -86,6 +86,7 @@ class Discovery {
   // XTypes TypeLookup getTypes (Participant::request_types).
   void request_types(const GuidPrefix& participant, std::span<const wire::HashedTypeId> type_ids,
                      Duration timeout, TypeLookupCallback done);
+  void add_type_objects(std::span<const TypeObjectEntry> types) { type_server_.add_types(types); }
   // Resolves an endpoint's locators against its participant's defaults.
   bool resolve(const wire::EndpointData& data, RemoteEndpoint& out) const;
   uint64_t malformed() const { return malformed_.load(std::memory_order_relaxed); }
@@ -116,6 +117,7 @@ class Discovery {
   std::unique_ptr<rtps::StatefulWriter> pub_writer_, sub_writer_;
   std::unique_ptr<rtps::StatefulReader> pub_reader_, sub_reader_;
   TypeLookupClient type_lookup_;
+  TypeLookupServer type_server_;
 
   mutable std::mutex mu_;
   std::unordered_map<GuidPrefix, std::shared_ptr<RemoteParticipant>, GuidHash> participants_;

@@ -149,3 +149,83 @@ rtps::SteadyTime TypeLookupClient::on_timer(rtps::SteadyTime now) {
 }
 
 }  // namespace pubsub::discovery
+
+namespace pubsub::discovery {
+
+TypeLookupServer::TypeLookupServer(Transport& transport, const GuidPrefix& prefix,
+                                   size_t max_sample_size) {
+  rtps::WriterConfig wc;
+  wc.guid = entity(prefix, wire::kEntityIdTypeLookupReplyWriter);
+  wc.qos.reliability = ReliabilityKind::kReliable;
+  wc.qos.durability = DurabilityKind::kVolatile;
+  wc.qos.history.kind = HistoryKind::kKeepAll;
+  wc.qos.resource_limits.max_samples = 256;
+  wc.qos.resource_limits.max_bytes = 16u << 20;
+  wc.qos.max_blocking_time = Duration::zero();
+  writer_ = std::make_unique<rtps::StatefulWriter>(wc, transport, prefix);
+  rtps::ReaderConfig rc;
+  rc.guid = entity(prefix, wire::kEntityIdTypeLookupRequestReader);
+  rc.qos.reliability = ReliabilityKind::kReliable;
+  rc.qos.durability = DurabilityKind::kVolatile;
+  rc.qos.resource_limits.max_samples = 256;
+  rc.qos.resource_limits.max_bytes = 4u << 20;
+  rc.max_sample_size = max_sample_size;
+  reader_ = std::make_unique<rtps::StatefulReader>(
+      rc, transport, prefix, [this](const rtps::ReceivedSample& s) { return on_request(s); });
+}
+
+void TypeLookupServer::add_participant(const wire::ParticipantData& p, rtps::SteadyTime now) {
+  std::vector<Locator> meta = p.metatraffic_unicast;
+  if (meta.empty()) meta = p.default_unicast;
+  const uint32_t set = p.builtin_endpoints;
+  if (set & wire::kBuiltinTypeLookupReplyReader) {
+    rtps::RemoteReaderInfo r;
+    r.guid = entity(p.guid_prefix, wire::kEntityIdTypeLookupReplyReader);
+    r.unicast = meta;
+    writer_->add_reader(r, now);
+  }
+  if (set & wire::kBuiltinTypeLookupRequestWriter) {
+    rtps::RemoteWriterInfo w;
+    w.guid = entity(p.guid_prefix, wire::kEntityIdTypeLookupRequestWriter);
+    w.unicast = meta;
+    reader_->add_writer(w, now);
+  }
+}
+
+void TypeLookupServer::remove_participant(const GuidPrefix& prefix) {
+  writer_->remove_reader(entity(prefix, wire::kEntityIdTypeLookupReplyReader));
+  reader_->remove_writer(entity(prefix, wire::kEntityIdTypeLookupRequestWriter));
+}
+
+void TypeLookupServer::add_types(std::span<const TypeObjectEntry> types) {
+  std::lock_guard lk(mu_);
+  for (const auto& t : types) types_[t.id] = t.type_object;
+}
+
+bool TypeLookupServer::on_request(const rtps::ReceivedSample& s) {
+  if (s.key_only || !s.data) return true;
+  const auto q = wire::decode_type_lookup_request(s.data, s.size);
+  if (!q || q->operation != wire::kTypeLookupGetTypesHashId) return true;
+  std::vector<uint8_t> reply;
+  {
+    std::lock_guard lk(mu_);
+    std::vector<wire::TypeObjectRef> found;
+    for (const auto& id : q->type_ids) {
+      auto it = types_.find(id);
+      if (it != types_.end()) found.push_back({id, it->second});
+    }
+    reply = wire::encode_type_lookup_get_types_reply(q->writer, q->sn, found);
+  }
+  rtps::WriteRequest r;
+  r.body = reply.data();
+  r.body_size = reply.size();
+  r.timestamp = Time::now();
+  (void)writer_->write(r, false);  // history full: the requester times out and may ask again
+  return true;
+}
+
+rtps::SteadyTime TypeLookupServer::on_timer(rtps::SteadyTime now) {
+  return std::min(writer_->on_timer(now), reader_->on_timer(now));
+}
+
+}  // namespace pubsub::discovery

@@ -57,4 +57,33 @@ class TypeLookupClient {
   SequenceNumber next_sn_ = 1;                 // the writer's: one request per sample
 };
 
+// TypeLookupServer: our side of the service as a server of getTypes - the builtin request
+// reader (ENTITYID_TL_SVC_REQ_READER 0x000300c4) and reply writer (0x000301c3), with proxies for
+// every participant whose SPDP announcement offers a request writer / reply reader. It answers
+// from the TypeObjects registered with add_types() (what our writers announce in their
+// TypeInformation): every requested identifier it holds, in one reply, written to every
+// matched reply reader (the requester tells its reply by the request's identity).
+// Threads: requests arrive on the receive thread (on_request, which writes the reply);
+// add_types() from any thread; on_timer() on the event thread.
+class TypeLookupServer {
+ public:
+  TypeLookupServer(Transport& transport, const GuidPrefix& prefix, size_t max_sample_size);
+
+  void add_participant(const wire::ParticipantData& p, rtps::SteadyTime now);
+  void remove_participant(const GuidPrefix& prefix);
+  void add_types(std::span<const TypeObjectEntry> types);
+
+  rtps::StatefulWriter& writer() { return *writer_; }
+  rtps::StatefulReader& reader() { return *reader_; }
+  rtps::SteadyTime on_timer(rtps::SteadyTime now);
+
+ private:
+  bool on_request(const rtps::ReceivedSample& s);
+
+  std::unique_ptr<rtps::StatefulWriter> writer_;
+  std::unique_ptr<rtps::StatefulReader> reader_;
+  std::mutex mu_;
+  std::map<wire::HashedTypeId, std::vector<uint8_t>> types_;  // identifier -> TypeObject
+};
+
 }  // namespace pubsub::discovery

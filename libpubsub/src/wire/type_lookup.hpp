@@ -53,6 +53,33 @@ struct TypeLookupReplyHeader {
   size_t body_size = 0;
 };
 
+// ---- the service's side ----
+
+inline constexpr uint32_t kTypeLookupTypesMemberId = 0x02804ad1;              // "types"
+inline constexpr uint32_t kTypeLookupCompleteToMinimalMemberId = 0x0b8e6577;  // ...
+
+struct TypeLookupRequest {
+  Guid writer;  // requestId
+  SequenceNumber sn = 0;
+  uint32_t operation = 0;
+  std::vector<HashedTypeId> type_ids;  // getTypes: the hashed ones (others are skipped)
+};
+// Decodes a request (encapsulation header included): XCDR2, either byte order. Nullopt for
+// bytes that are not one.
+std::optional<TypeLookupRequest> decode_type_lookup_request(const uint8_t* data, size_t size);
+
+// One TypeObject of a reply: its identifier and its XCDR2 bytes (little endian, its DHEADER
+// first, as types/type_object_writer.hpp makes them).
+struct TypeObjectRef {
+  HashedTypeId id{};
+  std::span<const uint8_t> type_object;
+};
+// The serialized reply to getTypes request (writer, sn) with these TypeObjects (encapsulation
+// header included: CDR2_LE), as Cyclone DDS lays it out; complete_to_minimal is left empty.
+std::vector<uint8_t> encode_type_lookup_get_types_reply(const Guid& request_writer,
+                                                        SequenceNumber sn,
+                                                        std::span<const TypeObjectRef> types);
+
 // Decodes a reply (encapsulation header included). Nullopt for bytes that are not one: an
 // unknown encapsulation, or truncated before the result.
 std::optional<TypeLookupReplyHeader> decode_type_lookup_reply(const uint8_t* data, size_t size);

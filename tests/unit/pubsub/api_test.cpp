@@ -3,6 +3,7 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <mutex>
+#include <optional>
 #include <set>
 
 #include "pubsub/participant.hpp"
@@ -185,4 +186,71 @@ TEST_CASE("RawReader records the topics its patterns select, including ones that
   REQUIRE(topics_seen == std::set<std::string>{"sensor/a|type::sensor/a", "status|type::status",
                                                "sensor/b|type::b"});
   REQUIRE(raw.value()->matched_writers() == 3);
+}
+
+TEST_CASE("TypeLookup: a participant answers getTypes with the TypeObjects added to it") {
+  Pair pair;
+  TypeObjectEntry a, b;
+  a.id[0] = 0xf2;
+  b.id[0] = 0xf2;
+  for (size_t i = 1; i < 15; ++i) {
+    a.id[i] = static_cast<uint8_t>(i);
+    b.id[i] = static_cast<uint8_t>(0x80 + i);
+  }
+  // Any bytes: the service hands them out as given (DHEADER-first XCDR2 in real use).
+  a.type_object = {12, 0, 0, 0, 0xf2, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+  b.type_object = {4, 0, 0, 0, 0xf2, 0xaa, 0xbb, 0xcc};
+  pair.pub->add_type_objects(std::vector<TypeObjectEntry>{a, b});
+  const GuidPrefix server = pair.pub->guid().prefix;
+  REQUIRE(test::eventually(
+      [&] {
+        for (const auto& d : pair.sub->discovered_participants())
+          if (d.guid_prefix == server) return true;
+        return false;
+      },
+      5s));
+  std::mutex mu;
+  std::vector<TypeLookupReply> replies;
+  std::array<uint8_t, 15> unknown{0xf2};
+  const std::vector<std::array<uint8_t, 15>> ids{b.id, unknown};
+  pair.sub->request_types(server, ids, 5s, [&](const TypeLookupReply& r) {
+    std::lock_guard lk(mu);
+    replies.push_back(r);
+    return true;
+  });
+  REQUIRE(test::eventually(
+      [&] {
+        std::lock_guard lk(mu);
+        return !replies.empty();
+      },
+      5s));
+  std::lock_guard lk(mu);
+  REQUIRE(replies.size() == 1);
+  const TypeLookupReply& r = replies[0];
+  CHECK(r.kind == TypeLookupReply::Kind::kReply);
+  CHECK(r.from == server);
+  CHECK(r.error == 0);
+  // getTypes_Out: DHEADER, EMHEADER (types), the sequence's DHEADER and count 1, b's id, padding
+  // to 4, b's TypeObject, then complete_to_minimal empty.
+  std::vector<uint8_t> want{48, 0, 0, 0, 0xd1, 0x4a, 0x80, 0x52, 28, 0, 0, 0, 1, 0, 0, 0};
+  want.insert(want.end(), b.id.begin(), b.id.end());
+  want.push_back(0);  // pad
+  want.insert(want.end(), b.type_object.begin(), b.type_object.end());
+  for (uint8_t x : {0x77, 0x65, 0x8e, 0x5b, 4, 0, 0, 0, 0, 0, 0, 0}) want.push_back(x);
+  CHECK(r.types == want);
+}
+
+TEST_CASE("TypeLookup: a participant that is not known gets kUnsupported at once") {
+  Pair pair;
+  GuidPrefix nobody{};
+  nobody[0] = 0x42;
+  std::optional<TypeLookupReply> got;
+  pair.sub->request_types(nobody, std::vector<std::array<uint8_t, 15>>{{0xf2}}, 5s,
+                          [&](const TypeLookupReply& r) {
+                            got = r;
+                            return true;
+                          });
+  REQUIRE(got);
+  CHECK(got->kind == TypeLookupReply::Kind::kUnsupported);
+  CHECK(got->from == nobody);
 }

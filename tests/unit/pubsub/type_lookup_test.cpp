@@ -141,3 +141,91 @@ TEST_CASE("A TypeLookup reply written by Cyclone DDS decodes to its fields, exac
   payload[1] = 0x0b;
   CHECK_FALSE(wire::decode_type_lookup_reply(payload.data(), payload.size()));
 }
+
+namespace {
+
+// KeyedSeq's COMPLETE TypeObject as Cyclone DDS's TypeLookup service sent it (DHEADER first).
+std::vector<uint8_t> keyedseq_type_object() {
+  const std::string hex =
+      "76000000F25101001100000000000000090000004B6579656453657100000000"
+      "5600000003000000120000000000000001000700040000007365710000000000"
+      "150000000100000031000700070000006B657976616C0000000000001A000000"
+      "02000000010080F3010000020800000062616767616765000000";
+  std::vector<uint8_t> b;
+  for (size_t i = 0; i < hex.size(); i += 2)
+    b.push_back(static_cast<uint8_t>(std::stoul(hex.substr(i, 2), nullptr, 16)));
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("Our getTypes reply is read by Cyclone DDS's deserializer, field for field") {
+  const auto tobj = keyedseq_type_object();
+  REQUIRE(tobj.size() == 4 + 0x76);
+  wire::HashedTypeId id{0xf2, 0xc6, 0xe6, 0x28, 0x5a, 0x68, 0xc8, 0xf6,
+                        0xcd, 0x7c, 0x42, 0x03, 0xc4, 0x6c, 0xb2};
+  const std::vector<wire::TypeObjectRef> refs{{id, tobj}, {hashed(0x40), tobj}};
+  auto payload = wire::encode_type_lookup_get_types_reply(test_guid(), 41, refs);
+  REQUIRE(payload[1] == 0x07);
+  std::vector<char> body(payload.begin() + 4, payload.end() - payload[3]);
+  uint32_t off = 0;
+  REQUIRE(dds_stream_normalize_data(body.data(), &off, static_cast<uint32_t>(body.size()), false, 2,
+                                    DDS_Builtin_TypeLookup_Reply_desc.m_ops) != nullptr);
+  CHECK(off == body.size());
+  DDS_Builtin_TypeLookup_Reply rep;
+  std::memset(&rep, 0, sizeof rep);
+  dds_istream_t is;
+  dds_istream_init(&is, static_cast<uint32_t>(body.size()), body.data(), 2);
+  dds_stream_read(&is, reinterpret_cast<char*>(&rep), DDS_Builtin_TypeLookup_Reply_desc.m_ops);
+  dds_istream_fini(&is);
+  CHECK(rep.header.relatedRequestId.sequence_number.low == 41);
+  CHECK(std::memcmp(rep.header.relatedRequestId.writer_guid.guidPrefix, test_guid().bytes().data(),
+                    12) == 0);
+  CHECK(rep.return_data._d == static_cast<int32_t>(DDS_Builtin_TypeLookup_getTypes_HashId));
+  CHECK(rep.return_data._u.getType._d == 0);
+  const auto& types = rep.return_data._u.getType._u.result.types;
+  REQUIRE(types._length == 2);
+  CHECK(types._buffer[0].type_identifier._d == DDS_XTypes_EK_COMPLETE);
+  CHECK(std::memcmp(types._buffer[0].type_identifier._u.equivalence_hash, id.data() + 1, 14) == 0);
+  CHECK(types._buffer[0].type_object._d == DDS_XTypes_EK_COMPLETE);
+  CHECK(std::string(
+            types._buffer[0].type_object._u.complete._u.struct_type.header.detail.type_name) ==
+        "KeyedSeq");
+  CHECK(types._buffer[0].type_object._u.complete._u.struct_type.member_seq._length == 3);
+  CHECK(std::memcmp(types._buffer[1].type_identifier._u.equivalence_hash, hashed(0x40).data() + 1,
+                    14) == 0);
+  CHECK(rep.return_data._u.getType._u.result.complete_to_minimal._length == 0);
+  dds_stream_free_sample(reinterpret_cast<char*>(&rep), DDS_Builtin_TypeLookup_Reply_desc.m_ops);
+}
+
+TEST_CASE("A getTypes request Cyclone DDS serializes decodes to its identity and type ids") {
+  std::vector<DDS_XTypes_TypeIdentifier> theirs(3);
+  std::memset(theirs.data(), 0, 3 * sizeof(DDS_XTypes_TypeIdentifier));
+  std::vector<wire::HashedTypeId> want;
+  for (size_t i = 0; i < 3; ++i) {
+    want.push_back(hashed(static_cast<uint8_t>(0x11 * i)));
+    want.back()[0] = i == 1 ? 0xf1 : 0xf2;
+    theirs[i]._d = want.back()[0];
+    std::memcpy(theirs[i]._u.equivalence_hash, want.back().data() + 1, 14);
+  }
+  const SequenceNumber sn = (SequenceNumber{2} << 32) + 5;
+  std::vector<uint8_t> payload{0x00, 0x07, 0x00, 0x00};
+  const auto body = cyclone_request(test_guid(), sn, theirs);
+  payload.insert(payload.end(), body.begin(), body.end());
+  const auto q = wire::decode_type_lookup_request(payload.data(), payload.size());
+  REQUIRE(q);
+  CHECK(q->writer == test_guid());
+  CHECK(q->sn == sn);
+  CHECK(q->operation == wire::kTypeLookupGetTypesHashId);
+  CHECK(q->type_ids == want);
+  // And our own request decodes the same.
+  const auto ours = wire::encode_type_lookup_get_types(test_guid(), sn, want);
+  const auto q2 = wire::decode_type_lookup_request(ours.data(), ours.size());
+  REQUIRE(q2);
+  CHECK(q2->type_ids == want);
+  // Truncations never read past the end, and lose the ids they cut.
+  for (size_t n = 0; n < payload.size(); ++n) {
+    const auto t = wire::decode_type_lookup_request(payload.data(), n);
+    if (t) CHECK(t->type_ids.size() < 3);
+  }
+}

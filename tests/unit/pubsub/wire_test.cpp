@@ -1643,6 +1643,11 @@ Seeds discovery_seeds() {
   }
   s.emplace_back("bad_short", std::vector<uint8_t>{0x00, 0x03, 0x00});
   // A TypeLookup reply as Cyclone DDS 0.10's serializer writes it (getTypes, OK, no types).
+  {
+    const std::vector<HashedTypeId> ids{{0xf2, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}};
+    s.emplace_back("ok_typelookup_request",
+                   encode_type_lookup_get_types(Guid{kSrc, EntityId{0x000300c3}}, 7, ids));
+  }
   s.emplace_back("ok_typelookup_reply_empty",
                  std::vector<uint8_t>{
                      0x00, 0x07, 0x00, 0x00, 0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18,
@@ -1727,6 +1732,10 @@ TEST_CASE("The committed discovery seed corpus decodes as its file names say") {
       REQUIRE(g == e.guid);
     } else if (starts_with(name, "ok_key_")) {
       REQUIRE(decode_endpoint_key(b.data(), b.size(), g));
+    } else if (starts_with(name, "ok_typelookup_request")) {
+      const auto q = decode_type_lookup_request(b.data(), b.size());
+      REQUIRE(q);
+      REQUIRE(q->type_ids.size() == 1);
     } else if (starts_with(name, "ok_typelookup_reply_")) {
       const auto h = decode_type_lookup_reply(b.data(), b.size());
       REQUIRE(h);
