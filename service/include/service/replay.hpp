@@ -133,8 +133,9 @@ struct ExportOptions {
 // MCAP (needs `output`): Header (profile ""), a Schema per type found in idl_files (encoding
 // "omgidl", IDL text), a Channel per selected topic (message_encoding "cdr", schema 0 when its
 // type is not in the IDL), Messages (log_time = reception, publish_time = source time),
-// LZ4-compressed chunks with message indexes, and the summary section (Schema, Channel,
-// Statistics, ChunkIndex, SummaryOffset), DataEnd and Footer. decode is refused with mcap.
+// chunks (LZ4, or uncompressed where LZ4 saves < 2 %) with message indexes, and the summary section
+// (Schema, Channel, Statistics, ChunkIndex, SummaryOffset), DataEnd and Footer. decode is refused
+// with mcap.
 int export_records(const ExportOptions& options, std::ostream& out, std::ostream& err);
 
 // Checksums of every chunk, index against segments, damage found while opening (torn tails);
