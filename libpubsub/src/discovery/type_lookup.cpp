@@ -23,48 +23,72 @@ bool is_cyclone_reply_id(const Guid& id, const Guid& reply_writer) {
   return Guid::from_bytes(b.data()) == reply_writer;
 }
 
+// The service's endpoints are reliable and volatile, like Cyclone DDS's.
+std::unique_ptr<rtps::StatefulWriter> make_writer(Transport& t, const GuidPrefix& prefix,
+                                                  uint32_t id, int32_t samples, size_t bytes) {
+  rtps::WriterConfig c;
+  c.guid = entity(prefix, id);
+  c.qos.reliability = ReliabilityKind::kReliable;
+  c.qos.durability = DurabilityKind::kVolatile;
+  c.qos.history.kind = HistoryKind::kKeepAll;
+  c.qos.resource_limits.max_samples = samples;
+  c.qos.resource_limits.max_bytes = bytes;
+  c.qos.max_blocking_time = Duration::zero();
+  return std::make_unique<rtps::StatefulWriter>(c, t, prefix);
+}
+
+std::unique_ptr<rtps::StatefulReader> make_reader(Transport& t, const GuidPrefix& prefix,
+                                                  uint32_t id, size_t max_sample,
+                                                  rtps::DeliverFn deliver) {
+  rtps::ReaderConfig c;
+  c.guid = entity(prefix, id);
+  c.qos.reliability = ReliabilityKind::kReliable;
+  c.qos.durability = DurabilityKind::kVolatile;
+  c.qos.resource_limits.max_samples = 1024;
+  c.qos.resource_limits.max_bytes = 16u << 20;
+  c.max_sample_size = max_sample;
+  return std::make_unique<rtps::StatefulReader>(c, t, prefix, std::move(deliver));
+}
+
+// Proxies on `w` and `r` for participant p's matching endpoints, where it announces them (SPDP
+// builtin endpoint set bits); which of the two it has.
+std::pair<bool, bool> add_proxies(const wire::ParticipantData& p, rtps::SteadyTime now,
+                                  rtps::StatefulWriter& w, uint32_t reader_bit, uint32_t reader_id,
+                                  rtps::StatefulReader& r, uint32_t writer_bit,
+                                  uint32_t writer_id) {
+  std::vector<Locator> meta = p.metatraffic_unicast;
+  if (meta.empty()) meta = p.default_unicast;
+  const bool has_reader = (p.builtin_endpoints & reader_bit) != 0;
+  const bool has_writer = (p.builtin_endpoints & writer_bit) != 0;
+  if (has_reader) {
+    rtps::RemoteReaderInfo ri;
+    ri.guid = entity(p.guid_prefix, reader_id);
+    ri.unicast = meta;
+    w.add_reader(ri, now);
+  }
+  if (has_writer) {
+    rtps::RemoteWriterInfo wi;
+    wi.guid = entity(p.guid_prefix, writer_id);
+    wi.unicast = meta;
+    r.add_writer(wi, now);
+  }
+  return {has_reader, has_writer};
+}
+
 }  // namespace
 
 TypeLookupClient::TypeLookupClient(Transport& transport, const GuidPrefix& prefix,
-                                   size_t max_sample_size) {
-  rtps::WriterConfig wc;
-  wc.guid = entity(prefix, wire::kEntityIdTypeLookupRequestWriter);
-  wc.qos.reliability = ReliabilityKind::kReliable;
-  wc.qos.durability = DurabilityKind::kVolatile;
-  wc.qos.history.kind = HistoryKind::kKeepAll;
-  wc.qos.resource_limits.max_samples = 1024;
-  wc.qos.resource_limits.max_bytes = 4u << 20;
-  wc.qos.max_blocking_time = Duration::zero();
-  writer_ = std::make_unique<rtps::StatefulWriter>(wc, transport, prefix);
-  rtps::ReaderConfig rc;
-  rc.guid = entity(prefix, wire::kEntityIdTypeLookupReplyReader);
-  rc.qos.reliability = ReliabilityKind::kReliable;
-  rc.qos.durability = DurabilityKind::kVolatile;
-  rc.qos.resource_limits.max_samples = 1024;
-  rc.qos.resource_limits.max_bytes = 16u << 20;
-  rc.max_sample_size = max_sample_size;
-  reader_ = std::make_unique<rtps::StatefulReader>(
-      rc, transport, prefix, [this](const rtps::ReceivedSample& s) { return on_reply(s); });
-}
+                                   size_t max_sample_size)
+    : writer_(
+          make_writer(transport, prefix, wire::kEntityIdTypeLookupRequestWriter, 1024, 4u << 20)),
+      reader_(make_reader(transport, prefix, wire::kEntityIdTypeLookupReplyReader, max_sample_size,
+                          [this](const rtps::ReceivedSample& s) { return on_reply(s); })) {}
 
 void TypeLookupClient::add_participant(const wire::ParticipantData& p, rtps::SteadyTime now) {
-  std::vector<Locator> meta = p.metatraffic_unicast;
-  if (meta.empty()) meta = p.default_unicast;
-  const uint32_t set = p.builtin_endpoints;
-  const bool req = (set & wire::kBuiltinTypeLookupRequestReader) != 0;
-  const bool rep = (set & wire::kBuiltinTypeLookupReplyWriter) != 0;
-  if (req) {
-    rtps::RemoteReaderInfo r;
-    r.guid = entity(p.guid_prefix, wire::kEntityIdTypeLookupRequestReader);
-    r.unicast = meta;
-    writer_->add_reader(r, now);
-  }
-  if (rep) {
-    rtps::RemoteWriterInfo w;
-    w.guid = entity(p.guid_prefix, wire::kEntityIdTypeLookupReplyWriter);
-    w.unicast = meta;
-    reader_->add_writer(w, now);
-  }
+  const auto [req, rep] =
+      add_proxies(p, now, *writer_, wire::kBuiltinTypeLookupRequestReader,
+                  wire::kEntityIdTypeLookupRequestReader, *reader_,
+                  wire::kBuiltinTypeLookupReplyWriter, wire::kEntityIdTypeLookupReplyWriter);
   std::lock_guard lk(mu_);
   serving_[p.guid_prefix] = req && rep;
 }
@@ -153,43 +177,16 @@ rtps::SteadyTime TypeLookupClient::on_timer(rtps::SteadyTime now) {
 namespace pubsub::discovery {
 
 TypeLookupServer::TypeLookupServer(Transport& transport, const GuidPrefix& prefix,
-                                   size_t max_sample_size) {
-  rtps::WriterConfig wc;
-  wc.guid = entity(prefix, wire::kEntityIdTypeLookupReplyWriter);
-  wc.qos.reliability = ReliabilityKind::kReliable;
-  wc.qos.durability = DurabilityKind::kVolatile;
-  wc.qos.history.kind = HistoryKind::kKeepAll;
-  wc.qos.resource_limits.max_samples = 256;
-  wc.qos.resource_limits.max_bytes = 16u << 20;
-  wc.qos.max_blocking_time = Duration::zero();
-  writer_ = std::make_unique<rtps::StatefulWriter>(wc, transport, prefix);
-  rtps::ReaderConfig rc;
-  rc.guid = entity(prefix, wire::kEntityIdTypeLookupRequestReader);
-  rc.qos.reliability = ReliabilityKind::kReliable;
-  rc.qos.durability = DurabilityKind::kVolatile;
-  rc.qos.resource_limits.max_samples = 256;
-  rc.qos.resource_limits.max_bytes = 4u << 20;
-  rc.max_sample_size = max_sample_size;
-  reader_ = std::make_unique<rtps::StatefulReader>(
-      rc, transport, prefix, [this](const rtps::ReceivedSample& s) { return on_request(s); });
-}
+                                   size_t max_sample_size)
+    : writer_(make_writer(transport, prefix, wire::kEntityIdTypeLookupReplyWriter, 256, 16u << 20)),
+      reader_(make_reader(transport, prefix, wire::kEntityIdTypeLookupRequestReader,
+                          max_sample_size,
+                          [this](const rtps::ReceivedSample& s) { return on_request(s); })) {}
 
 void TypeLookupServer::add_participant(const wire::ParticipantData& p, rtps::SteadyTime now) {
-  std::vector<Locator> meta = p.metatraffic_unicast;
-  if (meta.empty()) meta = p.default_unicast;
-  const uint32_t set = p.builtin_endpoints;
-  if (set & wire::kBuiltinTypeLookupReplyReader) {
-    rtps::RemoteReaderInfo r;
-    r.guid = entity(p.guid_prefix, wire::kEntityIdTypeLookupReplyReader);
-    r.unicast = meta;
-    writer_->add_reader(r, now);
-  }
-  if (set & wire::kBuiltinTypeLookupRequestWriter) {
-    rtps::RemoteWriterInfo w;
-    w.guid = entity(p.guid_prefix, wire::kEntityIdTypeLookupRequestWriter);
-    w.unicast = meta;
-    reader_->add_writer(w, now);
-  }
+  (void)add_proxies(p, now, *writer_, wire::kBuiltinTypeLookupReplyReader,
+                    wire::kEntityIdTypeLookupReplyReader, *reader_,
+                    wire::kBuiltinTypeLookupRequestWriter, wire::kEntityIdTypeLookupRequestWriter);
 }
 
 void TypeLookupServer::remove_participant(const GuidPrefix& prefix) {
