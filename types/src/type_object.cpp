@@ -528,6 +528,7 @@ bool type_flags(Reader& r, uint16_t flags, Type& t) {
                     : (flags & kIsAppendable) ? Extensibility::kAppendable
                                               : Extensibility::kFinal;
   t.nested = (flags & kIsNested) != 0;
+  t.autoid_hash = (flags & kIsAutoidHash) != 0;
   return true;
 }
 
@@ -1001,6 +1002,7 @@ bool Builder::validate() {
       if (!is_discriminator_kind(lib_.at(target).kind))
         return fail(Errc::kInvalidArgument,
                     "type " + t.name + ": discriminator is not an integer, char, boolean or enum");
+      if (target != t.discriminator) t.discriminator_typedef = t.discriminator;
       t.discriminator = target;
     }
   }
