@@ -410,6 +410,7 @@ bool Builder::define_struct(const idl_struct_t* s) {
   Type t = lib_.at(id);
   t.extensibility = extensibility_of(s->extensibility.value);
   t.nested = s->nested.value;
+  t.autoid_hash = as_uint(s->autoid.value) == as_uint(IDL_HASH);
   if (s->inherit_spec) {
     std::optional<TypeId> base = type_of(s->inherit_spec->base);
     if (!base) return false;
@@ -440,9 +441,11 @@ bool Builder::define_union(const idl_union_t* u) {
   Type t = lib_.at(id);
   t.extensibility = extensibility_of(u->extensibility.value);
   t.nested = u->nested.value;
+  t.autoid_hash = as_uint(u->autoid.value) == as_uint(IDL_HASH);
   std::optional<TypeId> disc = type_of(u->switch_type_spec->type_spec);
   if (!disc) return false;
   t.discriminator = lib_.resolve(*disc);
+  if (t.discriminator != *disc) t.discriminator_typedef = *disc;
   if (!define_cases(u, t)) return false;
   lib_.at(id) = std::move(t);
   return true;

@@ -243,6 +243,8 @@ TEST_CASE("parse_idl: @autoid(HASH) ids are the MD5-derived ones, @must_understa
   // read little-endian are 0xa343172c, & 0x0FFFFFFF = 0x0343172c = 54728492. Likewise gamma:
   // md5 05b048d7... -> 0xd748b005 & 0x0FFFFFFF = 0x0748b005 = 122204165.
   const Type& hashed = named(all_constructs(), "pkg::sub::Hashed");
+  CHECK(hashed.autoid_hash);
+  CHECK_FALSE(named(all_constructs(), "pkg::sub::Derived").autoid_hash);
   REQUIRE(hashed.members.size() == 3);
   CHECK(hashed.members[0].name == "alpha");
   CHECK(hashed.members[0].id == 54728492u);
@@ -274,6 +276,9 @@ TEST_CASE("parse_idl: unions - discriminators, labels, default case") {
 
   const Type& value = named(lib, "pkg::sub::Value");
   CHECK(value.discriminator == lib.primitive(Kind::kInt32));  // typedef Tag resolved
+  REQUIRE(value.discriminator_typedef != kNoType);            // and kept
+  CHECK(lib.at(value.discriminator_typedef).name == "pkg::sub::Tag");
+  CHECK(shape.discriminator_typedef == kNoType);
   CHECK(value.extensibility == Extensibility::kAppendable);
   REQUIRE(value.cases.size() == 3);
   CHECK(value.cases[0].labels == std::vector<int64_t>{1, 2});

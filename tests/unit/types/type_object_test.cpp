@@ -359,6 +359,9 @@ TEST_CASE("type_object: Everything's facts, exactly") {
   const Type& value = lib.at(named(lib, "pkg::sub::Value"));
   CHECK(value.extensibility == Extensibility::kAppendable);
   CHECK(value.discriminator == lib.primitive(Kind::kInt32));
+  REQUIRE(value.discriminator_typedef != kNoType);  // Value's TypeObject refers to alias Tag
+  CHECK(lib.at(value.discriminator_typedef).name == "pkg::sub::Tag");
+  CHECK(shape.discriminator_typedef == kNoType);
   REQUIRE(value.cases.size() == 3);
   CHECK(value.cases[0].labels == std::vector<int64_t>{1, 2});
   CHECK(value.cases[1].labels == std::vector<int64_t>{-3});
@@ -392,6 +395,8 @@ TEST_CASE("type_object: mutable structs, bases, @optional, @must_understand, @au
 
   const DecodedTypes hashed = decode(all_topics()[5]);
   const Type& h = hashed.library.at(hashed.top);
+  CHECK(h.autoid_hash);  // IS_AUTOID_HASH
+  CHECK_FALSE(t.autoid_hash);
   REQUIRE(h.members.size() == 3);
   CHECK((h.members[0].name == "alpha" && h.members[0].id == 0x0343172c));
   CHECK((h.members[1].name == "beta" && h.members[1].id == 3));

@@ -79,17 +79,22 @@ struct Type {
   Kind kind = Kind::kStruct;
   std::string name;  // fully qualified ("pkg::Pose") for named types; empty for anonymous ones
   Extensibility extensibility = Extensibility::kFinal;  // struct, union (enum/bitmask: final)
-  uint32_t bound = 0;                 // string, sequence: max length (0 = unbounded)
-  std::vector<uint32_t> dims;         // array: dimensions, outermost first
-  TypeId element = kNoType;           // sequence, array, alias
-  TypeId base = kNoType;              // struct: base struct (kNoType = none)
-  TypeId discriminator = kNoType;     // union: discriminator type (integer, char, bool or enum)
+  uint32_t bound = 0;              // string, sequence: max length (0 = unbounded)
+  std::vector<uint32_t> dims;      // array: dimensions, outermost first
+  TypeId element = kNoType;        // sequence, array, alias
+  TypeId base = kNoType;           // struct: base struct (kNoType = none)
+  TypeId discriminator = kNoType;  // union: discriminator type (integer, char, bool or enum)
+  // union: the alias the discriminator was declared with ("switch (Tag)"), which `discriminator`
+  // is resolved from; kNoType when it was not declared through a typedef. For XTypes
+  // TypeObjects, which refer to the alias.
+  TypeId discriminator_typedef = kNoType;
   uint16_t bit_bound = 32;            // enum (default 32), bitmask (default 32)
   std::vector<Member> members;        // struct: its own members, in declaration order
   std::vector<UnionCase> cases;       // union
   std::vector<EnumLiteral> literals;  // enum, in declaration order
   std::vector<BitFlag> flags;         // bitmask
   bool nested = false;                // struct/union: @nested / @topic(false)
+  bool autoid_hash = false;  // struct/union: @autoid(HASH) (XTypes IS_AUTOID_HASH; ids in members)
 };
 
 class TypeLibrary {
