@@ -2,6 +2,7 @@
 // participant's receive thread (subscriber counting, latency echoes), and a printer thread for
 // the once-a-second interval lines (stderr, unless -noPrint).
 #include "perftest.hpp"
+#include "perftest_types.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -1076,7 +1077,7 @@ int run_publisher(const Options& o) {
   auto& p = *participant.value();
   std::unique_ptr<DdsperfPeerEndpoints> ddsperf_peer;
   if (o.ddsperf_compat) ddsperf_peer = std::make_unique<DdsperfPeerEndpoints>(p, o);
-  auto w = p.create_writer(data_topic(o), writer_qos(o, batching_on(o)));
+  auto w = p.create_writer(describe_type(p, data_topic(o), o), writer_qos(o, batching_on(o)));
   if (!w) {
     std::fprintf(stderr, "pubsub-perftest: %s\n", w.error().message.c_str());
     return 2;

@@ -5,7 +5,9 @@
 # recording verifies. With --slow-ms D the recorder's storage is slowed (back-pressure): the
 # publisher must block, nothing may be lost, and the recorder's RSS must stay under
 # queue_max_bytes + --rss-overhead-mb (default 48). With --same-host the recorder runs in the
-# publisher's namespace (its host) and must have read every sample from shared memory.
+# publisher's namespace (its host) and must have read every sample from shared memory. Always:
+# the recorder must have looked the data type up (XTypes TypeLookup of pubsub-perftest's
+# participant) and stored it, and the first samples must decode with it.
 # Usage: record_perftest.sh [--exec S] [--slow-ms D] [--queue-mb Q] [--rss-overhead-mb M]
 #                           [--same-host] -- PERFTEST ARGS
 set -u
@@ -27,7 +29,7 @@ shift
 args=("$@")
 netns_setup 3
 out=$(mktemp -d) || exit 1  # removed on exit: only what this script made
-trap 'netns_cleanup; rm -rf "$out"' EXIT
+trap 'netns_cleanup; [ -n "${KEEP_OUT:-}" ] && cp -r "$out" "$KEEP_OUT"; rm -rf "$out"' EXIT
 cat >"$out/recorder.json" <<JSON
 {"domain": 1, "interface": "veth$rec_ns", "storage": {"path": "$out/rec", "chunk_max_bytes": 1048576},
  "queue_max_bytes": $((queue_mb << 20)), "stats_interval_s": 1}
@@ -110,3 +112,31 @@ else:
 for b in bad: print("FAIL:", b)
 sys.exit(1 if bad else 0)
 PY
+[ $? -eq 0 ] || exit 1
+
+# The type: pubsub-perftest's writer announces TypeInformation and its participant answers
+# TypeLookup; the recorder must have stored the type it got, and the first 50 ms of samples
+# must decode with it (value.seq is the writer's sequence number).
+type=pubsub::perftest::Sample
+[ "$keyed" = 1 ] && type=pubsub::perftest::KeyedSample
+grep -q "type $type: looked up from participant" "$out/recorder.log" ||
+  { echo "FAIL: $type not looked up"; grep -i "type" "$out/recorder.log" | head; exit 1; }
+"$BIN/pubsub-replay" types "$out/rec" >"$out/types.idl" || { echo "FAIL: types exit $?"; exit 1; }
+head -n 1 "$out/types.idl" | grep -qx "// type $type, from lookup; topics: PubsubPerftest_Data" ||
+  { echo "FAIL: types output:"; cat "$out/types.idl"; exit 1; }
+datalen=0
+for ((i = 0; i + 1 < ${#args[@]}; i++)); do [ "${args[i]}" = -datalen ] && datalen=${args[i + 1]}; done
+if [ "$datalen" -le 65536 ]; then
+  "$BIN/pubsub-replay" export "$out/rec" --decode --end 0.05 -o "$out/first.jsonl" 2>"$out/decode.err" ||
+    { echo "FAIL: export --decode exit $?"; cat "$out/decode.err"; exit 1; }
+  python3 - "$out/first.jsonl" "$datalen" <<'PY' || exit 1
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+n = int(sys.argv[2]) - 20
+bad = [l["seq"] for l in lines if l["value"]["seq"] != l["seq"] or len(l["value"].get("payload", [])) != max(n, 0)]
+print("decoded %d samples with the looked-up type, %d mismatched" % (len(lines), len(bad)))
+sys.exit(1 if bad or not lines else 0)
+PY
+fi
+echo "type $type looked up and stored"
+
