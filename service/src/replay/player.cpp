@@ -63,6 +63,7 @@
 #include "common.hpp"
 #include "histogram.hpp"
 #include "service/recording_schema.hpp"
+#include "types/type_object.hpp"
 
 namespace service::replay {
 namespace {
@@ -476,6 +477,7 @@ class Publisher {
                                                  ": " + participant.error().message};
     }
     participant_ = std::move(participant).value();
+    serve_recorded_types(src.sel.recorded_types);
     for (const storage::WriterInfo& w : src.writers) {
       const storage::TopicInfo& t = src.sel.topics[src.sel.topic_index.at(w.def.topic)];
       if (auto e = add_writer(w, t, err)) return e;
@@ -509,6 +511,27 @@ class Publisher {
   }
 
  private:
+  // The TypeObjects the recorder looked up, handed out again by this participant's TypeLookup
+  // service: the replayed writers announce the recorded TypeInformation, so a reader that asks
+  // for the types (Cyclone DDS does when it does not know them) gets them from us.
+  void serve_recorded_types(const std::vector<storage::TypeDef>& recorded) {
+    std::vector<pubsub::TypeObjectEntry> entries;
+    for (const storage::TypeDef& t : recorded) {
+      if (t.source != storage::TypeSource::kLookup || t.type_object.empty()) continue;
+      auto set = types::parse_get_types_out(std::span<const uint8_t>(
+          reinterpret_cast<const uint8_t*>(t.type_object.data()), t.type_object.size()));
+      if (!set) continue;  // as stored; the recorder only stores replies that decoded
+      for (const auto& pair : set->pairs) {
+        pubsub::TypeObjectEntry e;
+        e.id[0] = pair.equivalence_kind;
+        std::copy(pair.hash.begin(), pair.hash.end(), e.id.begin() + 1);
+        e.type_object = pair.type_object;
+        entries.push_back(std::move(e));
+      }
+    }
+    if (!entries.empty()) participant_->add_type_objects(entries);
+  }
+
   std::optional<Error> add_writer(const storage::WriterInfo& w, const storage::TopicInfo& t,
                                   std::ostream& err) {
     RecordedQos qos;

@@ -1,7 +1,10 @@
 // play over libpubsub's FakeNetwork into a raw subscriber: what arrives, in which order, how fast.
+#include <atomic>
 #include <catch2/catch.hpp>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <thread>
 
 #include "shapes_fixture.hpp"
 
@@ -347,4 +350,80 @@ TEST_CASE("play skips a corrupted chunk, publishes the rest and exits 1") {
   CHECK(r.report.samples < m.records.size());
   CHECK(r.report.samples > m.records.size() / 2);
   CHECK(r.got.size() == r.report.samples);
+}
+
+namespace {
+
+template <typename Pred>
+bool test_eventually(Pred pred, std::chrono::milliseconds timeout) {
+  const auto end = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < end) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return pred();
+}
+
+}  // namespace
+
+TEST_CASE("play hands out the looked-up TypeObjects it replays through TypeLookup") {
+  // The getTypes_Out Cyclone DDS sent for ddsperf's KeyedSeq: one COMPLETE TypeObject.
+  const std::string hex =
+      "A4000000D14A80528E00000001000000F2C6E6285A68C8F6CD7C4203C46CB200"
+      "76000000F25101001100000000000000090000004B6579656453657100000000"
+      "5600000003000000120000000000000001000700040000007365710000000000"
+      "150000000100000031000700070000006B657976616C0000000000001A000000"
+      "02000000010080F3010000020800000062616767616765000000000077658E5B"
+      "0400000000000000";
+  storage::Bytes out;
+  for (size_t i = 0; i < hex.size(); i += 2)
+    out.push_back(static_cast<std::byte>(std::stoul(hex.substr(i, 2), nullptr, 16)));
+  TempDir tmp;
+  Model m = periodic(100, 10.0);
+  m.types.push_back({"bench::Tick", storage::TypeSource::kLookup, "struct Tick { long a; };", out});
+  write_recording(tmp.sub("rec"), m);
+
+  auto net = pubsub::FakeNetwork::create();
+  Subscriber sub(net);
+  auto o = play_options(tmp.sub("rec"), net);
+  std::atomic<bool> stop{false};
+  o.stop = &stop;
+  std::ostringstream err;
+  std::thread player([&] { (void)replay::play(o, err); });
+  pubsub::GuidPrefix replayer{};
+  const bool found = test_eventually(
+      [&] {
+        for (const auto& d : sub.participant().discovered_participants())
+          if (d.user_data == "pubsub-replay") {
+            replayer = d.guid_prefix;
+            return true;
+          }
+        return false;
+      },
+      5s);
+  std::mutex mu;
+  std::vector<uint8_t> got;
+  if (found) {
+    std::array<uint8_t, 15> id{0xf2, 0xc6, 0xe6, 0x28, 0x5a, 0x68, 0xc8, 0xf6,
+                               0xcd, 0x7c, 0x42, 0x03, 0xc4, 0x6c, 0xb2};
+    sub.participant().request_types(replayer, std::vector<std::array<uint8_t, 15>>{id}, 5s,
+                                    [&](const pubsub::TypeLookupReply& r) {
+                                      std::lock_guard lk(mu);
+                                      got = r.types;
+                                      return true;
+                                    });
+    (void)test_eventually(
+        [&] {
+          std::lock_guard lk(mu);
+          return !got.empty();
+        },
+        5s);
+  }
+  stop = true;
+  player.join();
+  REQUIRE(found);
+  std::lock_guard lk(mu);
+  // The getTypes_Out handed out is byte for byte the one Cyclone DDS sent the recorder.
+  CHECK(got == std::vector<uint8_t>(reinterpret_cast<const uint8_t*>(out.data()),
+                                    reinterpret_cast<const uint8_t*>(out.data()) + out.size()));
 }

@@ -236,6 +236,7 @@ class Subscriber {
     reader_.reset();
     participant_.reset();
   }
+  pubsub::Participant& participant() { return *participant_; }
   static pubsub::ParticipantOptions options(std::shared_ptr<pubsub::FakeNetwork> net) {
     pubsub::ParticipantOptions o;
     pubsub::use_fake_network(o, std::move(net));
