@@ -7,7 +7,8 @@
 # queue_max_bytes + --rss-overhead-mb (default 48). With --same-host the recorder runs in the
 # publisher's namespace (its host) and must have read every sample from shared memory. Always:
 # the recorder must have looked the data type up (XTypes TypeLookup of pubsub-perftest's
-# participant) and stored it, and the first samples must decode with it.
+# participant) and stored it, and the first samples must decode with it (also as MCAP, through
+# tests/tools/mcap_check).
 # Usage: record_perftest.sh [--exec S] [--slow-ms D] [--queue-mb Q] [--rss-overhead-mb M]
 #                           [--same-host] -- PERFTEST ARGS
 set -u
@@ -137,6 +138,13 @@ bad = [l["seq"] for l in lines if l["value"]["seq"] != l["seq"] or len(l["value"
 print("decoded %d samples with the looked-up type, %d mismatched" % (len(lines), len(bad)))
 sys.exit(1 if bad or not lines else 0)
 PY
+  # The same samples as MCAP, read by the official reader and decoded by Foxglove's libraries.
+  check=$HERE/../../tools/mcap_check
+  "$BIN/pubsub-replay" export "$out/rec" --format mcap --end 0.05 -o "$out/first.mcap" 2>/dev/null ||
+    { echo "FAIL: export --format mcap exit $?"; exit 1; }
+  node "$check/check_mcap.mjs" "$out/first.mcap" "$out/first.jsonl" >"$out/mcap_check.out" 2>&1 ||
+    { echo "FAIL: MCAP check"; cat "$out/mcap_check.out"; exit 1; }
+  cut -c1-200 "$out/mcap_check.out"
 fi
 echo "type $type looked up and stored"
 
