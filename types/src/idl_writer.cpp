@@ -12,8 +12,9 @@
 // sequence (possible from a TypeObject, not from IDL) gets a typedef named after its id.
 // Annotations: extensibility always (@final, @appendable or @mutable), @key, @optional, @id
 // where an id is not the next sequential one, @bit_bound where not 32, @value/@position where
-// not sequential, @nested. Not yet readable by Foxglove's parser (tests/tools/mcap_check rewrites
-// them before parsing): inheritance, bitmasks, forward declarations, enum case labels.
+// not sequential, @nested. IdlDialect::kFoxglove writes what Foxglove's parser cannot read in
+// other words (see idl_writer.hpp): flattened bases, bitmask typedefs, Enum::LITERAL labels,
+// uint8 for char/octet discriminators.
 #include "types/idl_writer.hpp"
 
 #include <set>
@@ -81,7 +82,8 @@ std::vector<std::string> split_scoped(const std::string& name) {
 
 class Writer {
  public:
-  explicit Writer(const TypeLibrary& lib) : lib_(lib) {
+  Writer(const TypeLibrary& lib, IdlDialect dialect)
+      : lib_(lib), foxglove_(dialect == IdlDialect::kFoxglove) {
     // A name another type's name ends with ("Point" and "geo::Point") could resolve to that
     // other type from inside its module: such names keep the leading "::".
     std::vector<const std::string*> names;
@@ -96,6 +98,7 @@ class Writer {
   std::string run(TypeId top) {
     visit(top);
     std::string out;
+    if (foxglove_) return body_.str();  // no forward declarations there
     for (TypeId id : forward_) {
       const Type& t = lib_.at(id);
       out += open_modules(t.name);
@@ -144,7 +147,7 @@ class Writer {
   std::string ref(TypeId id) const {
     const Type& t = lib_.at(id);
     if (const char* p = primitive_name(t.kind)) return p;
-    if (!t.name.empty()) return ambiguous_.count(t.name) ? "::" + t.name : t.name;
+    if (!t.name.empty()) return ambiguous_.count(t.name) && !foxglove_ ? "::" + t.name : t.name;
     if (t.kind == Kind::kArray && anon_array_typedefs_.count(id))
       return "anon_array_" + std::to_string(id);
     return anonymous_ref(t, id);
@@ -258,9 +261,19 @@ class Writer {
     body_ << extensibility_annotation(t.extensibility) << "\n";
     if (t.nested) body_ << "@nested\n";
     body_ << "struct " << name;
-    if (t.base != kNoType) body_ << " : " << ref(t.base);
+    if (t.base != kNoType && !foxglove_) body_ << " : " << ref(t.base);
     body_ << " {\n";
-    uint32_t next_id = first_member_id(t);
+    uint32_t next_id = 0;
+    if (foxglove_) {
+      // The bases' members first, outermost base first: the layout inheritance gives.
+      std::vector<const Type*> chain;
+      for (TypeId b = t.base; b != kNoType && chain.size() < 64; b = lib_.at(lib_.resolve(b)).base)
+        chain.push_back(&lib_.at(lib_.resolve(b)));
+      for (auto it = chain.rbegin(); it != chain.rend(); ++it)
+        for (const Member& m : (*it)->members) write_member(m, next_id, "  ");
+    } else {
+      next_id = first_member_id(t);
+    }
     for (const Member& m : t.members) write_member(m, next_id, "  ");
     body_ << "};\n";
   }
@@ -270,13 +283,15 @@ class Writer {
       case Kind::kBool:
         return v ? "TRUE" : "FALSE";
       case Kind::kChar8: {
+        if (foxglove_) return std::to_string(static_cast<uint8_t>(v));
         const char c = static_cast<char>(v);
         if (c >= 0x20 && c < 0x7f && c != '\'' && c != '\\') return std::string("'") + c + "'";
         return "'\\x" + to_hex2(static_cast<uint8_t>(v)) + "'";
       }
       case Kind::kEnum:
         for (const EnumLiteral& l : disc.literals)
-          if (l.value == v) return scope_of(disc.name) + l.name;
+          if (l.value == v)
+            return foxglove_ ? disc.name + "::" + l.name : scope_of(disc.name) + l.name;
         return std::to_string(v);
       default:
         return std::to_string(v);
@@ -297,9 +312,12 @@ class Writer {
   void write_union(const Type& t, const std::string& name) {
     body_ << extensibility_annotation(t.extensibility) << "\n";
     if (t.nested) body_ << "@nested\n";
-    body_ << "union " << name << " switch (" << ref(t.discriminator) << ") {\n";
     const Type& disc = lib_.at(lib_.resolve(t.discriminator));
-    uint32_t next_id = 1;  // member ids of a union's cases are sequential from 1
+    const bool byte = disc.kind == Kind::kChar8 || disc.kind == Kind::kOctet;
+    body_ << "union " << name << " switch ("
+          << (foxglove_ && byte ? std::string("uint8") : ref(t.discriminator)) << ") {\n";
+    uint32_t next_id =
+        0;  // member ids of a union's cases: sequential from 0 (libcycloneddsidl, idlc)
     for (const UnionCase& c : t.cases) {
       for (int64_t v : c.labels) body_ << "  case " << label(disc, v) << ":\n";
       if (c.is_default) body_ << "  default:\n";
@@ -323,6 +341,11 @@ class Writer {
   }
 
   void write_bitmask(const Type& t, const std::string& name) {
+    if (foxglove_) {  // the unsigned integer that holds the flags (XTypes 7.4.3.5.2)
+      const int bits = t.bit_bound <= 8 ? 8 : t.bit_bound <= 16 ? 16 : t.bit_bound <= 32 ? 32 : 64;
+      body_ << "typedef uint" << bits << " " << name << ";\n";
+      return;
+    }
     if (t.bit_bound != 32) body_ << "@bit_bound(" << t.bit_bound << ")\n";
     body_ << "bitmask " << name << " {\n";
     uint32_t next = 0;
@@ -337,6 +360,7 @@ class Writer {
   }
 
   const TypeLibrary& lib_;
+  const bool foxglove_;
   std::set<TypeId> done_, active_, forward_, anon_array_typedefs_;
   std::set<std::string> ambiguous_;
   std::ostringstream body_;
@@ -344,8 +368,8 @@ class Writer {
 
 }  // namespace
 
-std::string to_idl(const TypeLibrary& lib, TypeId top) {
-  return Writer(lib).run(top);
+std::string to_idl(const TypeLibrary& lib, TypeId top, IdlDialect dialect) {
+  return Writer(lib, dialect).run(top);
 }
 
 }  // namespace types

@@ -38,7 +38,9 @@ size_t add_channels(McapWriter& w, const ResolvedSelection& sel, const SampleDec
     if (const auto* tt = types.type_of(t.id)) {
       source = tt->source;
       auto [it, added] = schema_of.emplace(tt->name, static_cast<uint16_t>(schema_of.size() + 1));
-      if (added) w.add_schema({it->second, tt->name, "omgidl", types::to_idl(*tt->lib, tt->id)});
+      if (added)
+        w.add_schema({it->second, tt->name, "omgidl",
+                      types::to_idl(*tt->lib, tt->id, types::IdlDialect::kFoxglove)});
       schema = it->second;
     } else {
       ++untyped;

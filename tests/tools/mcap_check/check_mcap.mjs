@@ -168,29 +168,17 @@ class FileHandleReadable {
 }
 
 // ---------------------------------------------------------------- IDL preprocessing
-// The omgidl-parser grammar lacks some constructs our IDL writer emits; they are rewritten to
-// an equivalent the parser takes (or applied after parsing):
-//  - leading "::" of fully qualified names is dropped (all our references are fully qualified);
-//  - enum labels "a::b::LIT" become "a::b::Enum::LIT" (the parser scopes literals by their enum);
-//  - char case labels 'x' / '\xHH' become numbers, hex literals decimal, switch (char|octet)
-//    switch (uint8) (same wire size; the parser has no char/octet discriminators);
+// pubsub-replay writes MCAP schemas in the dialect the omgidl-parser grammar reads
+// (types::IdlDialect::kFoxglove: no inheritance, bitmasks as integer typedefs, Enum::LITERAL
+// labels, uint8 for char/octet discriminators, no leading "::", no forward declarations), so
+// those are parsed as written: a schema in another form fails here as it would in Foxglove.
+// Only these are rewritten (IDL from elsewhere, e.g. --idl files, may have them):
 //  - @extensibility(K) becomes @final/@appendable/@mutable (the serializer only knows those);
-//  - bitmask B becomes typedef uintN B (N from @bit_bound: holder size, XTypes 7.4.3.5);
-//  - struct inheritance "struct D : B" is removed and B's members are prepended after parsing;
-//  - forward declarations are removed; #-lines are removed.
+//  - hex literals become decimal; #-lines and comments are removed; @bit_bound is dropped (the
+//    enum sizes it gives are applied after parsing);
+//  - struct inheritance "struct D : B" (user IDL) is removed and B's members are prepended.
 function stripComments(s) {
   return s.replace(/\/\*[\s\S]*?\*\//g, " ").replace(/\/\/[^\n]*/g, "");
-}
-
-function charCodeOfLiteral(body) {
-  if (body.length === 1) return body.charCodeAt(0);
-  const esc = { n: 10, t: 9, v: 11, b: 8, r: 13, f: 12, a: 7, "\\": 92, "?": 63, "'": 39, '"': 34 };
-  if (body[0] === "\\") {
-    if (body[1] === "x") return parseInt(body.slice(2), 16);
-    if (/^[0-7]+$/.test(body.slice(1))) return parseInt(body.slice(1), 8);
-    if (body[1] in esc) return esc[body[1]];
-  }
-  throw new Error(`unsupported char literal '${body}'`);
 }
 
 function scanScopes(text) {
@@ -255,25 +243,9 @@ function prepareSchema(idlText, rootName) {
   let t = idlText.replace(/^[ \t]*#.*$/gm, "");
   t = stripComments(t);
   t = t.replace(/@extensibility\s*\(\s*(FINAL|APPENDABLE|MUTABLE)\s*\)/gi, (_m, k) => `@${k.toLowerCase()}`);
-  t = t.replace(/(case\s+)'((?:[^'\\]|\\[^']*)+)'/g, (_m, c, body) => `${c}${charCodeOfLiteral(body)}`);
-  t = t.replace(/(switch\s*\(\s*)(char|octet)(\s*\))/g, "$1uint8$3");
   t = t.replace(/\b0[xX]([0-9a-fA-F]+)\b/g, (_m, h) => BigInt("0x" + h).toString());
-  t = t.replace(/(^|[^\w:])::(?=[A-Za-z_])/g, "$1");
-  t = t.replace(/\b(struct|union)\s+\w+\s*;/g, "");
 
   const sc = scanScopes(t);
-  // enum literal "scope::LIT" -> "scope::Enum::LIT"
-  const literalMap = new Map();
-  for (const [fq, e] of sc.enums) {
-    for (const lit of e.literals) literalMap.set([...e.scope, lit].join("::"), `${fq}::${lit}`);
-  }
-  t = t.replace(/(\bcase\s+)([\w:]+)(\s*:(?!:))/g, (m, a, lab, b) =>
-    literalMap.has(lab) ? `${a}${literalMap.get(lab)}${b}` : m,
-  );
-  t = t.replace(
-    /(?:@bit_bound\s*\(\s*(\d+)\s*\)\s*)?\bbitmask\s+(\w+)\s*\{[^}]*\}\s*;/g,
-    (_m, bb, name) => `typedef ${holderType(Number(bb ?? 32), false)} ${name};`,
-  );
   t = t.replace(/@bit_bound\s*\(\s*\d+\s*\)/g, "");
   t = t.replace(/\b(struct\s+\w+)\s*:\s*[\w:]+\s*\{/g, "$1 {");
 

@@ -148,10 +148,10 @@ TEST_CASE("to_idl writes enums, bitmasks, unions, typedefs and a forward declara
   u.discriminator = color_id;
   UnionCase c1;
   c1.labels = {0, 1};
-  c1.member = member("a", lib.primitive(Kind::kInt32), 1);
+  c1.member = member("a", lib.primitive(Kind::kInt32), 0);  // sequential from 0, as parsed
   UnionCase c2;
   c2.is_default = true;
-  c2.member = member("f", flags_id, 2);
+  c2.member = member("f", flags_id, 1);
   u.cases = {c1, c2};
   const TypeId u_id = lib.add(u);
   // struct Node { sequence<Node> children; m::Choice c; };  (recursive through a sequence)
@@ -246,4 +246,39 @@ TEST_CASE("to_idl keeps the leading :: only where a shorter name could be taken 
   REQUIRE(t.members.size() == 2);
   CHECK(again.value().at(t.members[0].type).name == "Point");
   CHECK(again.value().at(t.members[1].type).name == "geo::Point");
+}
+
+TEST_CASE("to_idl for Foxglove: flattened bases, bitmask typedefs, Enum::LITERAL, uint8 switches") {
+  const char* idl = R"(module m {
+  enum Color { RED, GREEN };
+  @bit_bound(12) bitmask Perm { READ, WRITE };
+  @appendable struct Base { long a; };
+  @appendable struct Mid : Base { long b; };
+  @appendable struct Top : Mid { Perm p; };
+  union ByColor switch (Color) { case GREEN: long g; case RED: short r; };
+  union ByChar switch (char) { case 'a': long x; default: octet y; };
+  struct All { Top t; ByColor c; ByChar h; };
+};
+)";
+  auto lib = parse_idl(idl, "fox.idl");
+  REQUIRE(lib.ok());
+  auto all = lib->find("m::All");
+  REQUIRE(all);
+  CHECK(to_idl(*lib, *all, IdlDialect::kFoxglove) ==
+        "module m {\n@appendable\nstruct Base {\n  long a;\n};\n};\n"
+        "module m {\n@appendable\nstruct Mid {\n  long a;\n  long b;\n};\n};\n"
+        "module m {\ntypedef uint16 Perm;\n};\n"
+        "module m {\n@appendable\nstruct Top {\n  long a;\n  long b;\n  m::Perm p;\n};\n};\n"
+        "module m {\nenum Color {\n  RED,\n  GREEN\n};\n};\n"
+        "module m {\n@final\nunion ByColor switch (m::Color) {\n  case m::Color::GREEN:\n"
+        "    long g;\n  case m::Color::RED:\n    short r;\n};\n};\n"
+        "module m {\n@final\nunion ByChar switch (uint8) {\n  case 97:\n    long x;\n"
+        "  default:\n    octet y;\n};\n};\n"
+        "module m {\n@final\nstruct All {\n  m::Top t;\n  m::ByColor c;\n  m::ByChar h;\n};\n};\n");
+  // The standard dialect keeps what IDL 4 has.
+  const std::string standard = to_idl(*lib, *all);
+  CHECK(standard.find("struct Top : m::Mid {") != std::string::npos);
+  CHECK(standard.find("bitmask Perm {") != std::string::npos);
+  CHECK(standard.find("case ::m::GREEN:") != std::string::npos);
+  CHECK(standard.find("switch (char)") != std::string::npos);
 }
