@@ -100,8 +100,24 @@ void run(bool batching, size_t size, Path path = Path::kUdp, uint32_t domain = 7
   // Warm up: buffers, hash maps, condition variables and the congestion window settle.
   allocations_while_publishing(*writer.value(), received, 20000, size);
   std::this_thread::sleep_for(300ms);
-  const uint64_t n = allocations_while_publishing(*writer.value(), received, 50000, size);
-  INFO("allocations during 50000 samples of " << size << " B, batching " << batching << ": " << n);
+  // Steady state means no loss: a datagram the kernel drops (a loaded machine overflows the
+  // socket buffer) starts repairs, which buffer samples out of order and may allocate. Such a
+  // window is measured again, up to 5 times; a loss-free window must allocate nothing.
+  uint64_t n = 0;
+  int windows = 0;
+  bool clean = false;
+  while (!clean && windows < 5) {
+    const auto s0 = reader.value()->stats();
+    n = allocations_while_publishing(*writer.value(), received, 50000, size);
+    const auto s1 = reader.value()->stats();
+    clean = s1.out_of_order == s0.out_of_order && s1.nackfrags_sent == s0.nackfrags_sent &&
+            s1.duplicates == s0.duplicates;
+    ++windows;
+    if (!clean) WARN("window " << windows << " had repairs (" << n << " allocations): again");
+  }
+  INFO("allocations during 50000 samples of " << size << " B, batching " << batching << ": " << n
+                                              << " (window " << windows << ")");
+  REQUIRE(clean);
   REQUIRE(n == 0);
   const auto rs = reader.value()->stats();
   REQUIRE(rs.samples_shm == (path == Path::kShm ? rs.samples_delivered : 0));
