@@ -7,7 +7,11 @@ int main(int argc, char** argv) {
   perftest::Options o;
   std::string error;
   if (!perftest::parse_options(argc, argv, o, error)) {
-    if (!error.empty()) std::fprintf(stderr, "pubsub-perftest: %s\n", error.c_str());
+    if (error.empty()) {  // -help, -h, --help: asked for, so on stdout and exit 0
+      std::fputs(perftest::usage().c_str(), stdout);
+      return 0;
+    }
+    std::fprintf(stderr, "pubsub-perftest: %s\n", error.c_str());
     std::fputs(perftest::usage().c_str(), stderr);
     return 2;
   }
