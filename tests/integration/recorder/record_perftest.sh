@@ -122,6 +122,11 @@ type=pubsub::perftest::Sample
 [ "$keyed" = 1 ] && type=pubsub::perftest::KeyedSample
 grep -q "type $type: looked up from participant" "$out/recorder.log" ||
   { echo "FAIL: $type not looked up"; grep -i "type" "$out/recorder.log" | head; exit 1; }
+if [ ! -x "$BIN/pubsub-replay" ]; then
+  # The ThreadSanitizer build has the recorder only; the dev build runs the checks below.
+  echo "type $type looked up (pubsub-replay not in $BIN: the stored type is checked by the dev build)"
+  exit 0
+fi
 "$BIN/pubsub-replay" types "$out/rec" >"$out/types.idl" || { echo "FAIL: types exit $?"; exit 1; }
 head -n 1 "$out/types.idl" | grep -qx "// type $type, from lookup; topics: PubsubPerftest_Data" ||
   { echo "FAIL: types output:"; cat "$out/types.idl"; exit 1; }
