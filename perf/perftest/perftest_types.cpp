@@ -37,17 +37,8 @@ pubsub::TopicDescription describe_type(pubsub::Participant& p, pubsub::TopicDesc
   auto enc = types::encode_type_objects(*lib, *id);
   if (!enc) return warn(enc.error().message);
   std::vector<pubsub::TypeObjectEntry> entries;
-  for (const auto& t : enc->types) {
-    pubsub::TypeObjectEntry m, c;
-    m.id[0] = types::kEkMinimal;
-    std::copy(t.minimal_hash.begin(), t.minimal_hash.end(), m.id.begin() + 1);
-    m.type_object = t.minimal_object;
-    c.id[0] = types::kEkComplete;
-    std::copy(t.complete_hash.begin(), t.complete_hash.end(), c.id.begin() + 1);
-    c.type_object = t.complete_object;
-    entries.push_back(std::move(m));
-    entries.push_back(std::move(c));
-  }
+  for (const auto& pair : enc->pairs())
+    entries.push_back({types::hashed_type_id(pair.equivalence_kind, pair.hash), pair.type_object});
   p.add_type_objects(entries);
   topic.type_information = enc->type_information;
   return topic;

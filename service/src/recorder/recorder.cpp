@@ -213,14 +213,10 @@ struct Recorder::Impl {
       std::lock_guard lk(types_mu);
       if (!types_asked.insert(info.type_name).second) return;
     }
-    std::vector<std::array<uint8_t, 15>> ids;
-    auto add = [&](const types::EquivalenceHash& h) {
-      std::array<uint8_t, 15> id{types::kEkComplete};
-      std::copy(h.begin(), h.end(), id.begin() + 1);
-      ids.push_back(id);
-    };
-    add(ti->complete.hash);
-    for (const auto& d : ti->complete_dependencies) add(d.hash);
+    std::vector<types::HashedTypeId> ids{
+        types::hashed_type_id(types::kEkComplete, ti->complete.hash)};
+    for (const auto& d : ti->complete_dependencies)
+      ids.push_back(types::hashed_type_id(types::kEkComplete, d.hash));
     log->info("type {}: asking participant {} for {} TypeObject(s)", info.type_name,
               pubsub::Guid{from, {}}.to_string(), ids.size());
     participant->request_types(

@@ -521,13 +521,9 @@ class Publisher {
       auto set = types::parse_get_types_out(std::span<const uint8_t>(
           reinterpret_cast<const uint8_t*>(t.type_object.data()), t.type_object.size()));
       if (!set) continue;  // as stored; the recorder only stores replies that decoded
-      for (const auto& pair : set->pairs) {
-        pubsub::TypeObjectEntry e;
-        e.id[0] = pair.equivalence_kind;
-        std::copy(pair.hash.begin(), pair.hash.end(), e.id.begin() + 1);
-        e.type_object = pair.type_object;
-        entries.push_back(std::move(e));
-      }
+      for (const auto& pair : set->pairs)
+        entries.push_back(
+            {types::hashed_type_id(pair.equivalence_kind, pair.hash), pair.type_object});
     }
     if (!entries.empty()) participant_->add_type_objects(entries);
   }

@@ -49,6 +49,15 @@ constexpr uint8_t kEkComplete = 0xf2;
 // The first 14 bytes of the MD5 of a TypeObject's serialization.
 using EquivalenceHash = std::array<uint8_t, 14>;
 
+// A hashed TypeIdentifier as it goes on the wire (TypeLookup requests and replies): the
+// equivalence kind, then the hash.
+using HashedTypeId = std::array<uint8_t, 15>;
+inline HashedTypeId hashed_type_id(uint8_t equivalence_kind, const EquivalenceHash& hash) {
+  HashedTypeId id{equivalence_kind};
+  for (size_t i = 0; i < hash.size(); ++i) id[i + 1] = hash[i];
+  return id;
+}
+
 // "f2c6e6285a68c8f6cd7c4203c46cb2": the equivalence kind, then the hash, in hex.
 std::string to_hex(uint8_t equivalence_kind, const EquivalenceHash& hash);
 
