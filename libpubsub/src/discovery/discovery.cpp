@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "discovery/builtin_config.hpp"
 #include "wire/constants.hpp"
 
 namespace pubsub::discovery {
@@ -17,28 +18,14 @@ Guid builtin(const GuidPrefix& p, uint32_t entity) {
   return Guid{p, EntityId{entity}};
 }
 
+// SEDP: transient-local, keyed by the endpoint GUID.
 rtps::WriterConfig sedp_writer_config(const GuidPrefix& p, uint32_t entity) {
-  rtps::WriterConfig c;
-  c.guid = builtin(p, entity);
-  c.keyed = true;
-  c.qos.reliability = ReliabilityKind::kReliable;
-  c.qos.durability = DurabilityKind::kTransientLocal;
-  c.qos.history.kind = HistoryKind::kKeepAll;
-  c.qos.resource_limits.max_samples = 65536;
-  c.qos.resource_limits.max_bytes = 32u << 20;
-  c.qos.max_blocking_time = Duration::zero();
-  return c;
+  return builtin_writer_config(p, entity, DurabilityKind::kTransientLocal, true, 65536, 32u << 20);
 }
 
 rtps::ReaderConfig sedp_reader_config(const GuidPrefix& p, uint32_t entity, size_t max_sample) {
-  rtps::ReaderConfig c;
-  c.guid = builtin(p, entity);
-  c.qos.reliability = ReliabilityKind::kReliable;
-  c.qos.durability = DurabilityKind::kTransientLocal;
-  c.qos.resource_limits.max_samples = 65536;
-  c.qos.resource_limits.max_bytes = 32u << 20;
-  c.max_sample_size = max_sample;
-  return c;
+  return builtin_reader_config(p, entity, DurabilityKind::kTransientLocal, 65536, 32u << 20,
+                               max_sample);
 }
 
 // Participant GUID as a key hash, and as the serialized key of a dispose.

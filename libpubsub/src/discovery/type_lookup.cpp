@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "discovery/builtin_config.hpp"
 #include "wire/constants.hpp"
 
 namespace pubsub::discovery {
@@ -25,29 +26,18 @@ bool is_cyclone_reply_id(const Guid& id, const Guid& reply_writer) {
 
 // The service's endpoints are reliable and volatile, like Cyclone DDS's.
 std::unique_ptr<rtps::StatefulWriter> make_writer(Transport& t, const GuidPrefix& prefix,
-                                                  uint32_t id, int32_t samples, size_t bytes) {
-  rtps::WriterConfig c;
-  c.guid = entity(prefix, id);
-  c.qos.reliability = ReliabilityKind::kReliable;
-  c.qos.durability = DurabilityKind::kVolatile;
-  c.qos.history.kind = HistoryKind::kKeepAll;
-  c.qos.resource_limits.max_samples = samples;
-  c.qos.resource_limits.max_bytes = bytes;
-  c.qos.max_blocking_time = Duration::zero();
-  return std::make_unique<rtps::StatefulWriter>(c, t, prefix);
+                                                  uint32_t id, size_t samples, size_t bytes) {
+  return std::make_unique<rtps::StatefulWriter>(
+      builtin_writer_config(prefix, id, DurabilityKind::kVolatile, false, samples, bytes), t,
+      prefix);
 }
 
 std::unique_ptr<rtps::StatefulReader> make_reader(Transport& t, const GuidPrefix& prefix,
                                                   uint32_t id, size_t max_sample,
                                                   rtps::DeliverFn deliver) {
-  rtps::ReaderConfig c;
-  c.guid = entity(prefix, id);
-  c.qos.reliability = ReliabilityKind::kReliable;
-  c.qos.durability = DurabilityKind::kVolatile;
-  c.qos.resource_limits.max_samples = 1024;
-  c.qos.resource_limits.max_bytes = 16u << 20;
-  c.max_sample_size = max_sample;
-  return std::make_unique<rtps::StatefulReader>(c, t, prefix, std::move(deliver));
+  return std::make_unique<rtps::StatefulReader>(
+      builtin_reader_config(prefix, id, DurabilityKind::kVolatile, 1024, 16u << 20, max_sample), t,
+      prefix, std::move(deliver));
 }
 
 // Proxies on `w` and `r` for participant p's matching endpoints, where it announces them (SPDP
