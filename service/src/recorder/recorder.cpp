@@ -364,13 +364,15 @@ struct Recorder::Impl {
     const double fill = ws.queue_max_bytes ? 100.0 * static_cast<double>(ws.queue_in_use_bytes) /
                                                  static_cast<double>(ws.queue_max_bytes)
                                            : 0;
-    log->info(
+    const std::string line = fmt::format(
         "{:.0f} samples/s, {}/s, queue {:.0f}% of {}, {} samples total ({} over shared "
         "memory), {} lost, {} held back, {} writers matched",
         static_cast<double>(now.samples - prev.samples) / interval_s,
         mb(static_cast<double>(now.bytes - prev.bytes) / interval_s), fill,
         mb(static_cast<double>(ws.queue_max_bytes)), now.samples, reader->stats().samples_shm,
         now.lost, now.refused - prev.refused, reader->matched_writers());
+    log->info("{}", line);
+    if (opts.on_stats) opts.on_stats(line);
     std::string per_topic;
     {
       std::lock_guard lk(maps_mu);
@@ -476,7 +478,9 @@ pubsub::Result<RecorderTotals> Recorder::run() {
                             ? start + std::chrono::duration_cast<Clock::duration>(*m.opts.duration)
                             : Clock::time_point::max();
   Impl::Sums prev;
+  if (m.opts.on_ready) m.opts.on_ready();
   for (;;) {
+    if (m.opts.on_tick) m.opts.on_tick();
     {
       std::unique_lock lk(m.mu);
       const auto wake =
