@@ -289,6 +289,14 @@ void append_type_entry(Bytes& out, const TypeDef& def) {
   put_bytes(out, def.type_object.data(), def.type_object.size());
 }
 
+void append_mark_entry(Bytes& out, const Mark& mark) {
+  out.push_back(static_cast<std::byte>(EntryKind::kMark));
+  out.push_back(static_cast<std::byte>(mark.kind));
+  put_varint_to(out, zigzag(mark.time_ns));
+  put_bytes(out, mark.name.data(), mark.name.size());
+  put_bytes(out, mark.note.data(), mark.note.size());
+}
+
 namespace {
 struct Reader {
   const uint8_t* p;
@@ -351,7 +359,7 @@ Result<bool> EntryDecoder::next(Entry& e) {
     return Error{ErrorCode::kCorrupt,
                  std::string(what) + " at entry offset " + std::to_string(remaining())};
   };
-  if ((kind & 0x0f) > 4 || (kind & 0xe0) || ((kind & kEntryHasKeyHash) && (kind & 0x0f) != 0))
+  if ((kind & 0x0f) > 5 || (kind & 0xe0) || ((kind & kEntryHasKeyHash) && (kind & 0x0f) != 0))
     return fail("bad entry kind");
   e.kind = static_cast<EntryKind>(kind & 0x0f);
   switch (e.kind) {
@@ -423,6 +431,19 @@ Result<bool> EntryDecoder::next(Entry& e) {
       r.lengthed(e.type.type_object, limit);
       if (!r.ok) return fail("bad type definition");
       if (e.type.type_name.empty()) return fail("type definition without a name");
+      break;
+    }
+    case EntryKind::kMark: {
+      const uint64_t limit = limits_.max_record_bytes;
+      const uint8_t* k = r.take(1);
+      if (k && (*k < static_cast<uint8_t>(MarkKind::kTag) ||
+                *k > static_cast<uint8_t>(MarkKind::kResume)))
+        r.ok = false;
+      if (k) e.mark.kind = static_cast<MarkKind>(*k);
+      e.mark.time_ns = r.svarint();
+      r.lengthed(e.mark.name, limit);
+      r.lengthed(e.mark.note, limit);
+      if (!r.ok) return fail("bad mark entry");
       break;
     }
   }

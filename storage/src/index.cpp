@@ -35,6 +35,9 @@ CREATE TABLE IF NOT EXISTS gaps(chunk_id INTEGER NOT NULL, writer_id INTEGER NOT
 CREATE INDEX IF NOT EXISTS gaps_by_chunk ON gaps(chunk_id);
 CREATE TABLE IF NOT EXISTS types(type_name TEXT NOT NULL, source INTEGER NOT NULL,
   idl TEXT NOT NULL, type_object BLOB, PRIMARY KEY(type_name, source)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS marks(chunk_id INTEGER NOT NULL, kind INTEGER NOT NULL,
+  time_ns INTEGER NOT NULL, name TEXT NOT NULL, note TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS marks_by_chunk ON marks(chunk_id);
 )sql";
 
 enum StmtId {
@@ -49,9 +52,11 @@ enum StmtId {
   kPutChunkTopic,
   kPutChunkWriter,
   kPutGap,
+  kPutMark,
   kDelChunkTopics,
   kDelChunkWriters,
   kDelGaps,
+  kDelMarks,
   kDelChunk,
   kStmtCount
 };
@@ -290,6 +295,13 @@ Status Index::put_chunk(const ChunkRow& row) {
     q.bind(3, g.first_missing).bind(4, g.last_missing);
     STEP_DONE(q, "insert gap");
   }
+  for (const Mark& mk : row.marks) {
+    auto& q = stmt(kPutMark,
+                   "INSERT INTO marks(chunk_id, kind, time_ns, name, note) VALUES(?, ?, ?, ?, ?)");
+    q.bind(1, static_cast<int64_t>(c.sequence)).bind(2, static_cast<int64_t>(mk.kind));
+    q.bind(3, mk.time_ns).bind(4, mk.name).bind(5, mk.note);
+    STEP_DONE(q, "insert mark");
+  }
   return Status{};
 }
 
@@ -304,6 +316,9 @@ Status Index::delete_chunk(uint64_t sequence) {
   auto& c = stmt(kDelGaps, "DELETE FROM gaps WHERE chunk_id = ?");
   c.bind(1, id);
   STEP_DONE(c, "delete gaps");
+  auto& e = stmt(kDelMarks, "DELETE FROM marks WHERE chunk_id = ?");
+  e.bind(1, id);
+  STEP_DONE(e, "delete marks");
   auto& d = stmt(kDelChunk, "DELETE FROM chunks WHERE id = ?");
   d.bind(1, id);
   STEP_DONE(d, "delete chunk");
@@ -476,6 +491,21 @@ Result<std::vector<TypeDef>> Index::types() {
   while ((rc = s.step()) == SQLITE_ROW)
     out.push_back({s.text(0), static_cast<TypeSource>(s.i64(1)), s.text(2), s.blob(3)});
   if (rc != SQLITE_DONE) return error("query types");
+  return out;
+}
+
+Result<std::vector<Mark>> Index::marks() {
+  std::vector<Mark> out;
+  Stmt s(db_, "SELECT kind, time_ns, name, note FROM marks ORDER BY time_ns, chunk_id, rowid");
+  if (!s.ok()) {  // an index older than format 4 opened read-only has no marks table
+    Stmt t(db_, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'marks'");
+    if (t.ok() && t.step() == SQLITE_DONE) return out;
+    return error("query marks");
+  }
+  int rc;
+  while ((rc = s.step()) == SQLITE_ROW)
+    out.push_back({static_cast<MarkKind>(s.i64(0)), s.i64(1), s.text(2), s.text(3)});
+  if (rc != SQLITE_DONE) return error("query marks");
   return out;
 }
 

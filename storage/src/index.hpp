@@ -31,6 +31,7 @@ struct ChunkRow {
   std::vector<std::pair<TopicId, TopicDef>> topic_defs;
   std::vector<std::pair<WriterId, WriterDef>> writer_defs;
   std::vector<TypeDef> type_defs;
+  std::vector<Mark> marks;
 };
 
 class Stmt;
@@ -68,6 +69,7 @@ class Index {
   Result<std::vector<WriterInfo>> writers();
   Result<std::vector<Gap>> gaps();
   Result<std::vector<TypeDef>> types();   // by name, then source; none in a format-1/2 index
+  Result<std::vector<Mark>> marks();     // by time; none in an index older than format 4
   Result<uint64_t> max_chunk_sequence();  // 0 when empty
   int64_t max_chunk_span();               // max(last_recv - first_recv) over chunks
 

@@ -597,6 +597,10 @@ Result<std::vector<TypeDef>> Recording::types() {
   return impl_->idx->types();
 }
 
+Result<std::vector<Mark>> Recording::marks() {
+  return impl_->idx->marks();
+}
+
 Result<Totals> Recording::totals() {
   Totals t;
   auto topics = impl_->idx->topics();

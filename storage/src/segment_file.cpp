@@ -53,6 +53,7 @@ Status summarize_chunk(const format::ChunkHeader& h, ByteSpan raw, ChunkRow& row
   row.topic_defs.clear();
   row.type_defs.clear();
   row.writer_defs.clear();
+  row.marks.clear();
   std::map<TopicId, ChunkTopicStat> topics;
   std::map<WriterId, ChunkWriterStat> writers;
   format::EntryDecoder dec(raw, limits);
@@ -101,6 +102,9 @@ Status summarize_chunk(const format::ChunkHeader& h, ByteSpan raw, ChunkRow& row
         break;
       case format::EntryKind::kType:
         row.type_defs.push_back(e.type);
+        break;
+      case format::EntryKind::kMark:
+        row.marks.push_back(e.mark);
         break;
     }
   }

@@ -124,6 +124,7 @@ struct ChunkBuf {
     row.topic_defs.clear();
     row.writer_defs.clear();
     row.type_defs.clear();
+    row.marks.clear();
   }
 };
 
@@ -203,6 +204,9 @@ struct SegmentWriter::Impl {
   uint64_t closed_chunks = 0, done_chunks = 0;
   uint64_t sync_req_gen = 0;   // bumped by flush(): "fdatasync everything written so far"
   uint64_t sync_done_gen = 0;  // highest generation the writer thread has honoured
+  uint64_t split_req_gen = 0;  // bumped by split(): "end the segment after what is queued"
+  uint64_t split_done_gen = 0;
+  uint64_t split_next = 0;  // after a split: the number of the segment records go to next
   bool stop = false;
   bool closed = false;
   Status failure;
@@ -740,12 +744,13 @@ Status SegmentWriter::Impl::write_batch(std::vector<ChunkBuf*>& batch) {
 void SegmentWriter::Impl::run() {
   std::vector<ChunkBuf*> batch;
   for (;;) {
-    uint64_t gen = 0;
+    uint64_t gen = 0, split_gen = 0;
     {
       std::unique_lock lk(mu);
       for (;;) {
         if (!queue.empty() || stop) break;
         if (sync_req_gen > sync_done_gen && failure.ok()) break;
+        if (split_req_gen > split_done_gen && failure.ok()) break;
         if (sync_busy && sync_finished && failure.ok()) break;  // index what it covered
         if (open && open->entries > 0) {
           const auto deadline = open->opened + opt.chunk_max_age;
@@ -764,6 +769,7 @@ void SegmentWriter::Impl::run() {
       if (queue.empty() && stop) break;
       batch.swap(queue);
       gen = sync_req_gen;
+      split_gen = split_req_gen;
     }
     Status st;
     bool report = false;
@@ -777,11 +783,21 @@ void SegmentWriter::Impl::run() {
         (gen > 0 ||
          (opt.fsync == FsyncPolicy::kInterval && Clock::now() - last_sync >= opt.fsync_interval)))
       st = sync_all_indexed();
+    uint64_t next_segment = 0;
+    if (st.ok() && split_gen > split_done_gen) {  // only this thread advances split_done_gen
+      const bool has_data = seg && seg->size() > format::kSegmentHeaderSize;
+      if (has_data) st = finish_segment();
+      next_segment = seg ? segs.back().number : segs.empty() ? 1 : segs.back().number + 1;
+    }
     {
       std::lock_guard lk(mu);
       for (ChunkBuf* c : batch) release_locked(c);
       done_chunks += batch.size();
       sync_done_gen = std::max(sync_done_gen, gen);
+      if (split_gen > split_done_gen) {
+        split_done_gen = split_gen;
+        split_next = next_segment;
+      }
       if (!st.ok() && failure.ok()) {
         failure = st;
         report = true;
@@ -927,6 +943,32 @@ Status SegmentWriter::add_gap(const Gap& gap) {
   return Status{};
 }
 
+Status SegmentWriter::add_mark(const Mark& mark) {
+  Impl& m = *impl_;
+  std::unique_lock lk(m.mu);
+  if (!m.failure.ok()) return m.failure;
+  if (m.closed) return Error{ErrorCode::kClosed, "writer closed"};
+  Bytes entry;
+  format::append_mark_entry(entry, mark);
+  if (entry.size() > m.opt.max_record_bytes + format::kMaxRecordOverhead)
+    return Error{ErrorCode::kInvalidArgument, "mark too large"};
+  if (auto s = m.put_entry_locked(entry, lk); !s) return s;
+  m.open->row.marks.push_back(mark);
+  return Status{};
+}
+
+Status SegmentWriter::skip_to(WriterId writer, int64_t sequence) {
+  Impl& m = *impl_;
+  std::lock_guard lk(m.mu);
+  if (!m.failure.ok()) return m.failure;
+  if (m.closed) return Error{ErrorCode::kClosed, "writer closed"};
+  if (writer == 0 || writer >= m.writers.size())
+    return Error{ErrorCode::kInvalidArgument, "skip_to: unknown writer id"};
+  int64_t& last = m.last_seq[writer];
+  last = std::max(last, sequence);
+  return Status{};
+}
+
 Status SegmentWriter::try_append(const RecordMeta& meta, ByteSpan payload) {
   return append_impl(meta, std::span<const ByteSpan>(&payload, 1), false);
 }
@@ -1048,6 +1090,19 @@ Status SegmentWriter::flush() {
   m.space_cv.wait(
       lk, [&] { return (m.done_chunks >= target && m.sync_done_gen >= gen) || !m.failure.ok(); });
   return m.failure;
+}
+
+Result<uint64_t> SegmentWriter::split() {
+  Impl& m = *impl_;
+  std::unique_lock lk(m.mu);
+  if (!m.failure.ok()) return m.failure.error();
+  if (m.closed) return Error{ErrorCode::kClosed, "writer closed"};
+  m.close_open_locked();
+  const uint64_t gen = ++m.split_req_gen;
+  m.work_cv.notify_one();
+  m.space_cv.wait(lk, [&] { return m.split_done_gen >= gen || !m.failure.ok(); });
+  if (!m.failure.ok()) return m.failure.error();
+  return m.split_next;
 }
 
 Status SegmentWriter::close() {

@@ -47,6 +47,7 @@ struct Owned {
   WriterDef writer;
   Gap gap;
   TypeDef type;
+  Mark mark;
 };
 
 bool same(const RecordMeta& a, const RecordMeta& b) {
@@ -74,6 +75,8 @@ bool same(const Owned& a, const format::Entry& b) {
     case format::EntryKind::kType:
       return a.type.type_name == b.type.type_name && a.type.source == b.type.source &&
              a.type.idl == b.type.idl && a.type.type_object == b.type.type_object;
+    case format::EntryKind::kMark:
+      return a.mark == b.mark;
   }
   return false;
 }
@@ -102,6 +105,9 @@ void encode(const format::Entry& e, Bytes& out, format::DeltaState& st) {
     case format::EntryKind::kType:
       format::append_type_entry(out, e.type);
       break;
+    case format::EntryKind::kMark:
+      format::append_mark_entry(out, e.mark);
+      break;
   }
 }
 
@@ -117,7 +123,7 @@ void round_trip(ByteSpan raw) {
     if (!more.ok() || !*more) break;
     encode(e, again, st);
     first.push_back({e.kind, e.record.meta, Bytes(e.record.payload.begin(), e.record.payload.end()),
-                     e.topic_id, e.topic, e.writer_id, e.writer, e.gap, e.type});
+                     e.topic_id, e.topic, e.writer_id, e.writer, e.gap, e.type, e.mark});
   }
   format::EntryDecoder dec2(again, limits());
   for (const Owned& o : first) {

@@ -19,7 +19,8 @@
 // O_DIRECT must start, end and sit in memory at such a multiple). Version 1 wrote 0 there
 // (reserved); readers take both.
 // Body          = the raw entries, or their LZ4 block (codec 1) when that saves >= ~2%.
-// Entry         = kind byte (low nibble: 0 data, 1 topic definition, 2 writer definition, 3 gap;
+// Entry         = kind byte (low nibble: 0 data, 1 topic definition, 2 writer definition, 3 gap,
+//                 4 type definition (version 3), 5 mark (version 4);
 //                 bit 4: data record carries a key hash) followed by, for
 //   data:   varint topic | varint writer | svarint (seq - previous seq) |
 //           svarint (recv - previous recv) | svarint (source - recv) | varint flags |
@@ -29,6 +30,8 @@
 //           (string/bytes = varint length + bytes)
 //   writer: varint id | varint topic id | 16 B GUID
 //   gap:    varint writer | svarint first missing | svarint last missing
+//   type:   string type name | u8 source (1 idl, 2 lookup) | string idl | bytes type object
+//   mark:   u8 kind (1 tag, 2 pause, 3 resume) | svarint time_ns | string name | string note
 // varint = unsigned LEB128 (at most 10 bytes); svarint = zigzag + varint.
 #pragma once
 
@@ -41,7 +44,7 @@
 
 namespace storage::format {
 
-inline constexpr uint32_t kFormatVersion = 3;     // written (3: type definition entries)
+inline constexpr uint32_t kFormatVersion = 4;     // written (3: type definitions, 4: marks)
 inline constexpr uint32_t kMinFormatVersion = 1;  // oldest read
 // Offsets and sizes of chunks written with direct I/O are multiples of this (the page size, a
 // multiple of every block device's logical block size).
@@ -54,7 +57,14 @@ inline constexpr uint32_t kChunkMagic = 0x4b435350;  // "PSCK"
 inline constexpr size_t kMaxRecordOverhead = 1 + 5 + 5 + 10 + 10 + 10 + 5 + 16 + 10;
 
 enum class Codec : uint8_t { kRaw = 0, kLz4 = 1 };
-enum class EntryKind : uint8_t { kData = 0, kTopic = 1, kWriter = 2, kGap = 3, kType = 4 };
+enum class EntryKind : uint8_t {
+  kData = 0,
+  kTopic = 1,
+  kWriter = 2,
+  kGap = 3,
+  kType = 4,
+  kMark = 5,
+};
 inline constexpr uint8_t kChunkFlagRecvSorted = 1;  // reception times never decrease in the chunk
 inline constexpr uint8_t kEntryHasKeyHash = 0x10;
 
@@ -164,6 +174,7 @@ void append_topic_entry(Bytes& out, TopicId id, const TopicDef& def);
 void append_writer_entry(Bytes& out, WriterId id, const WriterDef& def);
 void append_gap_entry(Bytes& out, const Gap& gap);
 void append_type_entry(Bytes& out, const TypeDef& def);
+void append_mark_entry(Bytes& out, const Mark& mark);
 
 // One decoded entry. For kData, `record.payload` points into the decoder's input.
 struct Entry {
@@ -175,6 +186,7 @@ struct Entry {
   WriterDef writer;        // kWriter
   Gap gap;                 // kGap
   TypeDef type;            // kType
+  Mark mark;               // kMark
 };
 
 // Walks the raw entries of one chunk body.

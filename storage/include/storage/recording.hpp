@@ -173,6 +173,8 @@ class Recording {
   Result<std::vector<Gap>> gaps();
   // Recorded type definitions, by name then source (none in recordings of format 1 and 2).
   Result<std::vector<TypeDef>> types();
+  // Tags and pauses, in time order (none in recordings older than format 4).
+  Result<std::vector<Mark>> marks();
   Result<Totals> totals();
   // Topic id by name; 0 when unknown.
   TopicId topic_id(const std::string& name);

@@ -139,6 +139,11 @@ class SegmentWriter {
   // Records a loss the sequence numbers cannot reveal (e.g. a best-effort writer's lost range).
   // Later records of the writer up to gap.last_missing do not count as a second gap.
   Status add_gap(const Gap& gap);
+  // Puts a mark (tag, pause, resume) into the open chunk; indexed with it.
+  Status add_mark(const Mark& mark);
+  // The writer's records up to `sequence` were left out on purpose (a pause): a later record
+  // after them is no gap.
+  Status skip_to(WriterId writer, int64_t sequence);
 
   // Copies the record into the open chunk. Returns kFull (without blocking) when it needs a new
   // chunk buffer and all are in flight. A sequence jump of the writer (seq > last + 1) records a
@@ -155,6 +160,10 @@ class SegmentWriter {
   // Closes the open chunk and waits until every queued chunk is written and indexed (and
   // fdatasync'ed unless the policy is kNone).
   Status flush();
+  // Closes the open chunk, waits until it is written, then finishes the current segment and
+  // opens the next. Returns the number of the segment records go to from now on (the current
+  // one when it holds no chunk yet: nothing to split).
+  Result<uint64_t> split();
   // Flushes, finishes the last segment, marks the recording clean and stops the writer thread.
   // Further calls return kClosed (or the sticky error).
   Status close();

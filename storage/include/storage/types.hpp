@@ -71,4 +71,19 @@ struct Gap {
   int64_t last_missing = 0;  // inclusive
 };
 
+// A named moment in a recording, put there while recording (pubsub-recorder's control commands).
+enum class MarkKind : uint8_t {
+  kTag = 1,     // a tag: `name`, with an optional `note`
+  kPause = 2,   // recording paused from here (name: the topic, or "" for every topic)
+  kResume = 3,  // recording resumed from here (name as for kPause)
+};
+
+struct Mark {
+  MarkKind kind = MarkKind::kTag;
+  int64_t time_ns = 0;  // nanoseconds since the UNIX epoch, the recorder's clock
+  std::string name;
+  std::string note;
+  friend bool operator==(const Mark&, const Mark&) = default;
+};
+
 }  // namespace storage
