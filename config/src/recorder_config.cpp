@@ -131,6 +131,7 @@ class RecorderSchema {
              [&](const Json& v, const std::string& p) { stats_interval(v, p); }},
             {"log", [&](const Json& v, const std::string& p) { log(v, p); }},
             {"types", [&](const Json& v, const std::string& p) { types(v, p); }},
+            {"control", [&](const Json& v, const std::string& p) { control(v, p); }},
         });
     if (is_object && !saw_storage) missing_path("/storage/path");
     // Storage refuses a queue that cannot hold one chunk.
@@ -332,6 +333,25 @@ class RecorderSchema {
                        }
                      });
                      if (r_.error_count() == errors) c_.types.idl = std::move(files);
+                   }},
+              });
+  }
+
+  void control(const Json& v, const std::string& p) {
+    r_.object(v, p,
+              {
+                  {"socket",
+                   [&](const Json& e, const std::string& ep) {
+                     // sockaddr_un's sun_path holds 108 bytes with the terminating NUL.
+                     if (e.is_string() && e.get<std::string>().size() <= 107 &&
+                         e.get<std::string>().find('\0') == std::string::npos) {
+                       c_.control.socket = e.get<std::string>();
+                     } else {
+                       r_.fail(ep,
+                               "expected a socket path of at most 107 bytes without NUL "
+                               "characters, or \"\" for none, got " +
+                                   describe(e));
+                     }
                    }},
               });
   }

@@ -125,6 +125,16 @@ struct TypesConfig {
   friend bool operator==(const TypesConfig&, const TypesConfig&) = default;
 };
 
+// "control".
+struct ControlConfig {
+  // "socket": the Unix domain socket of the control commands (pubsub-recorder ctl), mode 0600.
+  // A relative path is relative to the recording directory; "" = no control socket. At most 107
+  // bytes. Default "control.sock".
+  std::filesystem::path socket = "control.sock";
+
+  friend bool operator==(const ControlConfig&, const ControlConfig&) = default;
+};
+
 struct RecorderConfig {
   // "domain": the DDS domain id, 0..232 -> ParticipantOptions::domain_id. Default 0.
   uint32_t domain = 0;
@@ -153,6 +163,7 @@ struct RecorderConfig {
   std::chrono::duration<double> stats_interval{5.0};
   LogConfig log;
   TypesConfig types;
+  ControlConfig control;
 
   friend bool operator==(const RecorderConfig&, const RecorderConfig&) = default;
 };

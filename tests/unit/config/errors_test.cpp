@@ -200,7 +200,7 @@ TEST_CASE("parse_recorder_config refuses a queue smaller than one chunk") {
 TEST_CASE("parse_recorder_config refuses unknown keys, suggesting close ones") {
   const std::string top =
       " (known keys: domain, interface, peers, transports, topics, storage, queue_max_bytes, "
-      "max_sample_bytes, stats_interval_s, log, types)";
+      "max_sample_bytes, stats_interval_s, log, types, control)";
   const std::string storage =
       " (known keys: path, chunk_max_bytes, chunk_max_age_ms, segment_max_bytes, "
       "segment_max_duration_s, compression, fsync, fsync_interval_ms, page_cache, direct_io, "
@@ -231,11 +231,11 @@ TEST_CASE("parse_recorder_config escapes odd keys in JSON pointers") {
   CHECK(
       only_error(R"({"storage":{"path":"x"},"a/b~c":1})") ==
       R"(/a~1b~0c: unknown key (known keys: domain, interface, peers, transports, topics, storage, )"
-      R"(queue_max_bytes, max_sample_bytes, stats_interval_s, log, types))");
+      R"(queue_max_bytes, max_sample_bytes, stats_interval_s, log, types, control))");
   CHECK(
       only_error(R"({"storage":{"path":"x"},"a\nb":1})") ==
       R"(/a\u000ab: unknown key (known keys: domain, interface, peers, transports, topics, storage, )"
-      R"(queue_max_bytes, max_sample_bytes, stats_interval_s, log, types))");
+      R"(queue_max_bytes, max_sample_bytes, stats_interval_s, log, types, control))");
 }
 
 TEST_CASE("parse_recorder_config shortens long values in messages") {
@@ -331,4 +331,19 @@ TEST_CASE("load_recorder_config prefixes schema errors with the file name") {
   CHECK(r.error().messages ==
         std::vector<std::string>{
             file + R"(: /storage/compression: expected one of "lz4", "none", got "gzip")"});
+}
+
+TEST_CASE("control.socket takes a path of at most 107 bytes or \"\"") {
+  CHECK(config_test::parsed(doc_with("/control/socket", R"("")")).control.socket.empty());
+  CHECK(config_test::parsed(doc_with("/control/socket", R"("/run/x/r.sock")")).control.socket ==
+        "/run/x/r.sock");
+  const std::string ok(107, 'a');
+  CHECK(config_test::parsed(doc_with("/control/socket", "\"" + ok + "\"")).control.socket == ok);
+  CHECK(only_error(doc_with("/control/socket", "\"" + ok + "a\"")) ==
+        "/control/socket: expected a socket path of at most 107 bytes without NUL characters, or "
+        "\"\" for none, got \"" +
+            std::string(55, 'a') + "...\"");
+  CHECK(only_error(doc_with("/control/socket", "1")) ==
+        "/control/socket: expected a socket path of at most 107 bytes without NUL characters, or "
+        "\"\" for none, got 1");
 }
