@@ -1,5 +1,6 @@
 // pubsub-recorder: records every matching topic of a DDS domain into a recording directory.
 //   pubsub-recorder --config FILE [--path DIR] [--duration SECONDS] [--check-config]
+//   pubsub-recorder ctl ... (service/ctl.hpp: the control client)
 // Exit status: 0 recorded and closed cleanly (or --check-config found no problem), 1 the
 // recording failed (e.g. disk full), 2 bad command line or configuration (nothing created).
 // SIGINT and SIGTERM end the recording cleanly.
@@ -11,9 +12,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <string_view>
 #include <thread>
 
 #include "config/recorder_config.hpp"
+#include "service/ctl.hpp"
 #include "service/recorder.hpp"
 
 namespace {
@@ -54,6 +57,7 @@ void keep_freed_memory() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string_view(argv[1]) == "ctl") return service::run_ctl(argc - 1, argv + 1);
   keep_freed_memory();
   CLI::App app{"pubsub-recorder: records DDS (RTPS) traffic into a recording directory"};
   std::string config_file, path;

@@ -108,8 +108,9 @@ void define_play(CLI::App& app, Args& a, PlayFlags& f) {
   auto* fast = play->add_flag("--fast", a.fast, "No pacing: publish as fast as readers allow");
   f.rate->excludes(fast);
   play->add_option("--topics", a.topics, "Only topics matching these globs (*, ?, [a-z])");
-  play->add_option("--start", a.start,
-                   "Start at T: seconds from the start of the recording (12.5) or ISO-8601 time");
+  play->add_option(
+      "--start", a.start,
+      "Start at T: seconds from the start of the recording (12.5), ISO-8601 time or tag:NAME");
   play->add_option("--end", a.end, "Stop before T (same forms as --start)");
   f.loop =
       play->add_option("--loop", a.loop, "Play N times (no N: until interrupted)")->expected(0, 1);
@@ -165,7 +166,7 @@ void define_other_commands(CLI::App& app, Args& a) {
   exp->add_option("DIR", a.dir, "Recording directory (required)");
   exp->add_option("--format", a.format, "jsonl (default), csv or mcap (needs -o)");
   exp->add_option("--topics", a.topics, "Only topics matching these globs");
-  exp->add_option("--start", a.start, "From T (seconds from the start, or ISO-8601)");
+  exp->add_option("--start", a.start, "From T (seconds from the start, ISO-8601 or tag:NAME)");
   exp->add_option("--end", a.end, "Up to T, exclusive");
   exp->add_option("-o,--output", a.output, "Output file (default: standard output)");
   exp->add_flag("--decode", a.decode,

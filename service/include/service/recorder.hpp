@@ -26,6 +26,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "config/recorder_config.hpp"
 #include "pubsub/types.hpp"
@@ -57,6 +58,34 @@ struct RecorderTotals {
   double seconds = 0;
 };
 
+// The recorder's state for the control commands (status) and the metrics.
+struct TopicStatus {
+  std::string name;
+  uint64_t samples = 0, bytes = 0, lost = 0;
+  uint64_t skipped = 0;  // samples received while the topic was paused (acknowledged, not stored)
+  uint64_t writers = 0;
+  bool paused = false;
+};
+
+struct RecorderStatus {
+  uint64_t samples = 0;    // recorded so far
+  uint64_t bytes = 0;      // payload bytes recorded so far
+  uint64_t lost = 0;       // sequence gaps of best-effort writers
+  uint64_t held_back = 0;  // deliveries refused because storage was full (back-pressure)
+  uint64_t skipped = 0;    // samples not recorded because their topic was paused
+  uint64_t samples_shm = 0;
+  uint64_t writers = 0;             // matched writers now
+  double queue_fill = 0;            // chunk buffers in use / queue_max_bytes, 0..1
+  bool paused = false;              // every topic paused (pause without topics)
+  double seconds = 0;               // since run() started
+  std::string path;                 // the recording directory
+  std::vector<TopicStatus> topics;  // by name
+};
+
+// Where the control socket of a recorder with this configuration is: control.socket, relative to
+// storage.path; empty = none.
+std::filesystem::path control_socket_path(const config::RecorderConfig& config);
+
 // Parses the configuration's types.idl files (in order). Errors (kInvalidArgument): the
 // parser's "FILE:LINE:COLUMN: message", or the file's read error.
 pubsub::Result<types::TypeCatalog> load_idl_types(const config::RecorderConfig& config);
@@ -74,6 +103,19 @@ class Recorder {
   pubsub::Result<RecorderTotals> run();
   // Thread- and signal-safe request to end run().
   void stop();
+
+  // Control commands; any thread, while run() runs. Refusals (kInvalidArgument) carry the
+  // reason: "already paused", "not paused", "no topic \"x\" is recorded", ...
+  RecorderStatus status();
+  // Stops recording the topics (all, when empty; topics matched later too): their samples are
+  // acknowledged and dropped, and the recording gets a pause mark, so the gap is no loss.
+  pubsub::Result<void> pause(const std::vector<std::string>& topics);
+  pubsub::Result<void> resume(const std::vector<std::string>& topics);
+  // Ends the current segment; returns the number of the segment recording goes on in.
+  pubsub::Result<uint64_t> split();
+  // Puts a tag named `name` (1..256 bytes) with the current time into the recording; returns
+  // that time (nanoseconds since the UNIX epoch).
+  pubsub::Result<int64_t> tag(const std::string& name, const std::string& note);
 
   struct Impl;
 

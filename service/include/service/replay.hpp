@@ -63,11 +63,13 @@ using Result = common::Expected<T>;
 
 // ---- time -----------------------------------------------------------------------------------
 
-// A time argument: seconds from the recording's first reception time ("12.5"), or an ISO-8601
-// time ("2026-11-21T23:38:00Z", "2026-11-21T23:38:00.250+01:00"; without a zone: UTC).
+// A time argument: seconds from the recording's first reception time ("12.5"), an ISO-8601
+// time ("2026-11-21T23:38:00Z", "2026-11-21T23:38:00.250+01:00"; without a zone: UTC), or the
+// time of a tag put into the recording ("tag:NAME"; the first tag of that name).
 struct TimeArg {
   bool absolute = false;
-  int64_t ns = 0;  // offset from the first reception (>= 0), or nanoseconds since the epoch
+  int64_t ns = 0;   // offset from the first reception (>= 0), or nanoseconds since the epoch
+  std::string tag;  // "tag:NAME": NAME (then absolute and ns are unused)
 };
 Result<TimeArg> parse_time_arg(std::string_view text);
 // Nanoseconds since the epoch -> "2026-11-21T23:38:00.123Z" (digits = 3) or ".123456789Z" (9).

@@ -4,6 +4,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
@@ -11,6 +12,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "control_commands.hpp"
+#include "control_server.hpp"
 #include "pubsub/participant.hpp"
 #include "service/recording_schema.hpp"
 #include "storage/segment_writer.hpp"
@@ -51,12 +54,14 @@ struct WriterState {
   // order).
   int64_t last_reception_ns = 0;
   std::atomic<uint64_t> samples{0}, bytes{0}, lost{0}, refused{0};
+  std::atomic<uint64_t> skipped{0};  // received while the topic was paused
 };
 
 struct TopicState {
   storage::TopicId id = 0;
   std::string name;
   std::vector<WriterState*> writers;  // under Impl::maps_mu
+  std::atomic<bool> paused{false};    // written under Impl::maps_mu
 };
 
 storage::SegmentWriterOptions writer_options(const config::RecorderConfig& c,
@@ -109,6 +114,11 @@ std::shared_ptr<spdlog::logger> make_logger(const config::LogConfig& c) {
 
 }  // namespace
 
+std::filesystem::path control_socket_path(const config::RecorderConfig& c) {
+  if (c.control.socket.empty() || c.control.socket.is_absolute()) return c.control.socket;
+  return c.storage.path / c.control.socket;
+}
+
 pubsub::Result<types::TypeCatalog> load_idl_types(const config::RecorderConfig& c) {
   auto catalog = types::TypeCatalog::from_idl_files(c.types.idl);
   if (!catalog) return common::Error{common::Errc::kInvalidArgument, catalog.error().message};
@@ -147,6 +157,11 @@ struct Recorder::Impl {
   std::unordered_map<pubsub::Guid, std::unique_ptr<WriterState>> writers;
   const uint64_t generation = next_generation();  // tells this recorder's cache entries apart
 
+  bool pause_all = false;  // under maps_mu: every topic paused, and topics matched later
+  std::unique_ptr<ControlServer> control;  // its thread runs the control commands
+  std::atomic<Recorder*> owner{nullptr};   // set once create() is done: commands wait for it
+  Clock::time_point started = Clock::now();
+
   std::atomic<uint64_t> writer_count{0};
   std::atomic<bool> refused_flag{false};  // a sample was refused since run() last looked
   std::string io_logged;                  // stats thread: the storage description last logged
@@ -162,6 +177,18 @@ struct Recorder::Impl {
     return ++g;
   }
 
+  pubsub::Result<void> start_control(const std::filesystem::path& path) {
+    auto server = ControlServer::start(path, [this](const nlohmann::json& request) {
+      Recorder* r = owner.load();
+      if (!r) return nlohmann::json{{"ok", false}, {"error", "the recorder is starting"}};
+      return handle_control(*r, request);
+    });
+    if (!server) return server.error();
+    control = std::move(server).value();
+    log->info("control socket {}", path.string());
+    return {};
+  }
+
   // maps_mu held.
   TopicState* topic_locked(const pubsub::TopicInfo* info, const pubsub::GuidPrefix& from) {
     auto it = topics.find(info);
@@ -174,6 +201,7 @@ struct Recorder::Impl {
     auto t = std::make_unique<TopicState>();
     t->id = id.value();
     t->name = info->name;
+    t->paused.store(pause_all, std::memory_order_relaxed);
     if (!store_idl_type(info->type_name)) look_up_type(*info, from);
     log->info("topic {} ({}, {}{}{})", info->name, info->type_name,
               info->reliability == pubsub::ReliabilityKind::kReliable ? "reliable" : "best effort",
@@ -300,6 +328,7 @@ struct Recorder::Impl {
     if (failed.load(std::memory_order_relaxed)) return false;
     WriterState* w = writer_for(s);
     if (!w) return false;
+    if (w->topic->paused.load(std::memory_order_relaxed)) return skip(*w, s);
     storage::RecordMeta m;
     m.topic = w->topic->id;
     m.writer = w->id;
@@ -328,6 +357,17 @@ struct Recorder::Impl {
     w->last_reception_ns = m.reception_ns;
     bump(w->samples, 1);
     bump(w->bytes, s.serialized.size());
+    return true;
+  }
+
+  // A sample of a paused topic: acknowledged and dropped; storage learns it is no gap.
+  bool skip(WriterState& w, const pubsub::RawSample& s) {
+    if (auto st = store->skip_to(w.id, s.sequence_number); !st) {
+      fail(st.error());
+      return false;
+    }
+    w.last = std::max(w.last, s.sequence_number);
+    bump(w.skipped, 1);
     return true;
   }
 
@@ -422,6 +462,13 @@ pubsub::Result<std::unique_ptr<Recorder>> Recorder::create(const config::Recorde
   auto participant = pubsub::Participant::create(po);
   if (!participant) return participant.error();
   impl->participant = std::move(participant).value();
+  // A control socket outside the recording directory first: one another recorder listens on
+  // must fail before the recording exists.
+  const auto socket = control_socket_path(c);
+  const bool socket_in_recording = !c.control.socket.empty() && c.control.socket.is_relative();
+  if (!socket.empty() && !socket_in_recording) {
+    if (auto s = impl->start_control(socket); !s) return s.error();
+  }
 
   auto store = storage::SegmentWriter::create(c.storage.path.string(), writer_options(c, o));
   if (!store) {
@@ -429,6 +476,9 @@ pubsub::Result<std::unique_ptr<Recorder>> Recorder::create(const config::Recorde
                                                  ": " + store.error().message};
   }
   impl->store = std::move(store).value();
+  if (socket_in_recording) {
+    if (auto s = impl->start_control(socket); !s) return s.error();
+  }
 
   pubsub::RawReaderOptions ro;
   ro.include = c.topics.include;
@@ -458,7 +508,144 @@ pubsub::Result<std::unique_ptr<Recorder>> Recorder::create(const config::Recorde
         return s;
       }(),
       c.topics.exclude.empty() ? "" : ", excluding some");
-  return std::unique_ptr<Recorder>(new Recorder(std::move(impl)));
+  std::unique_ptr<Recorder> recorder(new Recorder(std::move(impl)));
+  recorder->impl_->owner = recorder.get();
+  return recorder;
+}
+
+namespace {
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+common::Error refused(std::string why) {
+  return common::Error{common::Errc::kInvalidArgument, std::move(why)};
+}
+
+// maps_mu held: the recorded topics named `names`, or the refusal naming the first unknown one.
+template <typename Topics>
+pubsub::Result<std::vector<TopicState*>> find_topics(Topics& topics,
+                                                     const std::vector<std::string>& names) {
+  std::vector<TopicState*> out;
+  for (const auto& n : names) {
+    auto it = std::find_if(topics.begin(), topics.end(),
+                           [&](const auto& e) { return e.second->name == n; });
+    if (it == topics.end()) return refused("no topic \"" + n + "\" is recorded");
+    out.push_back(it->second.get());
+  }
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+// Pauses (on = true) or resumes the topics, or all of them; writes the marks (name "" = all).
+pubsub::Result<void> set_paused(Recorder::Impl& m, const std::vector<std::string>& names, bool on);
+
+}  // namespace
+
+RecorderStatus Recorder::status() {
+  Impl& m = *impl_;
+  RecorderStatus st;
+  const auto ws = m.store->stats();
+  st.queue_fill = ws.queue_max_bytes ? static_cast<double>(ws.queue_in_use_bytes) /
+                                           static_cast<double>(ws.queue_max_bytes)
+                                     : 0;
+  st.samples_shm = m.reader->stats().samples_shm;
+  st.writers = m.reader->matched_writers();
+  st.seconds = std::chrono::duration<double>(Clock::now() - m.started).count();
+  st.path = m.cfg.storage.path.string();
+  std::lock_guard lk(m.maps_mu);
+  st.paused = m.pause_all;
+  for (const auto& [info, t] : m.topics) {
+    TopicStatus ts;
+    ts.name = t->name;
+    ts.paused = t->paused.load(std::memory_order_relaxed);
+    ts.writers = t->writers.size();
+    for (const WriterState* w : t->writers) {
+      ts.samples += w->samples.load(std::memory_order_relaxed);
+      ts.bytes += w->bytes.load(std::memory_order_relaxed);
+      ts.lost += w->lost.load(std::memory_order_relaxed);
+      ts.skipped += w->skipped.load(std::memory_order_relaxed);
+      st.held_back += w->refused.load(std::memory_order_relaxed);
+    }
+    st.samples += ts.samples;
+    st.bytes += ts.bytes;
+    st.lost += ts.lost;
+    st.skipped += ts.skipped;
+    st.topics.push_back(std::move(ts));
+  }
+  std::sort(st.topics.begin(), st.topics.end(),
+            [](const TopicStatus& a, const TopicStatus& b) { return a.name < b.name; });
+  return st;
+}
+
+namespace {
+
+pubsub::Result<void> set_paused(Recorder::Impl& m, const std::vector<std::string>& names, bool on) {
+  std::lock_guard lk(m.maps_mu);
+  std::vector<storage::Mark> marks;
+  const auto kind = on ? storage::MarkKind::kPause : storage::MarkKind::kResume;
+  const int64_t t = now_ns();
+  if (names.empty()) {
+    bool any = m.pause_all;
+    for (const auto& [info, ts] : m.topics) any = any || ts->paused.load();
+    if (on && m.pause_all) return refused("already paused");
+    if (!on && !any) return refused("not paused");
+    m.pause_all = on;
+    for (const auto& [info, ts] : m.topics) ts->paused.store(on);
+    marks.push_back({kind, t, "", ""});
+  } else {
+    auto found = find_topics(m.topics, names);
+    if (!found) return found.error();
+    for (TopicState* ts : *found) {
+      if (ts->paused.load() == on)
+        return refused("topic \"" + ts->name + "\" is " + (on ? "already paused" : "not paused"));
+    }
+    for (TopicState* ts : *found) {
+      ts->paused.store(on);
+      marks.push_back({kind, t, ts->name, ""});
+    }
+  }
+  for (const auto& mk : marks) {
+    if (auto s = m.store->add_mark(mk); !s) return s.error();
+  }
+  m.log->info("{} {}", on ? "paused" : "resumed",
+              names.empty() ? std::string("every topic") : "topics " + joined(names));
+  return {};
+}
+
+}  // namespace
+
+pubsub::Result<void> Recorder::pause(const std::vector<std::string>& topics) {
+  return set_paused(*impl_, topics, true);
+}
+
+pubsub::Result<void> Recorder::resume(const std::vector<std::string>& topics) {
+  return set_paused(*impl_, topics, false);
+}
+
+pubsub::Result<uint64_t> Recorder::split() {
+  auto next = impl_->store->split();
+  if (!next) return next.error();
+  impl_->log->info("split: recording goes on in segment {}", *next);
+  return *next;
+}
+
+pubsub::Result<int64_t> Recorder::tag(const std::string& name, const std::string& note) {
+  if (name.empty() || name.size() > 256) return refused("a tag name has 1 to 256 bytes");
+  if (note.size() > 4096) return refused("a tag note has at most 4096 bytes");
+  const int64_t t = now_ns();
+  if (auto s = impl_->store->add_mark({storage::MarkKind::kTag, t, name, note}); !s)
+    return s.error();
+  impl_->log->info("tag \"{}\"{}{}", name, note.empty() ? "" : ": ", note);
+  return t;
 }
 
 void Recorder::stop() {
@@ -501,6 +688,7 @@ pubsub::Result<RecorderTotals> Recorder::run() {
   }
   // Stop receiving first (nothing new is acknowledged), then finish the recording.
   m.log->info("stopping: closing the recording");
+  m.control.reset();  // no command runs from here on
   const uint64_t shm_samples = m.reader->stats().samples_shm;
   m.reader.reset();
   const auto closed = m.store->close();

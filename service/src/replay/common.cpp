@@ -87,6 +87,27 @@ const char* type_source_name(const storage::TypeDef* def) {
   return def->source == storage::TypeSource::kIdl ? "idl" : "lookup";
 }
 
+namespace {
+
+// Nanoseconds since the epoch of a time argument: a tag's time, an absolute time, or `first_ns`
+// plus an offset.
+Result<int64_t> resolve_time(storage::Recording& rec, const TimeArg& a, int64_t first_ns) {
+  if (a.tag.empty()) return a.absolute ? a.ns : first_ns + a.ns;
+  auto marks = rec.marks();
+  if (!marks) return Error{marks.error().code, "cannot read the tags: " + marks.error().message};
+  std::string names;
+  for (const storage::Mark& m : *marks) {
+    if (m.kind != storage::MarkKind::kTag) continue;
+    if (m.name == a.tag) return m.time_ns;
+    names += (names.empty() ? "" : ", ") + m.name;
+  }
+  return Error{Errc::kInvalidArgument,
+               "no tag \"" + a.tag + "\" in the recording" +
+                   (names.empty() ? std::string(" (it has none)") : " (tags: " + names + ")")};
+}
+
+}  // namespace
+
 Result<ResolvedSelection> resolve_selection(storage::Recording& rec, const Selection& sel) {
   ResolvedSelection r;
   auto topics = rec.topics();
@@ -128,9 +149,16 @@ Result<ResolvedSelection> resolve_selection(storage::Recording& rec, const Selec
     if (!sel.topics.empty()) r.query.topic_ids.push_back(t.id);
   }
 
-  auto resolve = [&](const TimeArg& a) { return a.absolute ? a.ns : r.recording_first_ns + a.ns; };
-  if (sel.start) r.query.start_ns = resolve(*sel.start);
-  if (sel.end) r.query.end_ns = resolve(*sel.end);
+  if (sel.start) {
+    auto t = resolve_time(rec, *sel.start, r.recording_first_ns);
+    if (!t) return Error{t.error().code, "--start: " + t.error().message};
+    r.query.start_ns = *t;
+  }
+  if (sel.end) {
+    auto t = resolve_time(rec, *sel.end, r.recording_first_ns);
+    if (!t) return Error{t.error().code, "--end: " + t.error().message};
+    r.query.end_ns = *t;
+  }
   if (sel.start && sel.end && r.query.start_ns >= r.query.end_ns) {
     return Error{Errc::kInvalidArgument, "--start (" + format_iso(r.query.start_ns) +
                                              ") is not before --end (" +

@@ -78,6 +78,43 @@ bool tail_damage(const storage::Problem& p, uint64_t last_indexed_segment) {
          (p.kind == storage::Problem::Kind::kBadSegment && p.segment > last_indexed_segment);
 }
 
+const char* mark_kind(storage::MarkKind k) {
+  switch (k) {
+    case storage::MarkKind::kTag:
+      return "tag";
+    case storage::MarkKind::kPause:
+      return "pause";
+    case storage::MarkKind::kResume:
+      return "resume";
+  }
+  return "?";
+}
+
+nlohmann::json marks_json(const std::vector<storage::Mark>& marks) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& m : marks) {
+    a.push_back({{"kind", mark_kind(m.kind)},
+                 {"time", format_iso(m.time_ns, 9)},
+                 {"time_ns", m.time_ns},
+                 {"name", m.name},
+                 {"note", m.note}});
+  }
+  return a;
+}
+
+// "marks:" and a table of the tags, pauses and resumes (nothing when there are none).
+void print_marks(const std::vector<storage::Mark>& marks, std::ostream& out) {
+  if (marks.empty()) return;
+  out << "marks (use a tag as --start tag:NAME / --end tag:NAME):\n";
+  std::vector<std::vector<std::string>> rows{{"TIME", "KIND", "NAME", "NOTE"}};
+  for (const auto& m : marks) {
+    const bool topicless = m.kind != storage::MarkKind::kTag && m.name.empty();
+    rows.push_back(
+        {format_iso(m.time_ns), mark_kind(m.kind), topicless ? "(every topic)" : m.name, m.note});
+  }
+  print_table(out, rows, {false, false, false, false});
+}
+
 }  // namespace
 
 int info(const InfoOptions& o, std::ostream& out, std::ostream& err) {
@@ -89,11 +126,13 @@ int info(const InfoOptions& o, std::ostream& out, std::ostream& err) {
   auto writers = (*rec)->writers();
   auto totals = (*rec)->totals();
   auto types = (*rec)->types();
-  if (!topics || !writers || !totals || !types) {
+  auto marks = (*rec)->marks();
+  if (!topics || !writers || !totals || !types || !marks) {
     const storage::Status& s = !topics    ? topics.error()
                                : !writers ? writers.error()
                                : !totals  ? totals.error()
-                                          : types.error();
+                               : !types   ? types.error()
+                                          : marks.error();
     return report(err, kExitUsage, o.dir + ": cannot read the index: " + s.error().message);
   }
   std::map<storage::TopicId, uint64_t> writer_count;
@@ -131,6 +170,7 @@ int info(const InfoOptions& o, std::ostream& out, std::ostream& err) {
       tj["rate"] = topic_rate(t.count, t.first_recv_ns, t.last_recv_ns);
       j["topics"].push_back(std::move(tj));
     }
+    j["marks"] = marks_json(*marks);
     out << j.dump(2) << '\n';
     out.flush();
     return kExitOk;
@@ -167,6 +207,7 @@ int info(const InfoOptions& o, std::ostream& out, std::ostream& err) {
         << " (" << dur << ")";
   }
   out << '\n';
+  print_marks(*marks, out);
   out.flush();
   return kExitOk;
 }

@@ -144,6 +144,12 @@ Result<TimeArg> parse_time_arg(std::string_view text) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   if (s.empty()) return bad_time(text, "empty");
+  if (s.substr(0, 4) == "tag:") {
+    if (s.size() == 4) return bad_time(text, "no tag name after 'tag:'");
+    TimeArg a;
+    a.tag = std::string(s.substr(4));
+    return a;
+  }
   // An ISO date has a '-' after its first digits; an offset is [+]digits[.digits][s].
   if (s.size() >= 5 && s[4] == '-') return parse_iso(s, text);
   if (s.front() == '-') return bad_time(text, "a negative offset");

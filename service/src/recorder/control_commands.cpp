@@ -1,0 +1,120 @@
+#include "control_commands.hpp"
+
+#include <cstdio>
+#include <ctime>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace service {
+namespace {
+
+using nlohmann::json;
+
+json refusal(const std::string& why) {
+  return {{"ok", false}, {"error", why}};
+}
+
+json success(const std::string& message) {
+  return {{"ok", true}, {"message", message}};
+}
+
+// "2026-11-26T16:05:01.123Z"
+std::string utc_time(int64_t ns) {
+  const std::time_t s = static_cast<std::time_t>(ns / 1000000000);
+  std::tm tm{};
+  gmtime_r(&s, &tm);
+  char b[40];
+  const size_t n = std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%S", &tm);
+  std::snprintf(b + n, sizeof b - n, ".%03dZ", static_cast<int>(ns / 1000000 % 1000));
+  return b;
+}
+
+// The request's "topics": absent = all; else an array of names. Nullopt with `why` when bad.
+std::optional<std::vector<std::string>> topic_list(const json& req, std::string& why) {
+  std::vector<std::string> out;
+  if (!req.contains("topics")) return out;
+  const json& t = req["topics"];
+  if (!t.is_array()) {
+    why = "\"topics\" must be an array of topic names";
+    return std::nullopt;
+  }
+  for (const json& n : t) {
+    if (!n.is_string() || n.get<std::string>().empty()) {
+      why = "\"topics\" must be an array of topic names";
+      return std::nullopt;
+    }
+    out.push_back(n.get<std::string>());
+  }
+  return out;
+}
+
+json pause_or_resume(Recorder& r, const json& req, bool pause) {
+  std::string why;
+  auto topics = topic_list(req, why);
+  if (!topics) return refusal(why);
+  auto done = pause ? r.pause(*topics) : r.resume(*topics);
+  if (!done) return refusal(done.error().message);
+  std::string what = topics->empty() ? "every topic" : "";
+  for (const auto& t : *topics) what += (what.empty() ? "" : ", ") + t;
+  return success(std::string(pause ? "paused " : "resumed ") + what);
+}
+
+json tag(Recorder& r, const json& req) {
+  if (!req.contains("name") || !req["name"].is_string())
+    return refusal("tag needs a \"name\" (a string)");
+  std::string note;
+  if (req.contains("note")) {
+    if (!req["note"].is_string()) return refusal("a tag's \"note\" is a string");
+    note = req["note"].get<std::string>();
+  }
+  const std::string name = req["name"].get<std::string>();
+  auto t = r.tag(name, note);
+  if (!t) return refusal(t.error().message);
+  json reply = success("tag \"" + name + "\" at " + utc_time(*t));
+  reply["time_ns"] = *t;
+  return reply;
+}
+
+}  // namespace
+
+json status_json(const RecorderStatus& s) {
+  json topics = json::object();
+  for (const auto& t : s.topics) {
+    topics[t.name] = {{"samples", t.samples}, {"bytes", t.bytes},     {"lost", t.lost},
+                      {"skipped", t.skipped}, {"writers", t.writers}, {"paused", t.paused}};
+  }
+  return {{"samples", s.samples}, {"bytes", s.bytes},
+          {"lost", s.lost},       {"held_back", s.held_back},
+          {"skipped", s.skipped}, {"samples_shm", s.samples_shm},
+          {"writers", s.writers}, {"queue_fill", s.queue_fill},
+          {"paused", s.paused},   {"seconds", s.seconds},
+          {"path", s.path},       {"topics", topics}};
+}
+
+json handle_control(Recorder& r, const json& req) {
+  if (!req.contains("cmd") || !req["cmd"].is_string())
+    return refusal("a request needs \"cmd\": status, pause, resume, split, tag, snapshot or stop");
+  const std::string cmd = req["cmd"].get<std::string>();
+  if (cmd == "status") return {{"ok", true}, {"status", status_json(r.status())}};
+  if (cmd == "pause") return pause_or_resume(r, req, true);
+  if (cmd == "resume") return pause_or_resume(r, req, false);
+  if (cmd == "split") {
+    auto seg = r.split();
+    if (!seg) return refusal(seg.error().message);
+    json reply = success("recording goes on in segment " + std::to_string(*seg));
+    reply["segment"] = *seg;
+    return reply;
+  }
+  if (cmd == "tag") return tag(r, req);
+  if (cmd == "snapshot")
+    return refusal("snapshot: this recorder is not in snapshot mode (\"mode\": \"snapshot\")");
+  if (cmd == "stop") {
+    r.stop();
+    return success("stopping: the recording is being closed");
+  }
+  return refusal("unknown command \"" + cmd +
+                 "\" (commands: status, pause, resume, split, tag, snapshot, stop)");
+}
+
+}  // namespace service

@@ -1,0 +1,21 @@
+// The control commands of pubsub-recorder (README "Remote control"): JSON requests, as the control
+// socket receives them, carried out on a Recorder; and the status as JSON.
+//
+//   {"cmd":"status"}                          -> {"ok":true,"status":{...}}
+//   {"cmd":"pause"}  {"cmd":"pause","topics":["a","b"]}    (resume alike)
+//   {"cmd":"split"}                           -> {"ok":true,"segment":N,...}
+//   {"cmd":"tag","name":"x","note":"..."}     -> {"ok":true,"time_ns":T,...}
+//   {"cmd":"snapshot"}  {"cmd":"stop"}
+// Every reply has "ok"; a refusal has "error" (the reason), a success "message" (one line).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "service/recorder.hpp"
+
+namespace service {
+
+nlohmann::json status_json(const RecorderStatus& status);
+nlohmann::json handle_control(Recorder& recorder, const nlohmann::json& request);
+
+}  // namespace service

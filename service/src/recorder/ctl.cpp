@@ -1,0 +1,119 @@
+#include "service/ctl.hpp"
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "config/recorder_config.hpp"
+#include "control_server.hpp"
+#include "service/recorder.hpp"
+
+namespace service {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitRefused = 1;
+constexpr int kExitUsage = 2;  // also: cannot reach the recorder
+
+struct CtlArgs {
+  std::string socket, path, config;
+  double timeout_s = 30;
+  std::vector<std::string> topics;
+  std::string tag_name, note;
+};
+
+// The socket from --socket, --path DIR (DIR/control.sock) or --config FILE (its control.socket).
+int socket_of(const CtlArgs& a, std::filesystem::path& out) {
+  const int given = !a.socket.empty() + !a.path.empty() + !a.config.empty();
+  if (given != 1) {
+    std::fprintf(stderr,
+                 "pubsub-recorder ctl: give exactly one of --socket PATH, --path DIR (the "
+                 "recording directory) and --config FILE\n");
+    return kExitUsage;
+  }
+  if (!a.socket.empty()) {
+    out = a.socket;
+  } else if (!a.path.empty()) {
+    out = std::filesystem::path(a.path) / "control.sock";
+  } else {
+    auto cfg = config::load_recorder_config(a.config);
+    if (!cfg) {
+      std::cerr << cfg.error().to_string();
+      return kExitUsage;
+    }
+    out = control_socket_path(*cfg);
+    if (out.empty()) {
+      std::fprintf(stderr,
+                   "pubsub-recorder ctl: %s has no control socket (control.socket is \"\")\n",
+                   a.config.c_str());
+      return kExitUsage;
+    }
+  }
+  return kExitOk;
+}
+
+nlohmann::json request_of(const std::string& cmd, const CtlArgs& a) {
+  nlohmann::json req{{"cmd", cmd}};
+  if ((cmd == "pause" || cmd == "resume") && !a.topics.empty()) req["topics"] = a.topics;
+  if (cmd == "tag") {
+    req["name"] = a.tag_name;
+    if (!a.note.empty()) req["note"] = a.note;
+  }
+  return req;
+}
+
+}  // namespace
+
+int run_ctl(int argc, char** argv) {
+  CLI::App app{"pubsub-recorder ctl: controls a running pubsub-recorder through its socket"};
+  app.name("pubsub-recorder ctl");
+  CtlArgs a;
+  app.add_option("--socket", a.socket, "the recorder's control socket (control.socket)");
+  app.add_option("--path", a.path, "the recording directory (its control.sock)");
+  app.add_option("--config", a.config, "the recorder's configuration file");
+  app.add_option("--timeout", a.timeout_s, "seconds to wait for the reply (default 30)")
+      ->check(CLI::PositiveNumber);
+  app.require_subcommand(1, 1);
+  app.add_subcommand("status", "print the statistics as one JSON object");
+  for (const char* c : {"pause", "resume"}) {
+    auto* s = app.add_subcommand(c, std::string(c) + " recording (every topic, or --topic ...)");
+    s->add_option("--topic", a.topics, "a topic name (repeatable)");
+  }
+  app.add_subcommand("split", "end the current segment, go on in the next");
+  auto* tag = app.add_subcommand("tag", "put a named mark with the current time in the recording");
+  tag->add_option("NAME", a.tag_name, "the tag's name")->required();
+  tag->add_option("--note", a.note, "a note stored with the tag");
+  app.add_subcommand("snapshot", "write the snapshot buffer (snapshot mode)");
+  app.add_subcommand("stop", "close the recording and end the recorder");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? kExitOk : kExitUsage;
+  }
+  std::filesystem::path socket;
+  if (int rc = socket_of(a, socket); rc != kExitOk) return rc;
+  const std::string cmd = app.get_subcommands().front()->get_name();
+  const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(a.timeout_s * 1000));
+  auto reply = control_request(socket, request_of(cmd, a), timeout);
+  if (!reply) {
+    std::fprintf(stderr, "pubsub-recorder ctl: %s\n", reply.error().message.c_str());
+    return kExitUsage;
+  }
+  const nlohmann::json& r = *reply;
+  if (!r.value("ok", false)) {
+    std::fprintf(stderr, "pubsub-recorder ctl: %s: %s\n", cmd.c_str(),
+                 r.value("error", std::string("refused")).c_str());
+    return kExitRefused;
+  }
+  if (cmd == "status") {
+    std::printf("%s\n", r.value("status", nlohmann::json::object()).dump().c_str());
+  } else {
+    std::printf("%s\n", r.value("message", std::string("done")).c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace service
