@@ -132,6 +132,7 @@ class RecorderSchema {
             {"log", [&](const Json& v, const std::string& p) { log(v, p); }},
             {"types", [&](const Json& v, const std::string& p) { types(v, p); }},
             {"control", [&](const Json& v, const std::string& p) { control(v, p); }},
+            {"metrics", [&](const Json& v, const std::string& p) { metrics(v, p); }},
         });
     if (is_object && !saw_storage) missing_path("/storage/path");
     // Storage refuses a queue that cannot hold one chunk.
@@ -335,6 +336,32 @@ class RecorderSchema {
                      if (r_.error_count() == errors) c_.types.idl = std::move(files);
                    }},
               });
+  }
+
+  void metrics(const Json& v, const std::string& p) {
+    r_.object(v, p,
+              {
+                  {"listen",
+                   [&](const Json& e, const std::string& ep) {
+                     if (e.is_string() && is_listen_address(e.get<std::string>())) {
+                       c_.metrics.listen = e.get<std::string>();
+                     } else {
+                       r_.fail(ep,
+                               "expected \"IPV4:PORT\" (e.g. \"127.0.0.1:9464\") or \"\", got " +
+                                   describe(e));
+                     }
+                   }},
+              });
+  }
+
+  // "" or IPV4:PORT with PORT in 0..65535.
+  static bool is_listen_address(const std::string& s) {
+    if (s.empty()) return true;
+    const auto colon = s.rfind(':');
+    if (colon == std::string::npos || colon + 1 == s.size() || s.size() - colon > 6) return false;
+    for (size_t i = colon + 1; i < s.size(); ++i)
+      if (s[i] < '0' || s[i] > '9') return false;
+    return std::stoul(s.substr(colon + 1)) <= 65535 && is_ipv4(s.substr(0, colon));
   }
 
   void control(const Json& v, const std::string& p) {

@@ -135,6 +135,15 @@ struct ControlConfig {
   friend bool operator==(const ControlConfig&, const ControlConfig&) = default;
 };
 
+// "metrics".
+struct MetricsConfig {
+  // "listen": "IPV4:PORT" of the Prometheus endpoint (GET /metrics), e.g. "127.0.0.1:9464";
+  // "" = none. Default "".
+  std::string listen;
+
+  friend bool operator==(const MetricsConfig&, const MetricsConfig&) = default;
+};
+
 struct RecorderConfig {
   // "domain": the DDS domain id, 0..232 -> ParticipantOptions::domain_id. Default 0.
   uint32_t domain = 0;
@@ -164,6 +173,7 @@ struct RecorderConfig {
   LogConfig log;
   TypesConfig types;
   ControlConfig control;
+  MetricsConfig metrics;
 
   friend bool operator==(const RecorderConfig&, const RecorderConfig&) = default;
 };

@@ -14,6 +14,7 @@
 
 #include "control_commands.hpp"
 #include "control_server.hpp"
+#include "metrics_server.hpp"
 #include "pubsub/participant.hpp"
 #include "service/recording_schema.hpp"
 #include "storage/segment_writer.hpp"
@@ -159,6 +160,7 @@ struct Recorder::Impl {
 
   bool pause_all = false;  // under maps_mu: every topic paused, and topics matched later
   std::unique_ptr<ControlServer> control;  // its thread runs the control commands
+  std::unique_ptr<MetricsServer> metrics;  // its thread renders the metrics
   std::atomic<Recorder*> owner{nullptr};   // set once create() is done: commands wait for it
   Clock::time_point started = Clock::now();
 
@@ -186,6 +188,18 @@ struct Recorder::Impl {
     if (!server) return server.error();
     control = std::move(server).value();
     log->info("control socket {}", path.string());
+    return {};
+  }
+
+  pubsub::Result<void> start_metrics(const std::string& listen) {
+    auto server = MetricsServer::start(listen, [this] {
+      Recorder* r = owner.load();
+      return r ? prometheus_text(r->status()) : std::string();
+    });
+    if (!server) return server.error();
+    metrics = std::move(server).value();
+    log->info("metrics on http://{}:{}/metrics", listen.substr(0, listen.rfind(':')),
+              metrics->port());
     return {};
   }
 
@@ -469,6 +483,9 @@ pubsub::Result<std::unique_ptr<Recorder>> Recorder::create(const config::Recorde
   if (!socket.empty() && !socket_in_recording) {
     if (auto s = impl->start_control(socket); !s) return s.error();
   }
+  if (!c.metrics.listen.empty()) {
+    if (auto s = impl->start_metrics(c.metrics.listen); !s) return s.error();
+  }
 
   auto store = storage::SegmentWriter::create(c.storage.path.string(), writer_options(c, o));
   if (!store) {
@@ -689,6 +706,7 @@ pubsub::Result<RecorderTotals> Recorder::run() {
   // Stop receiving first (nothing new is acknowledged), then finish the recording.
   m.log->info("stopping: closing the recording");
   m.control.reset();  // no command runs from here on
+  m.metrics.reset();
   const uint64_t shm_samples = m.reader->stats().samples_shm;
   m.reader.reset();
   const auto closed = m.store->close();

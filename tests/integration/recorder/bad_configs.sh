@@ -50,6 +50,14 @@ check "IDL syntax error" "bad.idl:2:" -- --config badidl.json
 check "IDL syntax error (check)" "bad.idl:2:" -- --config badidl.json --check-config
 echo '{'"$good"', "types": {"idl": ["none.idl"]}}' >noidl.json
 check "IDL file missing" "open none.idl: No such file or directory" -- --config noidl.json
+# Service endpoints that cannot be opened stop the start before the recording exists: a metrics
+# address not on this host (nothing is sent: bind fails), a control socket path that is a file.
+echo '{'"$good"', "interface": "lo", "metrics": {"listen": "198.18.255.254:9464"}}' >metrics.json
+check "metrics not bindable" "metrics endpoint 198.18.255.254:9464: Cannot assign requested address" -- --config metrics.json --duration 1
+echo '{'"$good"', "interface": "lo", "control": {"socket": "'"$work"'/good.json"}}' >sock.json
+check "control socket a file" "control socket $work/good.json exists and is not a socket" -- --config sock.json --duration 1
+echo '{'"$good"', "metrics": {"listen": "localhost:1"}}' >badlisten.json
+check "metrics.listen form" '/metrics/listen: expected "IPV4:PORT"' -- --config badlisten.json
 # --check-config on a good file: exit 0, still nothing created.
 before=$(find "$work" | sort)
 "$BIN/pubsub-recorder" --config good.json --check-config >out.txt 2>&1 || { echo "FAIL: --check-config on a good file"; cat out.txt; status=1; }

@@ -4,7 +4,8 @@
 # pause in the index, not loss); split makes a new segment; a tag shows in info and works as
 # --start tag:NAME; bad commands exit 1 with the reason; a second recorder on the same socket is
 # refused (exit 2, nothing created); an unreachable socket is exit 2; stop ends the recorder
-# with exit 0 and a recording that verifies.
+# with exit 0 and a recording that verifies. The Prometheus endpoint (metrics.listen) is scraped
+# with curl while recording and while paused.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib/netns.sh"
@@ -22,7 +23,7 @@ field() { python3 -c 'import json,sys; d=json.load(sys.stdin); print(eval(sys.ar
 cat >"$out/r.json" <<EOF
 {"domain": 4, "interface": "veth1", "stats_interval_s": 1,
  "storage": {"path": "$out/rec", "chunk_max_age_ms": 20},
- "control": {"socket": "$sock"}}
+ "control": {"socket": "$sock"}, "metrics": {"listen": "127.0.0.1:9464"}}
 EOF
 netns_spawn 1 90 "$BIN/pubsub-recorder" --config "$out/r.json" >"$out/rec.log" 2>&1
 rec=$SPAWNED
@@ -45,6 +46,26 @@ tkeys=$(echo "$s" | field 'sorted(d["topics"]["PubsubPerftest_Data"].keys())')
   fail "status samples: $s"
 [ "$(echo "$s" | field 'd["paused"]')" = False ] || fail "paused before pause: $s"
 
+# 1b. metrics: the same counters in the Prometheus text format.
+scrape() { netns_exec 1 curl -sS -D "$out/headers" "http://127.0.0.1:9464$1"; }
+metric() { awk -v n="$1" '$1 == n { print $2 }' "$out/metrics"; }
+scrape /metrics >"$out/metrics" || fail "curl /metrics exit $?"
+grep -qi '^Content-Type: text/plain; version=0.0.4; charset=utf-8' "$out/headers" || fail "content type: $(cat "$out/headers")"
+n1=$(metric pubsub_recorder_samples_total)
+t1=$(metric 'pubsub_recorder_topic_samples_total{topic="PubsubPerftest_Data"}')
+[ -n "$n1" ] && [ "$n1" -gt 0 ] && [ -n "$t1" ] && [ "$t1" -gt 0 ] || fail "metrics: samples '$n1', topic '$t1'"
+[ "$(metric pubsub_recorder_paused)" = 0 ] && [ "$(metric pubsub_recorder_lost_total)" = 0 ] &&
+  [ "$(metric pubsub_recorder_writers)" = 1 ] || fail "metrics: $(cat "$out/metrics")"
+for name in bytes_total held_back_total skipped_total queue_fill_ratio uptime_seconds; do
+  grep -q "^# TYPE pubsub_recorder_$name " "$out/metrics" || fail "metrics: no pubsub_recorder_$name"
+done
+sleep 1
+scrape /metrics >"$out/metrics"
+n2=$(metric pubsub_recorder_samples_total)
+[ "$n2" -ge $((n1 + 1000)) ] || fail "metrics: samples_total $n1 -> $n2 in 1 s at 2000/s"
+code=$(netns_exec 1 curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:9464/)
+[ "$code" = 404 ] || fail "GET / answered $code, expected 404"
+
 # 2. pause: the counts stop; a second pause is refused; resume: they grow again.
 m=$(ctl pause) && [ "$m" = "paused every topic" ] || fail "pause said '$m'"
 sleep 0.3
@@ -55,6 +76,9 @@ b=$(echo "$s" | field 'd["samples"]')
 [ "$a" = "$b" ] || fail "samples grew while paused: $a -> $b"
 [ "$(echo "$s" | field 'd["paused"] and d["skipped"] >= 2000 and d["topics"]["PubsubPerftest_Data"]["paused"]')" = True ] ||
   fail "paused status: $s"
+scrape /metrics >"$out/metrics"
+[ "$(metric pubsub_recorder_paused)" = 1 ] && [ "$(metric 'pubsub_recorder_topic_paused{topic="PubsubPerftest_Data"}')" = 1 ] ||
+  fail "metrics while paused: $(grep paused "$out/metrics")"
 e=$(ctl pause 2>&1); rc=$?
 [ $rc = 1 ] && [ "$e" = "pubsub-recorder ctl: pause: already paused" ] || fail "second pause: exit $rc, '$e'"
 m=$(ctl resume) && [ "$m" = "resumed every topic" ] || fail "resume said '$m'"

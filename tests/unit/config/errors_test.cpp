@@ -200,7 +200,7 @@ TEST_CASE("parse_recorder_config refuses a queue smaller than one chunk") {
 TEST_CASE("parse_recorder_config refuses unknown keys, suggesting close ones") {
   const std::string top =
       " (known keys: domain, interface, peers, transports, topics, storage, queue_max_bytes, "
-      "max_sample_bytes, stats_interval_s, log, types, control)";
+      "max_sample_bytes, stats_interval_s, log, types, control, metrics)";
   const std::string storage =
       " (known keys: path, chunk_max_bytes, chunk_max_age_ms, segment_max_bytes, "
       "segment_max_duration_s, compression, fsync, fsync_interval_ms, page_cache, direct_io, "
@@ -231,11 +231,11 @@ TEST_CASE("parse_recorder_config escapes odd keys in JSON pointers") {
   CHECK(
       only_error(R"({"storage":{"path":"x"},"a/b~c":1})") ==
       R"(/a~1b~0c: unknown key (known keys: domain, interface, peers, transports, topics, storage, )"
-      R"(queue_max_bytes, max_sample_bytes, stats_interval_s, log, types, control))");
+      R"(queue_max_bytes, max_sample_bytes, stats_interval_s, log, types, control, metrics))");
   CHECK(
       only_error(R"({"storage":{"path":"x"},"a\nb":1})") ==
       R"(/a\u000ab: unknown key (known keys: domain, interface, peers, transports, topics, storage, )"
-      R"(queue_max_bytes, max_sample_bytes, stats_interval_s, log, types, control))");
+      R"(queue_max_bytes, max_sample_bytes, stats_interval_s, log, types, control, metrics))");
 }
 
 TEST_CASE("parse_recorder_config shortens long values in messages") {
@@ -346,4 +346,18 @@ TEST_CASE("control.socket takes a path of at most 107 bytes or \"\"") {
   CHECK(only_error(doc_with("/control/socket", "1")) ==
         "/control/socket: expected a socket path of at most 107 bytes without NUL characters, or "
         "\"\" for none, got 1");
+}
+
+TEST_CASE("metrics.listen takes IPV4:PORT or \"\"") {
+  CHECK(config_test::parsed(doc_with("/metrics/listen", R"("127.0.0.1:9464")")).metrics.listen ==
+        "127.0.0.1:9464");
+  CHECK(config_test::parsed(doc_with("/metrics/listen", R"("")")).metrics.listen.empty());
+  const std::string why =
+      "/metrics/listen: expected \"IPV4:PORT\" (e.g. \"127.0.0.1:9464\") or \"\", got ";
+  CHECK(only_error(doc_with("/metrics/listen", R"("localhost:9464")")) ==
+        why + "\"localhost:9464\"");
+  CHECK(only_error(doc_with("/metrics/listen", R"("127.0.0.1:65536")")) ==
+        why + "\"127.0.0.1:65536\"");
+  CHECK(only_error(doc_with("/metrics/listen", R"("127.0.0.1:")")) == why + "\"127.0.0.1:\"");
+  CHECK(only_error(doc_with("/metrics/listen", "9464")) == why + "9464");
 }
