@@ -80,7 +80,7 @@ Error bad_time(std::string_view text, const std::string& why) {
   return Error{Errc::kInvalidArgument,
                "bad time '" + std::string(text) + "': " + why +
                    " (expected seconds from the start of the recording, e.g. 12.5, "
-                   "or an ISO-8601 time, e.g. 2026-11-21T23:38:00.5Z)"};
+                   "an ISO-8601 time, e.g. 2026-11-21T23:38:00.5Z, or tag:NAME)"};
 }
 
 Result<TimeArg> parse_iso(std::string_view s, std::string_view text) {

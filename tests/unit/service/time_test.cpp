@@ -61,3 +61,14 @@ TEST_CASE("format_iso prints UTC with milliseconds or nanoseconds") {
     CHECK(parse_time_arg(format_iso(t, 9))->ns == t);
   }
 }
+
+TEST_CASE("parse_time_arg reads tag:NAME") {
+  auto a = parse_time_arg("tag:engine-start");
+  REQUIRE(a.ok());
+  CHECK(a->tag == "engine-start");
+  auto b = parse_time_arg("tag:");
+  REQUIRE_FALSE(b.ok());
+  CHECK(b.error().message ==
+        "bad time 'tag:': no tag name after 'tag:' (expected seconds from the start of the "
+        "recording, e.g. 12.5, an ISO-8601 time, e.g. 2026-11-21T23:38:00.5Z, or tag:NAME)");
+}
