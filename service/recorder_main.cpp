@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -88,9 +89,18 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   config::RecorderConfig cfg = std::move(loaded).value();
-  if (!path.empty()) cfg.storage.path = path;
+  // The recording directory: --path as it is, or storage.path with its strftime conversions
+  // expanded to the time of this start; then checked.
+  auto check_storage_path = [&]() -> config::ConfigResult<void> {
+    if (!path.empty()) {
+      cfg.storage.path = path;
+    } else if (auto r = config::expand_storage_path(cfg, std::chrono::system_clock::now()); !r) {
+      return r;
+    }
+    return config::validate_storage_path(cfg);
+  };
   bool ok = true;
-  if (auto r = config::validate_storage_path(cfg); !r) {
+  if (auto r = check_storage_path(); !r) {
     std::cerr << r.error().to_string();
     ok = false;
   }
