@@ -5,8 +5,9 @@ set -euo pipefail
 
 build_pkgs=(cmake g++ make pkg-config libboost-dev libsqlite3-dev liblz4-dev libspdlog-dev
             libxxhash-dev nlohmann-json3-dev catch2 libcli11-dev clang libclang-rt-14-dev clang-format
-            cyclonedds-dev zlib1g-dev libdeflate-dev cyclonedds-tools)
-# (cyclonedds-tools: idlc, run at build time by tests/unit/types; ddsperf for the tests.)
+            cyclonedds-dev zlib1g-dev libdeflate-dev cyclonedds-tools libsystemd-dev)
+# (cyclonedds-tools: idlc, run at build time by tests/unit/types; ddsperf for the tests.
+#  libsystemd-dev: sd_notify for pubsub-recorder.)
 test_pkgs=(iproute2 tshark iperf procps util-linux gnuplot-nox)
 # Peers of the same-host benchmark: Fast DDS (perf/peers/fastdds_perftest builds against it)
 # and iceoryx's RouDi (Cyclone DDS's shared memory).

@@ -33,3 +33,7 @@ pubsub_netns_test("recorder: SIGKILL x20 under load then recover - verify exits 
                   ${IT}/recorder/crash_recover.sh 20 off)
 pubsub_netns_test("recorder: SIGKILL x10 with direct I/O then recover - verify exits 0, nothing lost"
                   ${IT}/recorder/crash_recover.sh 10 auto)
+# 7. Under systemd's notification protocol (READY=1, STATUS=, WATCHDOG=1, STOPPING=1; the test
+#    plays systemd), restarted with a strftime storage.path: a new directory per start.
+pubsub_netns_test("recorder: sd_notify READY, STATUS, WATCHDOG, STOPPING, and a restart records into a new strftime directory"
+                  ${IT}/recorder/sd_notify.sh)
