@@ -8,7 +8,8 @@ build_pkgs=(cmake g++ make pkg-config libboost-dev libsqlite3-dev liblz4-dev lib
             cyclonedds-dev zlib1g-dev libdeflate-dev cyclonedds-tools libsystemd-dev)
 # (cyclonedds-tools: idlc, run at build time by tests/unit/types; ddsperf for the tests.
 #  libsystemd-dev: sd_notify for pubsub-recorder.)
-test_pkgs=(iproute2 tshark iperf procps util-linux gnuplot-nox)
+# (systemd: systemd-analyze, which checks pubsub-recorder@.service in tests/install.)
+test_pkgs=(iproute2 tshark iperf procps util-linux gnuplot-nox systemd)
 # Peers of the same-host benchmark: Fast DDS (perf/peers/fastdds_perftest builds against it)
 # and iceoryx's RouDi (Cyclone DDS's shared memory).
 peer_pkgs=(libfastrtps-dev iceoryx)
