@@ -3,12 +3,16 @@
 //   pubsub-recorder ctl ... (service/ctl.hpp: the control client)
 // Exit status: 0 recorded and closed cleanly (or --check-config found no problem), 1 the
 // recording failed (e.g. disk full), 2 bad command line or configuration (nothing created).
-// SIGINT and SIGTERM end the recording cleanly.
+// SIGINT and SIGTERM end the recording cleanly. Started by systemd (Type=notify,
+// packaging/systemd/pubsub-recorder@.service.in) it reports READY=1, STATUS=, WATCHDOG=1 and
+// STOPPING=1 through sd_notify(3).
 #include <malloc.h>
 #include <signal.h>
+#include <systemd/sd-daemon.h>
 
 #include <CLI/CLI.hpp>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -43,6 +47,43 @@ int start_failure_status(const common::Error& e) {
       return kExitFailed;
   }
 }
+
+// systemd's notifications (sd_notify(3)), from run()'s thread through RecorderOptions' hooks:
+// READY=1 when recording, STATUS=<the statistics line>, WATCHDOG=1 every half of the watchdog
+// interval (WatchdogSec=; on_tick comes every ~20 ms, so this rate-limits) and STOPPING=1 when
+// the recording is being closed. Without NOTIFY_SOCKET in the environment (not started by
+// systemd) sd_notify does nothing.
+class ServiceNotifier {
+ public:
+  ServiceNotifier() {
+    uint64_t usec = 0;
+    // > 0: WATCHDOG_USEC is set, and WATCHDOG_PID is unset or this process.
+    if (sd_watchdog_enabled(0, &usec) > 0 && usec > 0) {
+      watchdog_period_ = std::chrono::microseconds(usec / 2);
+    }
+  }
+
+  void hook_into(service::RecorderOptions& options) {
+    options.on_ready = [this] { send("READY=1"); };
+    options.on_stats = [this](const std::string& line) { send("STATUS=" + line); };
+    options.on_tick = [this] { watchdog(); };
+    options.on_stopping = [this] { send("STOPPING=1"); };
+  }
+
+ private:
+  static void send(const std::string& message) { (void)sd_notify(0, message.c_str()); }
+
+  void watchdog() {
+    if (watchdog_period_.count() == 0) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now < next_watchdog_) return;
+    send("WATCHDOG=1");
+    next_watchdog_ = now + watchdog_period_;
+  }
+
+  std::chrono::microseconds watchdog_period_{0};  // 0: no watchdog configured
+  std::chrono::steady_clock::time_point next_watchdog_{};
+};
 
 // The recorder allocates and frees samples of tens of KiB at full rate (reassembled fragments,
 // samples held back while storage is full). glibc gives memory freed at the top of its heap
@@ -92,9 +133,18 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   config::RecorderConfig cfg = std::move(loaded).value();
-  if (!path.empty()) cfg.storage.path = path;
+  // The recording directory: --path as it is, or storage.path with its strftime conversions
+  // expanded to the time of this start; then checked.
+  auto check_storage_path = [&]() -> config::ConfigResult<void> {
+    if (!path.empty()) {
+      cfg.storage.path = path;
+    } else if (auto r = config::expand_storage_path(cfg, std::chrono::system_clock::now()); !r) {
+      return r;
+    }
+    return config::validate_storage_path(cfg);
+  };
   bool ok = true;
-  if (auto r = config::validate_storage_path(cfg); !r) {
+  if (auto r = check_storage_path(); !r) {
     std::cerr << r.error().to_string();
     ok = false;
   }
@@ -128,6 +178,8 @@ int main(int argc, char** argv) {
   service::RecorderOptions options;
   if (duration > 0) options.duration = std::chrono::duration<double>(duration);
   options.test_storage_delay = std::chrono::milliseconds(storage_delay_ms);
+  ServiceNotifier notifier;
+  notifier.hook_into(options);
   auto recorder = service::Recorder::create(cfg, options);
   if (!recorder) {
     std::fprintf(stderr, "pubsub-recorder: %s\n", recorder.error().message.c_str());

@@ -1,7 +1,8 @@
 // Checks of the paths the recorder will write to, run after the command line has had its say
 // (--path overrides storage.path). They only look: the one thing created is a probe directory,
 // removed at once, because access(2) cannot tell everything that refuses a write (root passes it
-// regardless of mode bits; NFS servers and security modules decide on their own).
+// regardless of mode bits; NFS servers and security modules decide on their own). Before them,
+// expand_storage_path turns storage.path's strftime conversions into the time of the start.
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -10,6 +11,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 
 #include "config/recorder_config.hpp"
 #include "storage/recording.hpp"
@@ -84,6 +86,45 @@ std::string absent(const std::string& p, bool& exists) {
 }
 
 }  // namespace
+
+ConfigResult<void> expand_storage_path(RecorderConfig& config,
+                                       std::chrono::system_clock::time_point now) {
+  const std::string pattern = config.storage.path.string();
+  if (pattern.find('%') == std::string::npos) return {};
+  auto problem = [&](const std::string& what) {
+    return "storage path " + in_quotes(pattern) + what;
+  };
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  std::tm local{};
+  if (::localtime_r(&t, &local) == nullptr) {
+    return ConfigErrors{{problem(": cannot convert the time to local time")}};
+  }
+  std::string known;  // "%Y %y ..." for the message
+  for (const char c : kStoragePathConversions)
+    known += std::string(known.empty() ? "" : " ") + '%' + c;
+  std::string out;
+  std::vector<std::string> problems;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '%') {
+      out += pattern[i];
+    } else if (i + 1 == pattern.size()) {
+      problems.push_back(problem(" ends with a lone \"%\" (write \"%%\" for a percent sign)"));
+    } else if (const char c = pattern[++i]; c == '%') {
+      out += '%';
+    } else if (kStoragePathConversions.find(c) == std::string_view::npos) {
+      problems.push_back(problem(": unknown conversion \"%" + std::string(1, c) +
+                                 "\" (known: " + known + ", and %% for a percent sign)"));
+    } else {
+      const char format[] = {'%', c, '\0'};
+      char field[64];
+      out.append(field, std::strftime(field, sizeof field, format, &local));
+    }
+  }
+  if (!problems.empty()) return ConfigErrors{std::move(problems)};
+  if (out.empty()) return ConfigErrors{{problem(" expands to an empty string")}};
+  config.storage.path = out;
+  return {};
+}
 
 ConfigResult<void> validate_storage_path(const RecorderConfig& config) {
   const std::string given = config.storage.path.string();

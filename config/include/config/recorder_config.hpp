@@ -9,12 +9,17 @@
 //     return 2;
 //   }
 //   config::RecorderConfig cfg = std::move(loaded).value();
-//   if (cli_path) cfg.storage.path = *cli_path;      // --path DIR overrides storage.path
+//   if (cli_path) {
+//     cfg.storage.path = *cli_path;                  // --path DIR overrides storage.path
+//   } else if (auto expanded = config::expand_storage_path(cfg, now); !expanded) {
+//     ... exit 2 ...                                 // "rec-%Y%m%d" -> "rec-20240302"
+//   }
 //   if (auto checked = config::validate_storage_path(cfg); !checked) { ... exit 2 ... }
 //
 // Parsing is separate from the path checks because the command line may replace storage.path
-// after the file has been read. Nothing in this library throws, and nothing creates files
-// (validate_storage_path creates and at once removes one probe directory, see there).
+// after the file has been read, and the time conversions in it take the time of the start. Nothing
+// in this library throws, and nothing creates files (validate_storage_path creates and at once
+// removes one probe directory, see there).
 //
 // Mapping onto the other modules (done by the recorder; this header depends on neither, the
 // library privately on pubsub::common for glob_error and on storage for a recording's close
@@ -219,6 +224,18 @@ ConfigResult<RecorderConfig> load_recorder_config(const std::filesystem::path& f
 // source_name is empty. Does not look at the file system.
 ConfigResult<RecorderConfig> parse_recorder_config(std::string_view json_text,
                                                    std::string_view source_name);
+
+// The strftime(3) conversions storage.path may contain: numeric fields and the time zone, the
+// same in every locale. "%%" stands for a "%".
+inline constexpr std::string_view kStoragePathConversions = "YymdjHMSFTszZ";
+
+// Replaces the strftime conversions in config.storage.path ("recordings/%Y%m%d-%H%M%S") with
+// `now` in local time (the TZ environment variable, else /etc/localtime), so every start of the
+// recorder gets a directory of its own. A path without "%" is left as it is. Errors (config
+// unchanged): a conversion not in kStoragePathConversions (each named), a "%" at the end, a
+// path that expands to nothing.
+ConfigResult<void> expand_storage_path(RecorderConfig& config,
+                                       std::chrono::system_clock::time_point now);
 
 // Checks that config.storage.path can become a new recording: it does not exist and its parent is
 // a writable directory, or it is an empty writable directory. Creates nothing: write access is

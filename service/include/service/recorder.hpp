@@ -39,12 +39,15 @@ struct RecorderOptions {
   std::optional<std::chrono::duration<double>> duration;
   // Test hook: storage's writer thread sleeps this long per chunk (back-pressure tests).
   std::chrono::milliseconds test_storage_delay{0};
-  // Hooks for a service manager (systemd: READY=1, STATUS=, WATCHDOG=1), all called on run()'s
-  // thread. on_ready: once, when the recording is open and the participant is up. on_stats: the
-  // statistics line, every stats interval. on_tick: at least every 50 ms while run() is healthy.
+  // Hooks for a service manager (systemd: READY=1, STATUS=, WATCHDOG=1, STOPPING=1), all called
+  // on run()'s thread. on_ready: once, when the recording is open and the participant is up.
+  // on_stats: the statistics line, every stats interval. on_tick: at least every 50 ms while
+  // run() is healthy. on_stopping: once, when run() stops recording (stop(), the duration or a
+  // storage failure) and starts closing the recording.
   std::function<void()> on_ready;
   std::function<void(const std::string&)> on_stats;
   std::function<void()> on_tick;
+  std::function<void()> on_stopping;
 };
 
 struct RecorderTotals {

@@ -705,6 +705,7 @@ pubsub::Result<RecorderTotals> Recorder::run() {
   }
   // Stop receiving first (nothing new is acknowledged), then finish the recording.
   m.log->info("stopping: closing the recording");
+  if (m.opts.on_stopping) m.opts.on_stopping();
   m.control.reset();  // no command runs from here on
   m.metrics.reset();
   const uint64_t shm_samples = m.reader->stats().samples_shm;

@@ -58,6 +58,21 @@ echo '{'"$good"', "interface": "lo", "control": {"socket": "'"$work"'/good.json"
 check "control socket a file" "control socket $work/good.json exists and is not a socket" -- --config sock.json --duration 1
 echo '{'"$good"', "metrics": {"listen": "localhost:1"}}' >badlisten.json
 check "metrics.listen form" '/metrics/listen: expected "IPV4:PORT"' -- --config badlisten.json
+# storage.path's strftime conversions: an unknown one, a lone "%" at the end, a path that expands
+# to nothing (a time zone without an abbreviation).
+echo '{"storage": {"path": "rec-%Y%m%d-%Q"}}' >badconversion.json
+check "unknown % conversion" 'storage path "rec-%Y%m%d-%Q": unknown conversion "%Q"' -- --config badconversion.json
+echo '{"storage": {"path": "rec-%"}}' >lonepercent.json
+check "lone %" 'storage path "rec-%" ends with a lone "%"' -- --config lonepercent.json
+echo '{"storage": {"path": "%Z"}}' >emptypath.json
+TZ='<>0' check "expands to nothing" 'storage path "%Z" expands to an empty string' -- --config emptypath.json
+# --check-config names the expanded directory: the date of the start (TZ as given).
+echo '{"storage": {"path": "rec-%Y%m%d-%H%M%S"}}' >pattern.json
+day0=$(TZ=UTC0 date +%Y%m%d)
+TZ=UTC0 "$BIN/pubsub-recorder" --config pattern.json --check-config >out.txt 2>&1
+day1=$(TZ=UTC0 date +%Y%m%d)
+grep -qE "recording would go to rec-($day0|$day1)-[0-9]{6}\)$" out.txt ||
+  { echo "FAIL: --check-config with storage.path rec-%Y%m%d-%H%M%S"; cat out.txt; status=1; }
 # --check-config on a good file: exit 0, still nothing created.
 before=$(find "$work" | sort)
 "$BIN/pubsub-recorder" --config good.json --check-config >out.txt 2>&1 || { echo "FAIL: --check-config on a good file"; cat out.txt; status=1; }
