@@ -33,3 +33,11 @@ pubsub_netns_test("recorder: SIGKILL x20 under load then recover - verify exits 
                   ${IT}/recorder/crash_recover.sh 20 off)
 pubsub_netns_test("recorder: SIGKILL x10 with direct I/O then recover - verify exits 0, nothing lost"
                   ${IT}/recorder/crash_recover.sh 10 auto)
+# 7. The disk guard on a 64-MiB tmpfs the test mounts, ~50 MB/s of 1-KiB and 64-KiB samples:
+#    "stop" ends the recording cleanly (exit 1, the reason on stderr, verify 0, every sample the
+#    recorder counted is in it); "rotate" removes the oldest segments and keeps free space
+#    within one segment of storage.min_free_bytes (SIGTERM -> exit 0, verify 0).
+pubsub_netns_test("recorder: disk guard stop - exit 1 with the reason, clean complete recording"
+                  ${IT}/recorder/disk_guard.sh stop)
+pubsub_netns_test("recorder: disk guard rotate - oldest segments removed, free space kept"
+                  ${IT}/recorder/disk_guard.sh rotate)
