@@ -1,7 +1,8 @@
 // pubsub-recorder: records every matching topic of a DDS domain into a recording directory.
 //   pubsub-recorder --config FILE [--path DIR] [--duration SECONDS] [--check-config]
 // Exit status: 0 recorded and closed cleanly (or --check-config found no problem), 1 the
-// recording failed (e.g. disk full), 2 bad command line or configuration (nothing created).
+// recording failed (e.g. disk full) or the disk guard stopped it (storage.on_low_space "stop":
+// the recording is closed cleanly), 2 bad command line or configuration (nothing created).
 // SIGINT and SIGTERM end the recording cleanly.
 #include <malloc.h>
 #include <signal.h>
@@ -20,7 +21,8 @@ namespace {
 
 // Exit statuses (README "pubsub-recorder"); every return of main() is one of these.
 constexpr int kExitOk = 0;
-constexpr int kExitFailed = 1;  // the recording failed (a file, the disk, the index)
+constexpr int kExitFailed = 1;  // the recording failed (a file, the disk, the index) or the
+                                // disk guard stopped it (kLowSpace)
 constexpr int kExitUsage = 2;   // bad command line or configuration; nothing created
 
 std::atomic<service::Recorder*> g_recorder{nullptr};
