@@ -2,7 +2,8 @@
 //   pubsub-recorder --config FILE [--path DIR] [--duration SECONDS] [--check-config]
 //   pubsub-recorder ctl ... (service/ctl.hpp: the control client)
 // Exit status: 0 recorded and closed cleanly (or --check-config found no problem), 1 the
-// recording failed (e.g. disk full), 2 bad command line or configuration (nothing created).
+// recording failed (e.g. disk full) or the disk guard stopped it (storage.on_low_space "stop":
+// the recording is closed cleanly), 2 bad command line or configuration (nothing created).
 // SIGINT and SIGTERM end the recording cleanly. Started by systemd (Type=notify,
 // packaging/systemd/pubsub-recorder@.service.in) it reports READY=1, STATUS=, WATCHDOG=1 and
 // STOPPING=1 through sd_notify(3).
@@ -27,7 +28,8 @@ namespace {
 
 // Exit statuses (README "pubsub-recorder"); every return of main() is one of these.
 constexpr int kExitOk = 0;
-constexpr int kExitFailed = 1;  // the recording failed (a file, the disk, the index)
+constexpr int kExitFailed = 1;  // the recording failed (a file, the disk, the index) or the
+                                // disk guard stopped it (kLowSpace)
 constexpr int kExitUsage = 2;   // bad command line or configuration; nothing created
 
 std::atomic<service::Recorder*> g_recorder{nullptr};

@@ -27,6 +27,8 @@ const char* to_string(Errc code) {
       return "I/O error";
     case Errc::kNoSpace:
       return "no space left";
+    case Errc::kLowSpace:
+      return "low disk space";
     case Errc::kIndex:
       return "index error";
     case Errc::kCorrupt:

@@ -45,6 +45,16 @@ std::string_view to_string(FsyncPolicy policy) {
   return "?";
 }
 
+std::string_view to_string(LowSpacePolicy policy) {
+  switch (policy) {
+    case LowSpacePolicy::kStop:
+      return "stop";
+    case LowSpacePolicy::kRotate:
+      return "rotate";
+  }
+  return "?";
+}
+
 std::string_view to_string(LogLevel level) {
   switch (level) {
     case LogLevel::kTrace:
@@ -293,6 +303,15 @@ class RecorderSchema {
                r_.one_of(e, ep, s.direct_io, {{"auto", true}, {"off", false}});
              }},
             {"retention", [&](const Json& e, const std::string& ep) { retention(e, ep); }},
+            {"min_free_bytes",
+             [&](const Json& e, const std::string& ep) {
+               r_.integer(e, ep, s.min_free_bytes, 0, kUnbounded);
+             }},
+            {"on_low_space",
+             [&](const Json& e, const std::string& ep) {
+               r_.one_of(e, ep, s.on_low_space,
+                         {{"stop", LowSpacePolicy::kStop}, {"rotate", LowSpacePolicy::kRotate}});
+             }},
         });
     if (is_object && !saw_path) missing_path(p + "/path");
   }

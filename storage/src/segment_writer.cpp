@@ -30,15 +30,23 @@
 // - A ChunkBuf is owned by the pool (free), by the appenders (`open`), or by the writer thread
 //   (after it leaves `queue`), never by two at once.
 // - Errors of the writer thread are stored in `failure` (sticky) and reported by every later call.
+// - Disk guard (opt.min_free_bytes): the writer thread measures the free space of the recording's
+//   filesystem when it starts, right after each segment roll and every disk_check_interval
+//   (guard_check). kStop sets `failure` to kLowSpace with `stopping`: appenders are refused from
+//   then on, but the writer thread still writes and indexes every chunk accepted before, and
+//   close() finishes the recording cleanly. kRotate removes the oldest segments (index rows in
+//   a transaction of their own, then the file) until free space is back at the limit.
 #include "storage/segment_writer.hpp"
 
 #include <lz4.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdio>
 #include <deque>
 #include <mutex>
 #include <random>
@@ -71,6 +79,28 @@ std::string hex(const uint8_t* p, size_t n) {
     s += d[p[i] & 15];
   }
   return s;
+}
+
+// "52.3 MB" (decimal megabytes, as the recorder's log writes them).
+std::string mb(uint64_t bytes) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f MB", static_cast<double>(bytes) / 1e6);
+  return b;
+}
+
+// "00000003.seg"
+std::string segment_name(uint64_t number) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%08llu.seg", static_cast<unsigned long long>(number));
+  return b;
+}
+
+// The disk guard's default measure: what statvfs calls available to unprivileged users (df's
+// "Avail"), so the limit also keeps the filesystem's reserve untouched.
+Result<uint64_t> statvfs_free(const std::string& dir) {
+  struct statvfs v {};
+  if (::statvfs(dir.c_str(), &v) != 0) return errno_error(errno, "statvfs " + dir);
+  return static_cast<uint64_t>(v.f_bavail) * static_cast<uint64_t>(v.f_frsize);
 }
 
 Status mkdirs(const std::string& path) {
@@ -210,6 +240,9 @@ struct SegmentWriter::Impl {
   bool stop = false;
   bool closed = false;
   Status failure;
+  // `failure` is the disk guard's kLowSpace stop: the writer thread still writes out what was
+  // accepted before it, and close() finishes the recording cleanly.
+  bool stopping = false;
   // Definitions: by id (index 0 unused), and encoded for repeating at each segment start.
   std::vector<TopicDef> topics{TopicDef{}};
   std::vector<WriterDef> writers{WriterDef{}};
@@ -254,6 +287,10 @@ struct SegmentWriter::Impl {
   uint64_t sync_end = 0;  // segment size when the running sync began
   std::vector<detail::ChunkRow> unsynced_rows, sync_rows;
   Clock::time_point last_sync = Clock::now();
+  // Disk guard: on while min_free_bytes is set and it has not stopped the recording.
+  bool guard_active = false;
+  bool guard_refused = false;  // kRefused reported; again only after free space recovered
+  Clock::time_point next_guard;
   std::thread thread;
 
   // ---------------- caller side (mu held) ----------------
@@ -377,6 +414,17 @@ struct SegmentWriter::Impl {
   Status finish_segment();
   Status maybe_roll(size_t next_chunk_bytes);
   Status apply_retention(std::vector<uint64_t>& removed);
+  Status guard_check();
+  void stop_for_low_space(uint64_t free_bytes);
+  Status remove_oldest_segment(uint64_t& freed);
+  void guard_event(DiskGuardEvent e) {
+    if (opt.on_disk_guard) opt.on_disk_guard(e);
+  }
+  // Writer thread: the error that stops it from writing (none while the guard's stop drains).
+  Status blocking_failure() {
+    std::lock_guard lk(mu);
+    return stopping ? Status{} : failure;
+  }
   Status sync_now() {
     if (!seg || !unsynced) return Status{};
     if (auto s = seg->sync(); !s) return s;
@@ -491,7 +539,15 @@ Status SegmentWriter::Impl::maybe_roll(size_t next_chunk_bytes) {
     if (auto s = finish_segment(); !s) return s;
   }
   const uint64_t next = segs.empty() ? 1 : segs.back().number + 1;
-  return open_segment(next);
+  if (auto s = open_segment(next); !s) return s;
+  if (!guard_active) return Status{};
+  // The disk guard at every roll, before data goes into the new segment. It works outside
+  // write_batch's index transaction (a removed segment's rows are committed before its file
+  // goes): what that transaction holds so far is committed first, as at the end of a batch.
+  if (auto s = index->commit(); !s) return s;
+  Status g = guard_check();
+  Status b = index->begin();
+  return g ? b : g;
 }
 
 // Writes header + body (+ padding) at the end of the current segment and fills the row's
@@ -574,6 +630,109 @@ Status SegmentWriter::Impl::apply_retention(std::vector<uint64_t>& removed) {
     total -= old.size;
     segs.pop_front();
   }
+  return Status{};
+}
+
+// Writer thread, outside any index transaction: the disk guard's check (see the overview).
+Status SegmentWriter::Impl::guard_check() {
+  next_guard = Clock::now() + opt.disk_check_interval;
+  auto measure = [&]() -> Result<uint64_t> {
+    auto f = opt.free_space ? opt.free_space(dir) : statvfs_free(dir);
+    if (f) {
+      std::lock_guard lk(mu);
+      stats.free_bytes = *f;
+    }
+    return f;
+  };
+  auto free = measure();
+  if (!free) return free.error();
+  const uint64_t limit = opt.min_free_bytes;
+  if (*free >= limit) {
+    guard_refused = false;
+    return Status{};
+  }
+  if (opt.on_low_space == LowSpacePolicy::kStop) {
+    stop_for_low_space(*free);
+    return Status{};
+  }
+  // kRotate: the oldest segments go, one at a time, until there is room again; never the newest.
+  while (*free < limit && segs.size() > 1) {
+    const uint64_t number = segs.front().number;
+    uint64_t freed = 0;
+    if (auto s = remove_oldest_segment(freed); !s) return s;
+    free = measure();
+    if (!free) return free.error();
+    DiskGuardEvent e;
+    e.kind = DiskGuardEvent::Kind::kRemoved;
+    e.free_bytes = *free;
+    e.min_free_bytes = limit;
+    e.segment = number;
+    e.segment_bytes = freed;
+    e.message = "removed segment " + segment_name(number) + " (" + mb(freed) + ") of " + dir +
+                " for min_free_bytes " + mb(limit) + ": free space now " + mb(*free);
+    guard_event(std::move(e));
+  }
+  if (*free >= limit) {
+    guard_refused = false;
+  } else if (!guard_refused) {
+    guard_refused = true;
+    DiskGuardEvent e;
+    e.kind = DiskGuardEvent::Kind::kRefused;
+    e.free_bytes = *free;
+    e.min_free_bytes = limit;
+    e.segment = segs.empty() ? 0 : segs.back().number;
+    e.message = "free space " + mb(*free) + " on " + dir + " is below min_free_bytes " + mb(limit) +
+                " and " +
+                (segs.empty() ? std::string("there is no segment to remove")
+                              : "only segment " + segment_name(e.segment) +
+                                    ", the one being written, is left") +
+                ": recording goes on";
+    guard_event(std::move(e));
+  }
+  return Status{};
+}
+
+// Writer thread, kStop: nothing more is accepted; what was is still written (see `stopping`).
+void SegmentWriter::Impl::stop_for_low_space(uint64_t free_bytes) {
+  guard_active = false;
+  DiskGuardEvent e;
+  e.kind = DiskGuardEvent::Kind::kStopped;
+  e.free_bytes = free_bytes;
+  e.min_free_bytes = opt.min_free_bytes;
+  e.message = "free space " + mb(free_bytes) + " on " + dir + " is below min_free_bytes " +
+              mb(opt.min_free_bytes) + ": recording stopped";
+  Error err{ErrorCode::kLowSpace, e.message};
+  // The event first: a caller that reacts to kLowSpace from an append has seen it.
+  guard_event(std::move(e));
+  {
+    std::lock_guard lk(mu);
+    if (!failure.ok()) return;
+    failure = err;
+    stopping = true;
+    close_open_locked();  // its records were accepted: they are written
+  }
+  space_cv.notify_all();  // appenders waiting for a buffer get kLowSpace
+  if (opt.on_error) opt.on_error(err);
+}
+
+// Writer thread, outside any index transaction: removes the oldest segment, index rows first
+// (committed), then its file, as retention does.
+Status SegmentWriter::Impl::remove_oldest_segment(uint64_t& freed) {
+  const SegState old = segs.front();
+  if (auto s = index->begin(); !s) return s;
+  Status st = index->delete_segment(old.number);
+  if (st) st = index->commit();
+  if (!st) {
+    index->rollback();
+    return st;
+  }
+  segs.pop_front();
+  freed = old.size;
+  if (::unlink(detail::segment_path(dir, old.number).c_str()) != 0)
+    return errno_error(errno, "unlink " + detail::segment_path(dir, old.number));
+  std::lock_guard lk(mu);
+  ++stats.segments_removed;
+  ++stats.low_space_removed;
   return Status{};
 }
 
@@ -748,20 +907,25 @@ void SegmentWriter::Impl::run() {
     {
       std::unique_lock lk(mu);
       for (;;) {
+        const bool healthy = failure.ok() || stopping;
         if (!queue.empty() || stop) break;
-        if (sync_req_gen > sync_done_gen && failure.ok()) break;
-        if (split_req_gen > split_done_gen && failure.ok()) break;
-        if (sync_busy && sync_finished && failure.ok()) break;  // index what it covered
+        if (sync_req_gen > sync_done_gen && healthy) break;
+        if (split_req_gen > split_done_gen && healthy) break;
+        if (sync_busy && sync_finished && healthy) break;  // index what it covered
+        if (guard_active && Clock::now() >= next_guard) break;
+        const auto guard_at = guard_active ? next_guard : Clock::time_point::max();
         if (open && open->entries > 0) {
           const auto deadline = open->opened + opt.chunk_max_age;
           if (Clock::now() >= deadline) {
             close_open_locked();
             continue;
           }
-          work_cv.wait_until(lk, deadline);
+          work_cv.wait_until(lk, std::min(deadline, guard_at));
         } else if (opt.fsync == FsyncPolicy::kInterval && unsynced) {
-          work_cv.wait_until(lk, last_sync + opt.fsync_interval);
+          work_cv.wait_until(lk, std::min(last_sync + opt.fsync_interval, guard_at));
           if (Clock::now() >= last_sync + opt.fsync_interval) break;
+        } else if (guard_active) {
+          work_cv.wait_until(lk, guard_at);
         } else {
           work_cv.wait(lk);
         }
@@ -771,12 +935,8 @@ void SegmentWriter::Impl::run() {
       gen = sync_req_gen;
       split_gen = split_req_gen;
     }
-    Status st;
     bool report = false;
-    {
-      std::unique_lock lk(mu);
-      st = failure;
-    }
+    Status st = blocking_failure();
     if (st.ok() && (!batch.empty() || sync_busy)) st = write_batch(batch);
     // Explicit flush requests and the kInterval timer end here with an fdatasync.
     if (st.ok() && opt.fsync != FsyncPolicy::kNone &&
@@ -789,6 +949,7 @@ void SegmentWriter::Impl::run() {
       if (has_data) st = finish_segment();
       next_segment = seg ? segs.back().number : segs.empty() ? 1 : segs.back().number + 1;
     }
+    if (st.ok() && guard_active && Clock::now() >= next_guard) st = guard_check();
     {
       std::lock_guard lk(mu);
       for (ChunkBuf* c : batch) release_locked(c);
@@ -798,10 +959,13 @@ void SegmentWriter::Impl::run() {
         split_done_gen = split_gen;
         split_next = next_segment;
       }
-      if (!st.ok() && failure.ok()) {
+      // A failure while the guard's stop drains replaces it: the recording is not clean then.
+      if (!st.ok() && (failure.ok() || stopping)) {
         failure = st;
+        stopping = false;
         report = true;
       }
+      if (!failure.ok()) guard_active = false;  // nothing left to guard
     }
     batch.clear();
     space_cv.notify_all();
@@ -838,6 +1002,8 @@ Result<std::unique_ptr<SegmentWriter>> SegmentWriter::create(const std::string& 
   impl->opt = std::move(options);
   impl->stats.queue_max_bytes = impl->opt.queue_max_bytes;
   impl->raw_expected = impl->opt.compression == Compression::kNone;
+  impl->guard_active = impl->opt.min_free_bytes > 0;
+  impl->next_guard = Clock::now();  // the writer thread checks once when it starts
   std::random_device rd;
   for (auto& b : impl->recording_id) b = static_cast<uint8_t>(rd());
   auto index = detail::Index::open(detail::index_path(dir), detail::Index::Mode::kCreate);
@@ -1119,10 +1285,11 @@ Status SegmentWriter::close() {
   }
   if (m.thread.joinable()) m.thread.join();
   // The writer thread is gone; its state is this thread's now (mu only for what appenders see).
+  // After the disk guard's stop it has written everything accepted: finish the recording.
   bool failed;
   {
     std::lock_guard lk(m.mu);
-    failed = !m.failure.ok();
+    failed = !m.failure.ok() && !m.stopping;
   }
   Status s;
   if (!failed) {
@@ -1141,9 +1308,12 @@ Status SegmentWriter::close() {
     m.seg.reset();
     return m.failure;  // left unclean: a reader checks the tail
   }
-  if (!s) m.failure = s;
+  if (!s) {
+    m.failure = s;
+    m.stopping = false;
+  }
   m.index.reset();
-  return s;
+  return s ? m.failure : s;  // kLowSpace after the disk guard's stop
 }
 
 WriterStats SegmentWriter::stats() const {

@@ -41,3 +41,11 @@ pubsub_netns_test("recorder: ctl status, pause/resume, split, tag, stop against 
 #    plays systemd), restarted with a strftime storage.path: a new directory per start.
 pubsub_netns_test("recorder: sd_notify READY, STATUS, WATCHDOG, STOPPING, and a restart records into a new strftime directory"
                   ${IT}/recorder/sd_notify.sh)
+# 9. The disk guard on a 64-MiB tmpfs the test mounts, ~50 MB/s of 1-KiB and 64-KiB samples:
+#    "stop" ends the recording cleanly (exit 1, the reason on stderr, verify 0, every sample the
+#    recorder counted is in it); "rotate" removes the oldest segments and keeps free space
+#    within one segment of storage.min_free_bytes (SIGTERM -> exit 0, verify 0).
+pubsub_netns_test("recorder: disk guard stop - exit 1 with the reason, clean complete recording"
+                  ${IT}/recorder/disk_guard.sh stop)
+pubsub_netns_test("recorder: disk guard rotate - oldest segments removed, free space kept"
+                  ${IT}/recorder/disk_guard.sh rotate)

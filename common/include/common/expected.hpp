@@ -30,6 +30,8 @@ enum class Errc {
   kClosed,           // the participant or the writer was closed
   kIo,               // a file or system call failed (the message carries strerror's text)
   kNoSpace,          // ENOSPC / EDQUOT / SQLITE_FULL / out of buffer memory
+  kLowSpace,         // free space fell below a configured minimum (storage's disk guard):
+                     // the recording was stopped on purpose, not by a failed write
   kIndex,            // SQLite reported an error
   kCorrupt,          // bytes that do not decode, a checksum mismatch, a bad magic
   kTruncated,        // input ends inside a structure

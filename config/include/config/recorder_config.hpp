@@ -56,6 +56,11 @@ enum class FsyncPolicy {
   kInterval,  // "interval" -> storage::FsyncPolicy::kInterval
 };
 
+enum class LowSpacePolicy {
+  kStop,    // "stop"   -> storage::LowSpacePolicy::kStop
+  kRotate,  // "rotate" -> storage::LowSpacePolicy::kRotate
+};
+
 // In spdlog's order; to_string() gives the JSON spelling, which spdlog::level::from_str accepts.
 enum class LogLevel { kTrace, kDebug, kInfo, kWarn, kError, kOff };
 
@@ -105,6 +110,13 @@ struct StorageConfig {
   bool direct_io = true;
   // "retention".
   RetentionConfig retention;
+  // "min_free_bytes": the disk guard keeps at least this much free space on the recording's
+  // filesystem -> SegmentWriterOptions::min_free_bytes. 0 = off. Default 1 GiB.
+  uint64_t min_free_bytes = 1ull << 30;
+  // "on_low_space": what the disk guard does below min_free_bytes: "stop" ends the recording
+  // (cleanly; the recorder exits 1), "rotate" removes the oldest segments
+  // -> SegmentWriterOptions::on_low_space. Default stop.
+  LowSpacePolicy on_low_space = LowSpacePolicy::kStop;
 
   friend bool operator==(const StorageConfig&, const StorageConfig&) = default;
 };
@@ -190,6 +202,7 @@ inline constexpr uint32_t kMaxSampleBytesLimit = (1u << 30) - 4096;
 // The JSON spellings ("lz4", "interval", "warn", ...).
 std::string_view to_string(Compression compression);
 std::string_view to_string(FsyncPolicy policy);
+std::string_view to_string(LowSpacePolicy policy);
 std::string_view to_string(LogLevel level);
 
 // ---- results ----------------------------------------------------------------------------------

@@ -17,7 +17,11 @@
 //   with the traffic.
 // - The caller's thread runs run(): it waits for a stop signal or the duration, logs statistics
 //   every stats_interval, then stops the reader, flushes and closes the recording.
-// - Storage's writer thread compresses, writes, indexes and syncs (see storage/README.md).
+// - Storage's writer thread compresses, writes, indexes and syncs (see storage/README.md). Its
+//   failures (on_error) end run() at once, as does the disk guard (storage.min_free_bytes) under
+//   "stop": run() then returns kLowSpace with "free space ... is below storage.min_free_bytes
+//   ...: recording stopped" once the recording is closed cleanly. Under "rotate" the guard's
+//   removals and refusals are logged as warnings.
 #pragma once
 
 #include <atomic>

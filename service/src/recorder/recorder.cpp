@@ -96,6 +96,10 @@ storage::SegmentWriterOptions writer_options(const config::RecorderConfig& c,
   w.max_record_bytes = c.max_sample_bytes;
   w.retention_max_bytes = c.storage.retention.max_bytes;
   w.retention_max_age = c.storage.retention.max_age;
+  w.min_free_bytes = c.storage.min_free_bytes;
+  w.on_low_space = c.storage.on_low_space == config::LowSpacePolicy::kRotate
+                       ? storage::LowSpacePolicy::kRotate
+                       : storage::LowSpacePolicy::kStop;
   w.test_delay_per_chunk = o.test_storage_delay;
   return w;
 }
@@ -173,6 +177,17 @@ struct Recorder::Impl {
   std::atomic<bool> stop_flag{false};
   std::atomic<bool> failed{false};
   common::Error failure;  // the first storage error (set once, with `failed`)
+  // The disk guard's stop, in the configuration's terms (under mu; set before storage fails).
+  std::string low_space_line;
+
+  // Storage's writer thread calls back into this Impl (on_error, on_disk_guard): it must be
+  // gone before the members those use. The reader first (nothing more is delivered), then the
+  // participant (its TypeLookup replies use the store), then the store.
+  ~Impl() {
+    reader.reset();
+    participant.reset();
+    store.reset();
+  }
 
   static uint64_t next_generation() {
     static std::atomic<uint64_t> g{0};
@@ -403,13 +418,51 @@ struct Recorder::Impl {
 
   void fail(const common::Error& e) {
     if (failed.exchange(true)) return;
+    std::string line;
     {
       std::lock_guard lk(mu);
       failure = e;
+      if (e.code == common::Errc::kLowSpace && !low_space_line.empty()) {
+        failure.message = low_space_line;
+        line = low_space_line;
+      } else {
+        line = "storage failed: " + e.message;
+      }
       stop_requested = true;
     }
-    log->error("storage failed: {}", e.message);
+    log->error("{}", line);
     cv.notify_all();
+  }
+
+  // Storage's writer thread: what the disk guard did, logged with the configuration's names.
+  void on_disk_guard(const storage::DiskGuardEvent& e) {
+    const std::string dir = cfg.storage.path.string();
+    const std::string limit = "storage.min_free_bytes " + mb(static_cast<double>(e.min_free_bytes));
+    char seg[32];
+    std::snprintf(seg, sizeof seg, "%08llu.seg", static_cast<unsigned long long>(e.segment));
+    switch (e.kind) {
+      case storage::DiskGuardEvent::Kind::kStopped: {
+        // Logged by fail(), which storage's on_error calls next.
+        std::lock_guard lk(mu);
+        low_space_line = fmt::format("free space {} on {} is below {}: recording stopped",
+                                     mb(static_cast<double>(e.free_bytes)), dir, limit);
+        break;
+      }
+      case storage::DiskGuardEvent::Kind::kRemoved:
+        log->warn("disk guard: removed segment {} ({}) of {}: free space now {} ({})", seg,
+                  mb(static_cast<double>(e.segment_bytes)), dir,
+                  mb(static_cast<double>(e.free_bytes)), limit);
+        break;
+      case storage::DiskGuardEvent::Kind::kRefused:
+        log->warn(
+            "disk guard: free space {} on {} is below {} and {}: recording goes on (checked "
+            "again at every roll and every 2 s; a full disk ends the recording)",
+            mb(static_cast<double>(e.free_bytes)), dir, limit,
+            e.segment == 0 ? std::string("there is no segment to remove")
+                           : "only segment " + std::string(seg) +
+                                 ", the one being written, is left: it is not removed");
+        break;
+    }
   }
 
   void log_stats(double interval_s, Sums& prev) {
@@ -487,7 +540,21 @@ pubsub::Result<std::unique_ptr<Recorder>> Recorder::create(const config::Recorde
     if (auto s = impl->start_metrics(c.metrics.listen); !s) return s.error();
   }
 
-  auto store = storage::SegmentWriter::create(c.storage.path.string(), writer_options(c, o));
+  if (c.storage.min_free_bytes > 0) {
+    impl->log->info("disk guard: keeping {} free on {} (storage.min_free_bytes); below it: {}",
+                    mb(static_cast<double>(c.storage.min_free_bytes)), c.storage.path.string(),
+                    c.storage.on_low_space == config::LowSpacePolicy::kRotate
+                        ? "remove the oldest segments (rotate)"
+                        : "stop the recording (stop)");
+  } else {
+    impl->log->info("disk guard: off (storage.min_free_bytes 0)");
+  }
+  storage::SegmentWriterOptions wo = writer_options(c, o);
+  Impl* self = impl.get();
+  // A storage failure ends run() at once, traffic or not (on_sample also sees it).
+  wo.on_error = [self](const storage::Status& s) { self->fail(s.error()); };
+  wo.on_disk_guard = [self](const storage::DiskGuardEvent& e) { self->on_disk_guard(e); };
+  auto store = storage::SegmentWriter::create(c.storage.path.string(), std::move(wo));
   if (!store) {
     return common::Error{store.error().code, "cannot create recording " + c.storage.path.string() +
                                                  ": " + store.error().message};
@@ -505,7 +572,6 @@ pubsub::Result<std::unique_ptr<Recorder>> Recorder::create(const config::Recorde
   ro.qos.resource_limits.max_bytes = kHeldBackBytes;
   ro.qos.resource_limits.max_samples = kHeldBackSamples;
   pubsub::RawReaderListener l;
-  Impl* self = impl.get();
   l.on_sample = [self](const pubsub::RawSample& s) { return self->on_sample(s); };
   l.on_writer_matched = [self](const pubsub::TopicInfo& t, const pubsub::Guid& g) {
     self->log->info("writer {} on {} matched", g.to_string(), t.name);
@@ -730,7 +796,14 @@ pubsub::Result<RecorderTotals> Recorder::run() {
       t.samples, mb(static_cast<double>(t.bytes)), t.writers, t.topics, t.seconds, t.lost,
       t.refused, t.samples_shm, t.samples - std::min(t.samples, t.samples_shm));
   m.participant.reset();
-  if (m.failed) return m.failure;
+  if (m.failed) {
+    // After the disk guard's stop, close() says whether the recording was still finished
+    // cleanly (kLowSpace again) or writing out what had been accepted failed (that error).
+    if (m.failure.code == common::Errc::kLowSpace && !closed &&
+        closed.error().code != common::Errc::kLowSpace)
+      return closed.error();
+    return m.failure;
+  }
   if (!closed) return closed.error();
   return t;
 }

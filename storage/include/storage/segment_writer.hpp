@@ -11,7 +11,8 @@
 // Threads: every public method may be called from any thread (one internal mutex guards the open
 // chunk). Appends copy the record once into the open chunk buffer; closed chunks go to one
 // background writer thread that compresses, checksums, writes, syncs, indexes and applies
-// retention. Errors of that thread are sticky and returned by the next call.
+// retention and the disk guard (min_free_bytes). Errors of that thread are sticky and returned by
+// the next call.
 #pragma once
 
 #include <chrono>
@@ -38,6 +39,39 @@ enum class Compression {
   kLz4,   // LZ4 block per chunk, stored raw instead when it saves less than
           // min_compression_saving; after such a chunk the next 1, 2, 4 ... 64 chunks are stored
           // raw without trying (the backoff resets when compression pays again)
+};
+
+// What the disk guard (SegmentWriterOptions::min_free_bytes) does when the free space of the
+// recording's filesystem is below the limit.
+enum class LowSpacePolicy {
+  // End the recording: the open chunk is closed and everything accepted so far is still
+  // written and indexed; every later call returns kLowSpace (nothing more is accepted), and
+  // close() finishes the recording cleanly and then returns kLowSpace too.
+  kStop,
+  // Remove the oldest whole segments of this recording (file and index rows, as retention
+  // does), one at a time, until free space is back at the limit. The newest segment (the one
+  // being written) is never removed: with only it left the guard reports kRefused once and the
+  // recording goes on (a full disk then fails it as usual, with kNoSpace).
+  kRotate,
+};
+
+// What the disk guard did, for the caller's log (SegmentWriterOptions::on_disk_guard).
+struct DiskGuardEvent {
+  enum class Kind {
+    kStopped,  // kStop: free space below the limit; the recording stops (on_error follows)
+    kRemoved,  // kRotate: segment `segment` (`segment_bytes` bytes) was removed
+    kRefused,  // kRotate: still below the limit and only segment `segment`, the one being
+               // written, is left; reported once until free space is back at the limit
+  };
+  Kind kind = Kind::kStopped;
+  uint64_t free_bytes = 0;      // free space measured (kRemoved: after the removal)
+  uint64_t min_free_bytes = 0;  // the limit
+  uint64_t segment = 0;         // kRemoved: the removed segment; kRefused: the one left
+  uint64_t segment_bytes = 0;   // kRemoved: its size (what the removal freed in the files)
+  // One line with the numbers, e.g. "free space 20.1 MB on rec is below min_free_bytes
+  // 25.2 MB: recording stopped" or "removed segment 00000003.seg (4.2 MB) of rec for
+  // min_free_bytes 25.2 MB: free space now 29.3 MB".
+  std::string message;
 };
 
 struct SegmentWriterOptions {
@@ -87,14 +121,31 @@ struct SegmentWriterOptions {
   // Retention: remove whole segments whose newest record is older than this (wall clock against
   // reception time); 0 = unlimited. Default 0.
   std::chrono::seconds retention_max_age{0};
+  // Disk guard: the free space of the recording's filesystem must stay at least this; 0 = off.
+  // The writer thread checks it when it starts, at every segment roll (once the new segment is
+  // open, before data goes into it) and every disk_check_interval, and acts by on_low_space.
+  // Default 0.
+  uint64_t min_free_bytes = 0;
+  // Default kStop.
+  LowSpacePolicy on_low_space = LowSpacePolicy::kStop;
+  // Period of the disk guard's checks between rolls. Default 2 s.
+  std::chrono::milliseconds disk_check_interval{2000};
+  // The free space of the filesystem holding `dir` (the recording directory), in bytes. Default
+  // (empty): statvfs(dir), f_bavail * f_frsize (what df calls available). An error fails the
+  // writer like a failed write. Tests inject a model of a small disk here.
+  std::function<Result<uint64_t>(const std::string& dir)> free_space;
+  // Called from the writer thread for each thing the disk guard does (kStopped before the
+  // writer fails with kLowSpace). Must not call back into the writer. Default none.
+  std::function<void(const DiskGuardEvent&)> on_disk_guard;
   // Test hook: the writer thread sleeps this long before each chunk (back-pressure tests).
   // Default 0.
   std::chrono::milliseconds test_delay_per_chunk{0};
   // Test hook: the background fdatasync of FsyncPolicy::kChunk sleeps this long first (a slow
   // disk). Default 0.
   std::chrono::milliseconds test_delay_per_sync{0};
-  // Called once, from the writer thread, when it fails (e.g. disk full). Must not call back into
-  // the writer. Default none.
+  // Called once, from the writer thread, when it fails (e.g. disk full, or kLowSpace when the
+  // disk guard stops the recording; should writing out what was accepted fail after that, once
+  // more with that error). Must not call back into the writer. Default none.
   std::function<void(const Status&)> on_error;
 };
 
@@ -114,8 +165,10 @@ struct WriterStats {
   uint64_t queue_max_bytes = 0;
   uint64_t full_events = 0;  // try_append calls that returned kFull
   uint64_t segments_created = 0;
-  uint64_t segments_removed = 0;  // by retention
-  uint64_t gaps = 0;              // gap rows recorded (detected + add_gap)
+  uint64_t segments_removed = 0;   // by retention and the disk guard
+  uint64_t low_space_removed = 0;  // of segments_removed: by the disk guard (kRotate)
+  uint64_t free_bytes = 0;         // free space at the disk guard's latest check (0: none yet)
+  uint64_t gaps = 0;               // gap rows recorded (detected + add_gap)
 };
 
 class SegmentWriter {
@@ -165,7 +218,8 @@ class SegmentWriter {
   // one when it holds no chunk yet: nothing to split).
   Result<uint64_t> split();
   // Flushes, finishes the last segment, marks the recording clean and stops the writer thread.
-  // Further calls return kClosed (or the sticky error).
+  // Further calls return kClosed (or the sticky error). After the disk guard stopped the
+  // recording (kLowSpace) the recording is still finished cleanly, and kLowSpace is returned.
   Status close();
 
   WriterStats stats() const;

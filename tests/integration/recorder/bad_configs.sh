@@ -38,6 +38,9 @@ check "bad glob" "/topics/include/0: invalid topic pattern \"sensors/[abc\"" -- 
 check "unwritable path" 'parent directory "/proc" is not writable' -- --config unwritable.json
 check "two problems" '/storage/fsync' -- --config twoerrors.json
 check "two problems (2)" '/queue_max_bytes' -- --config twoerrors.json
+echo '{"storage": {"path": "rec", "min_free_bytes": -1, "on_low_space": "delete"}}' >diskguard.json
+check "disk guard limit" '/storage/min_free_bytes: expected an integer >= 0, got -1' -- --config diskguard.json
+check "disk guard policy" '/storage/on_low_space: expected one of "stop", "rotate", got "delete"' -- --config diskguard.json
 echo '{'"$good"', "interface": "nosuchif0"}' >badif.json
 check "bad interface" "no network interface 'nosuchif0'" -- --config badif.json --duration 1
 check "bad --duration" "--duration: must be a positive number of seconds" -- --config good.json --duration -3

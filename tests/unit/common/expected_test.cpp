@@ -73,6 +73,7 @@ TEST_CASE("Error::to_string names the code, then the message") {
         "no space left: write segments/00000001.seg: No space left on device");
   CHECK(Error{Errc::kIo, "read x"}.to_string() == "I/O error: read x");
   CHECK(std::string(common::to_string(Errc::kIndex)) == "index error");
+  CHECK(std::string(common::to_string(Errc::kLowSpace)) == "low disk space");
   CHECK(std::string(common::to_string(Errc::kTruncated)) == "truncated data");
   CHECK(std::string(common::to_string(static_cast<Errc>(99))) == "unknown error");
 }

@@ -28,6 +28,7 @@ const IntegerRange kIntegerRanges[] = {
     {"/storage/fsync_interval_ms", "in 1..3600000", "0", "3600001"},
     {"/storage/retention/max_bytes", ">= 0", "-1", nullptr},
     {"/storage/retention/max_age_s", "in 0..9223372036", "-1", "9223372037"},
+    {"/storage/min_free_bytes", ">= 0", "-1", nullptr},
 };
 
 }  // namespace
@@ -101,6 +102,10 @@ TEST_CASE("parse_recorder_config refuses wrong types for string, array and objec
        R"(/storage/compression: expected one of "lz4", "none", got true)"},
       {doc_with("/storage/fsync", "1"),
        R"(/storage/fsync: expected one of "none", "chunk", "segment", "interval", got 1)"},
+      {doc_with("/storage/on_low_space", "1"),
+       R"(/storage/on_low_space: expected one of "stop", "rotate", got 1)"},
+      {doc_with("/storage/min_free_bytes", R"("1 GiB")"),
+       R"(/storage/min_free_bytes: expected an integer >= 0, got "1 GiB")"},
       {doc_with("/log", R"("info")"), R"(/log: expected an object, got "info")"},
       {doc_with("/log/level", "2"),
        R"(/log/level: expected one of "trace", "debug", "info", "warn", "error", "off", got 2)"},
@@ -127,6 +132,12 @@ TEST_CASE("parse_recorder_config refuses bad enum values, listing the choices") 
         R"(/storage/page_cache: expected one of "drop", "keep", got false)");
   CHECK(only_error(doc_with("/storage/direct_io", R"("on")")) ==
         R"(/storage/direct_io: expected one of "auto", "off", got "on")");
+  CHECK(only_error(doc_with("/storage/on_low_space", R"("delete")")) ==
+        R"(/storage/on_low_space: expected one of "stop", "rotate", got "delete")");
+  CHECK(only_error(doc_with("/storage/on_low_space", R"("Stop")")) ==
+        R"(/storage/on_low_space: expected one of "stop", "rotate", got "Stop")");
+  CHECK(only_error(doc_with("/storage/on_low_space", "null")) ==
+        R"(/storage/on_low_space: expected one of "stop", "rotate", got null)");
   CHECK(
       only_error(doc_with("/log/level", R"("warning")")) ==
       R"(/log/level: expected one of "trace", "debug", "info", "warn", "error", "off", got "warning")");
@@ -204,7 +215,7 @@ TEST_CASE("parse_recorder_config refuses unknown keys, suggesting close ones") {
   const std::string storage =
       " (known keys: path, chunk_max_bytes, chunk_max_age_ms, segment_max_bytes, "
       "segment_max_duration_s, compression, fsync, fsync_interval_ms, page_cache, direct_io, "
-      "retention)";
+      "retention, min_free_bytes, on_low_space)";
   CHECK(only_error(doc_with("/domian", "1")) ==
         "/domian: unknown key, did you mean \"domain\"?" + top);
   CHECK(only_error(doc_with("/Domain", "1")) ==
@@ -216,6 +227,10 @@ TEST_CASE("parse_recorder_config refuses unknown keys, suggesting close ones") {
         "/storage/chunk_max_byte: unknown key, did you mean \"chunk_max_bytes\"?" + storage);
   CHECK(only_error(doc_with("/storage/fsnyc", R"("none")")) ==
         "/storage/fsnyc: unknown key, did you mean \"fsync\"?" + storage);
+  CHECK(only_error(doc_with("/storage/min_free_byte", "1")) ==
+        "/storage/min_free_byte: unknown key, did you mean \"min_free_bytes\"?" + storage);
+  CHECK(only_error(doc_with("/storage/on_low_disk_space", R"("stop")")) ==
+        "/storage/on_low_disk_space: unknown key" + storage);
   CHECK(only_error(doc_with("/storage/retention/max_age", "1")) ==
         "/storage/retention/max_age: unknown key, did you mean \"max_age_s\"? "
         "(known keys: max_bytes, max_age_s)");
@@ -275,7 +290,8 @@ TEST_CASE("parse_recorder_config reports all problems together in document order
                         "/topics/exclude: expected an array of topic pattern strings, got 7",
                         "/storage/chunk_size: unknown key (known keys: path, chunk_max_bytes, "
                         "chunk_max_age_ms, segment_max_bytes, segment_max_duration_s, "
-                        "compression, fsync, fsync_interval_ms, page_cache, direct_io, retention)",
+                        "compression, fsync, fsync_interval_ms, page_cache, direct_io, retention, "
+                        "min_free_bytes, on_low_space)",
                         R"(/storage/fsync: expected one of "none", "chunk", "segment", )"
                         R"("interval", got "always")",
                         "/storage/retention/max_bytes: expected an integer >= 0, got -5",

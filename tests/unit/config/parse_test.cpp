@@ -26,6 +26,8 @@ TEST_CASE("parse_recorder_config gives the documented defaults for a minimal doc
   CHECK(c.storage.direct_io);
   CHECK(c.storage.retention.max_bytes == 0u);
   CHECK(c.storage.retention.max_age == std::chrono::seconds(0));
+  CHECK(c.storage.min_free_bytes == 1073741824u);
+  CHECK(c.storage.on_low_space == LowSpacePolicy::kStop);
   CHECK(c.queue_max_bytes == 67108864u);
   CHECK(c.max_sample_bytes == 67108864u);
   CHECK(c.stats_interval.count() == 5.0);
@@ -58,6 +60,8 @@ TEST_CASE("load_recorder_config reads the example file with the expected values"
   CHECK(c.storage.fsync_interval == std::chrono::milliseconds(1000));
   CHECK(c.storage.retention.max_bytes == 107374182400u);
   CHECK(c.storage.retention.max_age == std::chrono::seconds(604800));
+  CHECK(c.storage.min_free_bytes == 1073741824u);
+  CHECK(c.storage.on_low_space == LowSpacePolicy::kStop);
   CHECK(c.queue_max_bytes == 67108864u);
   CHECK(c.transport_shm);
   CHECK(c.transport_udp);
@@ -85,7 +89,9 @@ TEST_CASE("parse_recorder_config reads every key when set to non-default values"
       "fsync_interval_ms": 3600000,
       "page_cache": "keep",
       "direct_io": "off",
-      "retention": {"max_bytes": 18446744073709551615, "max_age_s": 86400}
+      "retention": {"max_bytes": 18446744073709551615, "max_age_s": 86400},
+      "min_free_bytes": 0,
+      "on_low_space": "rotate"
     },
     "queue_max_bytes": 17179869184,
     "max_sample_bytes": 1024,
@@ -112,6 +118,8 @@ TEST_CASE("parse_recorder_config reads every key when set to non-default values"
   CHECK_FALSE(c.storage.direct_io);
   CHECK(c.storage.retention.max_bytes == 18446744073709551615u);
   CHECK(c.storage.retention.max_age == std::chrono::seconds(86400));
+  CHECK(c.storage.min_free_bytes == 0u);
+  CHECK(c.storage.on_low_space == LowSpacePolicy::kRotate);
   CHECK(c.queue_max_bytes == 17179869184u);
   CHECK(c.max_sample_bytes == 1024u);
   CHECK(c.stats_interval.count() == 0.25);
@@ -151,6 +159,8 @@ const IntegerKey kIntegerKeys[] = {
      [](const RecorderConfig& c) -> uint64_t { return c.storage.retention.max_bytes; }},
     {"/storage/retention/max_age_s", 0, 9223372036,
      [](const RecorderConfig& c) -> uint64_t { return c.storage.retention.max_age.count(); }},
+    {"/storage/min_free_bytes", 0, 18446744073709551615u,
+     [](const RecorderConfig& c) -> uint64_t { return c.storage.min_free_bytes; }},
 };
 
 }  // namespace
@@ -197,6 +207,12 @@ TEST_CASE("parse_recorder_config accepts every enum spelling") {
         Compression::kLz4);
   CHECK(to_string(Compression::kNone) == "none");
   CHECK(to_string(Compression::kLz4) == "lz4");
+  CHECK(parsed(doc_with("/storage/on_low_space", R"("stop")")).storage.on_low_space ==
+        LowSpacePolicy::kStop);
+  CHECK(parsed(doc_with("/storage/on_low_space", R"("rotate")")).storage.on_low_space ==
+        LowSpacePolicy::kRotate);
+  CHECK(to_string(LowSpacePolicy::kStop) == "stop");
+  CHECK(to_string(LowSpacePolicy::kRotate) == "rotate");
   CHECK(parsed(doc_with("/storage/direct_io", R"("auto")")).storage.direct_io);
   CHECK_FALSE(parsed(doc_with("/storage/direct_io", R"("off")")).storage.direct_io);
 }
