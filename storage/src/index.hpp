@@ -69,7 +69,7 @@ class Index {
   Result<std::vector<WriterInfo>> writers();
   Result<std::vector<Gap>> gaps();
   Result<std::vector<TypeDef>> types();   // by name, then source; none in a format-1/2 index
-  Result<std::vector<Mark>> marks();     // by time; none in an index older than format 4
+  Result<std::vector<Mark>> marks();      // by time; none in an index older than format 4
   Result<uint64_t> max_chunk_sequence();  // 0 when empty
   int64_t max_chunk_span();               // max(last_recv - first_recv) over chunks
 
