@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job, end to end on one machine: three hosts (network namespaces on a bridge), three
 # publishers on three topics, pubsub-recorder recording them for a few seconds, then
-# `pubsub-replay info` and a replay of the recording into subscribers that count what they get.
+# `pubsub-recorder ctl` status and a tag while recording, `pubsub-replay info` and a replay of the
+# recording into subscribers that count what they get.
 # Needs root (namespaces). Output: demo-out/ (the recording and logs), kept after the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,6 +48,16 @@ pids=()
 pub -topic Lidar -datalen 63000 -pubRate 20 -payload random 2>"$OUT/pub-lidar.log" & pids+=($!)
 pub -topic Imu -datalen 64 -keyed -instances 4 -pubRate 1000 2>"$OUT/pub-imu.log" & pids+=($!)
 pub -topic Status -datalen 32 -best -pubRate 10 2>"$OUT/pub-status.log" & pids+=($!)
+# Remote control while recording: the running recorder's status, and a tag marking this moment
+# (pubsub-recorder ctl talks to control.sock in the recording directory).
+sleep 2
+echo "== pubsub-recorder ctl --path $OUT/recording status | tag demo-midpoint"
+"$BIN/pubsub-recorder" ctl --path "$OUT/recording" status | python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+print("   %d samples so far, %d lost, queue %.0f%% full, topics: %s" % (s["samples"], s["lost"],
+      100 * s["queue_fill"], ", ".join("%s %d" % (n, t["samples"]) for n, t in sorted(s["topics"].items()))))'
+echo "   $("$BIN/pubsub-recorder" ctl --path "$OUT/recording" tag demo-midpoint --note "2 s in")"
 wait "${pids[@]}" || true
 for t in lidar imu status; do
   echo "   publisher $t: $(grep -o 'wrote [0-9]* samples' "$OUT/pub-$t.log")"
