@@ -4,9 +4,9 @@
 // Exit status: 0 recorded and closed cleanly (or --check-config found no problem), 1 the
 // recording failed (e.g. disk full) or the disk guard stopped it (storage.on_low_space "stop":
 // the recording is closed cleanly), 2 bad command line or configuration (nothing created).
-// SIGINT and SIGTERM end the recording cleanly. Started by systemd (Type=notify,
-// packaging/systemd/pubsub-recorder@.service.in) it reports READY=1, STATUS=, WATCHDOG=1 and
-// STOPPING=1 through sd_notify(3).
+// SIGINT and SIGTERM end the recording cleanly; SIGUSR1 triggers a snapshot (snapshot mode).
+// Started by systemd (Type=notify, packaging/systemd/pubsub-recorder@.service.in) it reports
+// READY=1, STATUS=, WATCHDOG=1 and STOPPING=1 through sd_notify(3).
 #include <malloc.h>
 #include <signal.h>
 #include <systemd/sd-daemon.h>
@@ -165,7 +165,8 @@ int main(int argc, char** argv) {
     return kExitOk;
   }
 
-  // SIGINT/SIGTERM go to a dedicated thread (blocked everywhere else, before any thread starts).
+  // SIGINT/SIGTERM/SIGUSR1 go to a dedicated thread (blocked everywhere else, before any thread
+  // starts).
   // Reset their dispositions first: a background job of a non-interactive shell starts with
   // SIGINT ignored, and an ignored signal is discarded before sigwait() could take it.
   signal(SIGINT, SIG_DFL);
@@ -174,7 +175,8 @@ int main(int argc, char** argv) {
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGUSR1);  // ends the signal thread
+  sigaddset(&set, SIGUSR1);  // snapshot mode: a snapshot
+  sigaddset(&set, SIGUSR2);  // ends the signal thread (sent by main)
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 
   service::RecorderOptions options;
@@ -189,14 +191,21 @@ int main(int argc, char** argv) {
   }
   g_recorder = recorder.value().get();
   std::thread signals([set] {
-    int sig = 0;
-    sigwait(&set, &sig);
-    if (sig == SIGUSR1) return;
-    if (auto* r = g_recorder.load()) r->stop();
+    for (;;) {
+      int sig = 0;
+      sigwait(&set, &sig);
+      auto* r = g_recorder.load();
+      if (sig == SIGUSR2 || !r) return;
+      if (sig != SIGUSR1) {
+        r->stop();
+      } else if (auto t = r->snapshot(""); !t) {
+        std::fprintf(stderr, "pubsub-recorder: SIGUSR1: %s\n", t.error().message.c_str());
+      }
+    }
   });
   auto totals = recorder.value()->run();
   g_recorder = nullptr;
-  pthread_kill(signals.native_handle(), SIGUSR1);  // no-op if it already took SIGINT/SIGTERM
+  pthread_kill(signals.native_handle(), SIGUSR2);
   signals.join();
   if (!totals) {
     std::fprintf(stderr, "pubsub-recorder: %s\n", totals.error().message.c_str());

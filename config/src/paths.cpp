@@ -145,6 +145,16 @@ ConfigResult<void> validate_storage_path(const RecorderConfig& config) {
   if (::stat(p.c_str(), &st) != 0) return fail(std::string(": ") + std::strerror(errno));
   if (!S_ISDIR(st.st_mode)) return fail(" is not a directory");
   const std::string index = p + "/index.sqlite3";
+  if (config.mode == RecorderMode::kSnapshot) {
+    // The directory the snapshots go into: earlier snapshots may be there, a recording not.
+    if (::lstat(index.c_str(), &st) == 0)
+      return fail(
+          " holds a recording (index.sqlite3 present); in snapshot mode storage.path is the "
+          "directory each snapshot's recording is made in: use another directory");
+    if (const std::string why = cannot_create_in(p); !why.empty())
+      return fail(" is not writable (" + why + ")");
+    return {};
+  }
   if (::lstat(index.c_str(), &st) == 0) {
     auto state = storage::Recording::close_state(p);
     if (state && *state == storage::CloseState::kUnclean) {

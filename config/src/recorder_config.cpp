@@ -45,6 +45,10 @@ std::string_view to_string(FsyncPolicy policy) {
   return "?";
 }
 
+std::string_view to_string(RecorderMode mode) {
+  return mode == RecorderMode::kSnapshot ? "snapshot" : "record";
+}
+
 std::string_view to_string(LowSpacePolicy policy) {
   switch (policy) {
     case LowSpacePolicy::kStop:
@@ -124,6 +128,13 @@ class RecorderSchema {
             {"peers", [&](const Json& v, const std::string& p) { peers(v, p); }},
             {"transports", [&](const Json& v, const std::string& p) { transports(v, p); }},
             {"topics", [&](const Json& v, const std::string& p) { topics(v, p); }},
+            {"mode",
+             [&](const Json& v, const std::string& p) {
+               r_.one_of(
+                   v, p, c_.mode,
+                   {{"record", RecorderMode::kRecord}, {"snapshot", RecorderMode::kSnapshot}});
+             }},
+            {"snapshot", [&](const Json& v, const std::string& p) { snapshot(v, p); }},
             {"storage",
              [&](const Json& v, const std::string& p) {
                saw_storage = true;
@@ -353,6 +364,31 @@ class RecorderSchema {
                        }
                      });
                      if (r_.error_count() == errors) c_.types.idl = std::move(files);
+                   }},
+              });
+  }
+
+  void snapshot(const Json& v, const std::string& p) {
+    r_.object(v, p,
+              {
+                  {"before_s",
+                   [&](const Json& e, const std::string& ep) {
+                     double s = 0;
+                     if (r_.number(e, ep, s, 0, 3600))
+                       c_.snapshot.before = std::chrono::duration<double>(s);
+                   }},
+                  {"after_s",
+                   [&](const Json& e, const std::string& ep) {
+                     // 0 is allowed: the snapshot ends at the trigger.
+                     if (e.is_number() && e.get<double>() >= 0 && e.get<double>() <= 3600) {
+                       c_.snapshot.after = std::chrono::duration<double>(e.get<double>());
+                     } else {
+                       r_.fail(ep, "expected a number >= 0 and <= 3600, got " + describe(e));
+                     }
+                   }},
+                  {"max_bytes",
+                   [&](const Json& e, const std::string& ep) {
+                     r_.integer(e, ep, c_.snapshot.max_bytes, 1u << 20, 64ull << 30);
                    }},
               });
   }

@@ -37,6 +37,11 @@ pubsub_netns_test("recorder: SIGKILL x10 with direct I/O then recover - verify e
 #    info and as --start tag:NAME, a second recorder on the same socket refused.
 pubsub_netns_test("recorder: ctl status, pause/resume, split, tag, stop against a running recorder"
                   ${IT}/recorder/control.sh)
+# 7b. Snapshot mode: the memory buffer in status, a snapshot from `ctl snapshot TAG` extended by a
+#    second trigger (exact window, continuous, both tags), the next from SIGUSR1 starting right
+#    after it, a bad tag refused, every snapshot verifying.
+pubsub_netns_test("recorder: snapshot mode - ctl snapshot, extension, SIGUSR1, windows and continuity"
+                  ${IT}/recorder/snapshot.sh)
 # 8. Under systemd's notification protocol (READY=1, STATUS=, WATCHDOG=1, STOPPING=1; the test
 #    plays systemd), restarted with a strftime storage.path: a new directory per start.
 pubsub_netns_test("recorder: sd_notify READY, STATUS, WATCHDOG, STOPPING, and a restart records into a new strftime directory"

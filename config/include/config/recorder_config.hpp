@@ -152,6 +152,26 @@ struct ControlConfig {
   friend bool operator==(const ControlConfig&, const ControlConfig&) = default;
 };
 
+// "mode": what the recorder does with the samples.
+enum class RecorderMode {
+  kRecord,    // "record": everything into the recording at storage.path
+  kSnapshot,  // "snapshot": the last snapshot.before_s in memory; a snapshot trigger writes them
+              // and the next snapshot.after_s into a new recording under storage.path
+};
+
+// "snapshot" (used with "mode": "snapshot").
+struct SnapshotConfig {
+  // "before_s": seconds kept in memory before a trigger, (0, 3600]. Default 30.
+  std::chrono::duration<double> before{30.0};
+  // "after_s": seconds recorded after the (latest) trigger, [0, 3600]. Default 10.
+  std::chrono::duration<double> after{10.0};
+  // "max_bytes": memory bound of the buffered chunks (compressed), 1 MiB .. 64 GiB; past it the
+  // oldest go first, counted. Default 256 MiB.
+  uint64_t max_bytes = 256ull << 20;
+
+  friend bool operator==(const SnapshotConfig&, const SnapshotConfig&) = default;
+};
+
 // "metrics".
 struct MetricsConfig {
   // "listen": "IPV4:PORT" of the Prometheus endpoint (GET /metrics), e.g. "127.0.0.1:9464";
@@ -176,6 +196,9 @@ struct RecorderConfig {
   bool transport_shm = true;
   bool transport_udp = true;
   TopicsConfig topics;
+  // "mode": "record" or "snapshot". Default "record".
+  RecorderMode mode = RecorderMode::kRecord;
+  SnapshotConfig snapshot;
   StorageConfig storage;
   // "queue_max_bytes": capacity of the chunk buffers between the network and the disk; when they
   // are all in flight the recorder stops acknowledging (back-pressure)
@@ -203,6 +226,7 @@ inline constexpr uint32_t kMaxSampleBytesLimit = (1u << 30) - 4096;
 std::string_view to_string(Compression compression);
 std::string_view to_string(FsyncPolicy policy);
 std::string_view to_string(LowSpacePolicy policy);
+std::string_view to_string(RecorderMode mode);
 std::string_view to_string(LogLevel level);
 
 // ---- results ----------------------------------------------------------------------------------

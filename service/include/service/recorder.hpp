@@ -17,6 +17,9 @@
 //   with the traffic.
 // - The caller's thread runs run(): it waits for a stop signal or the duration, logs statistics
 //   every stats_interval, then stops the reader, flushes and closes the recording.
+// - Snapshot mode ("mode": "snapshot"): the same path ends in a SnapshotSink instead of the
+//   SegmentWriter (snapshot_sink.hpp): samples are acknowledged once in its memory ring, and
+//   snapshot() writes a recording per snapshot from its own thread.
 // - Storage's writer thread compresses, writes, indexes and syncs (see storage/README.md). Its
 //   failures (on_error) end run() at once, as does the disk guard (storage.min_free_bytes) under
 //   "stop": run() then returns kLowSpace with "free space ... is below storage.min_free_bytes
@@ -74,6 +77,27 @@ struct TopicStatus {
   bool paused = false;
 };
 
+// Snapshot mode ("mode": "snapshot"): what a snapshot trigger did.
+struct SnapshotTrigger {
+  std::filesystem::path path;  // the snapshot's recording
+  bool extended = false;       // it fell in the window of the snapshot being made: extended
+  int64_t trigger_ns = 0;
+  int64_t from_ns = 0;  // the snapshot's window (reception times), as it stands now
+  int64_t until_ns = 0;
+};
+
+// Snapshot mode: the memory buffer and the snapshots.
+struct SnapshotStatus {
+  uint64_t buffered_samples = 0;
+  uint64_t buffered_bytes = 0;   // memory in use (compressed chunks + the open chunk)
+  uint64_t max_bytes = 0;        // snapshot.max_bytes
+  double buffered_seconds = 0;   // newest - oldest buffered entry
+  uint64_t dropped_samples = 0;  // evicted for memory before before_s was up (counted loss)
+  uint64_t snapshots = 0;        // finished
+  bool writing = false;          // a snapshot is being made
+  std::string last_path;         // the latest snapshot started
+};
+
 struct RecorderStatus {
   uint64_t samples = 0;    // recorded so far
   uint64_t bytes = 0;      // payload bytes recorded so far
@@ -81,12 +105,14 @@ struct RecorderStatus {
   uint64_t held_back = 0;  // deliveries refused because storage was full (back-pressure)
   uint64_t skipped = 0;    // samples not recorded because their topic was paused
   uint64_t samples_shm = 0;
-  uint64_t writers = 0;             // matched writers now
-  double queue_fill = 0;            // chunk buffers in use / queue_max_bytes, 0..1
-  bool paused = false;              // every topic paused (pause without topics)
-  double seconds = 0;               // since run() started
-  std::string path;                 // the recording directory
-  std::vector<TopicStatus> topics;  // by name
+  uint64_t writers = 0;                    // matched writers now
+  double queue_fill = 0;                   // chunk buffers in use / queue_max_bytes, 0..1
+  bool paused = false;                     // every topic paused (pause without topics)
+  double seconds = 0;                      // since run() started
+  std::string path;                        // the recording directory (snapshot mode: their parent)
+  std::vector<TopicStatus> topics;         // by name
+  std::string mode = "record";             // "record" or "snapshot"
+  std::optional<SnapshotStatus> snapshot;  // snapshot mode
 };
 
 // Where the control socket of a recorder with this configuration is: control.socket, relative to
@@ -123,6 +149,9 @@ class Recorder {
   // Puts a tag named `name` (1..256 bytes) with the current time into the recording; returns
   // that time (nanoseconds since the UNIX epoch).
   pubsub::Result<int64_t> tag(const std::string& name, const std::string& note);
+  // Snapshot mode: starts a snapshot, or extends the one being made (see SnapshotTrigger). `tag`:
+  // "" or 1..64 of [A-Za-z0-9._-], part of the directory name. Refused in record mode.
+  pubsub::Result<SnapshotTrigger> snapshot(const std::string& tag);
 
   struct Impl;
 

@@ -76,6 +76,25 @@ json tag(Recorder& r, const json& req) {
   return reply;
 }
 
+json snapshot(Recorder& r, const json& req) {
+  std::string tag;
+  if (req.contains("tag")) {
+    if (!req["tag"].is_string()) return refusal("a snapshot's \"tag\" is a string");
+    tag = req["tag"].get<std::string>();
+  }
+  auto t = r.snapshot(tag);
+  if (!t) return refusal(t.error().message);
+  json reply =
+      success(std::string(t->extended ? "snapshot extended: " : "snapshot: ") + t->path.string() +
+              " from " + utc_time(t->from_ns) + " until " + utc_time(t->until_ns));
+  reply["path"] = t->path.string();
+  reply["extended"] = t->extended;
+  reply["trigger_ns"] = t->trigger_ns;
+  reply["from_ns"] = t->from_ns;
+  reply["until_ns"] = t->until_ns;
+  return reply;
+}
+
 }  // namespace
 
 json status_json(const RecorderStatus& s) {
@@ -84,12 +103,25 @@ json status_json(const RecorderStatus& s) {
     topics[t.name] = {{"samples", t.samples}, {"bytes", t.bytes},     {"lost", t.lost},
                       {"skipped", t.skipped}, {"writers", t.writers}, {"paused", t.paused}};
   }
-  return {{"samples", s.samples}, {"bytes", s.bytes},
-          {"lost", s.lost},       {"held_back", s.held_back},
-          {"skipped", s.skipped}, {"samples_shm", s.samples_shm},
-          {"writers", s.writers}, {"queue_fill", s.queue_fill},
-          {"paused", s.paused},   {"seconds", s.seconds},
-          {"path", s.path},       {"topics", topics}};
+  json out = {{"samples", s.samples}, {"bytes", s.bytes},
+              {"lost", s.lost},       {"held_back", s.held_back},
+              {"skipped", s.skipped}, {"samples_shm", s.samples_shm},
+              {"writers", s.writers}, {"queue_fill", s.queue_fill},
+              {"paused", s.paused},   {"seconds", s.seconds},
+              {"path", s.path},       {"topics", topics},
+              {"mode", s.mode}};
+  if (s.snapshot) {
+    const SnapshotStatus& n = *s.snapshot;
+    out["snapshot"] = {{"buffered_samples", n.buffered_samples},
+                       {"buffered_bytes", n.buffered_bytes},
+                       {"max_bytes", n.max_bytes},
+                       {"buffered_seconds", n.buffered_seconds},
+                       {"dropped_samples", n.dropped_samples},
+                       {"snapshots", n.snapshots},
+                       {"writing", n.writing},
+                       {"last_path", n.last_path}};
+  }
+  return out;
 }
 
 json handle_control(Recorder& r, const json& req) {
@@ -107,8 +139,7 @@ json handle_control(Recorder& r, const json& req) {
     return reply;
   }
   if (cmd == "tag") return tag(r, req);
-  if (cmd == "snapshot")
-    return refusal("snapshot: this recorder is not in snapshot mode (\"mode\": \"snapshot\")");
+  if (cmd == "snapshot") return snapshot(r, req);
   if (cmd == "stop") {
     r.stop();
     return success("stopping: the recording is being closed");

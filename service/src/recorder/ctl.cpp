@@ -23,6 +23,7 @@ struct CtlArgs {
   double timeout_s = 30;
   std::vector<std::string> topics;
   std::string tag_name, note;
+  std::string snapshot_tag;
 };
 
 // The socket from --socket, --path DIR (DIR/control.sock) or --config FILE (its control.socket).
@@ -62,6 +63,7 @@ nlohmann::json request_of(const std::string& cmd, const CtlArgs& a) {
     req["name"] = a.tag_name;
     if (!a.note.empty()) req["note"] = a.note;
   }
+  if (cmd == "snapshot" && !a.snapshot_tag.empty()) req["tag"] = a.snapshot_tag;
   return req;
 }
 
@@ -86,7 +88,10 @@ int run_ctl(int argc, char** argv) {
   auto* tag = app.add_subcommand("tag", "put a named mark with the current time in the recording");
   tag->add_option("NAME", a.tag_name, "the tag's name")->required();
   tag->add_option("--note", a.note, "a note stored with the tag");
-  app.add_subcommand("snapshot", "write the snapshot buffer (snapshot mode)");
+  auto* snapshot = app.add_subcommand(
+      "snapshot", "snapshot mode: write the buffered seconds and the next ones to a new recording");
+  snapshot->add_option("TAG", a.snapshot_tag,
+                       "part of the snapshot's directory name and its tag (A-Z a-z 0-9 . _ -)");
   app.add_subcommand("stop", "close the recording and end the recorder");
   try {
     app.parse(argc, argv);

@@ -72,6 +72,20 @@ std::string prometheus_text(const RecorderStatus& s) {
   total({"pubsub_recorder_paused", "gauge", "1 while every topic is paused."}, s.paused ? 1 : 0);
   total({"pubsub_recorder_writers", "gauge", "Writers matched."}, static_cast<double>(s.writers));
   total({"pubsub_recorder_uptime_seconds", "gauge", "Seconds since recording started."}, s.seconds);
+  if (s.snapshot) {
+    const SnapshotStatus& n = *s.snapshot;
+    total({"pubsub_recorder_snapshot_buffered_bytes", "gauge",
+           "Snapshot mode: memory holding the buffered seconds."},
+          static_cast<double>(n.buffered_bytes));
+    total(
+        {"pubsub_recorder_snapshot_buffered_samples", "gauge", "Snapshot mode: samples in memory."},
+        static_cast<double>(n.buffered_samples));
+    total({"pubsub_recorder_snapshot_dropped_samples_total", "counter",
+           "Snapshot mode: samples that left memory early (snapshot.max_bytes)."},
+          static_cast<double>(n.dropped_samples));
+    total({"pubsub_recorder_snapshots_total", "counter", "Snapshot mode: snapshots written."},
+          static_cast<double>(n.snapshots));
+  }
   const Series per_topic[] = {
       {"pubsub_recorder_topic_samples_total", "counter", "Samples recorded, per topic."},
       {"pubsub_recorder_topic_bytes_total", "counter", "Payload bytes recorded, per topic."},

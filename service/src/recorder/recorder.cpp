@@ -17,6 +17,7 @@
 #include "metrics_server.hpp"
 #include "pubsub/participant.hpp"
 #include "service/recording_schema.hpp"
+#include "snapshot_sink.hpp"
 #include "storage/segment_writer.hpp"
 #include "types/catalog.hpp"
 #include "types/idl_writer.hpp"
@@ -144,7 +145,10 @@ struct Recorder::Impl {
   config::RecorderConfig cfg;
   RecorderOptions opts;
   std::shared_ptr<spdlog::logger> log;
-  std::unique_ptr<storage::SegmentWriter> store;
+  // The recording (RecordingSink) or, in snapshot mode, the memory buffer and the snapshots
+  // (SnapshotSink, also reachable as `snap`).
+  std::unique_ptr<Sink> store;
+  SnapshotSink* snap = nullptr;
   // Type names asked of a TypeLookup service and not answered yet, or answered. The replies
   // come on participant threads: declared before the participant, these outlive its threads.
   std::mutex types_mu;
@@ -192,6 +196,37 @@ struct Recorder::Impl {
   static uint64_t next_generation() {
     static std::atomic<uint64_t> g{0};
     return ++g;
+  }
+
+  // The recording, or in snapshot mode the buffer (each snapshot's recording gets `wo`).
+  pubsub::Result<void> open_sink(storage::SegmentWriterOptions wo) {
+    if (cfg.mode == config::RecorderMode::kSnapshot) {
+      SnapshotSinkOptions so;
+      so.dir = cfg.storage.path;
+      so.before = std::chrono::duration_cast<std::chrono::nanoseconds>(cfg.snapshot.before);
+      so.after = std::chrono::duration_cast<std::chrono::nanoseconds>(cfg.snapshot.after);
+      so.max_bytes = cfg.snapshot.max_bytes;
+      so.chunk_max_age = cfg.storage.chunk_max_age;
+      so.writer = std::move(wo);
+      auto sink = SnapshotSink::create(std::move(so), log);
+      if (!sink) return sink.error();
+      snap = sink.value().get();
+      store = std::move(sink).value();
+      log->info(
+          "snapshot mode: keeping the last {:.1f} s in memory (at most {}); a snapshot "
+          "(pubsub-recorder ctl snapshot, SIGUSR1) writes them and the next {:.1f} s to "
+          "{}/snapshot-<UTC time>[-TAG]",
+          cfg.snapshot.before.count(), mb(static_cast<double>(cfg.snapshot.max_bytes)),
+          cfg.snapshot.after.count(), cfg.storage.path.string());
+      return {};
+    }
+    auto w = storage::SegmentWriter::create(cfg.storage.path.string(), std::move(wo));
+    if (!w) {
+      return common::Error{w.error().code, "cannot create recording " + cfg.storage.path.string() +
+                                               ": " + w.error().message};
+    }
+    store = std::make_unique<RecordingSink>(std::move(w).value());
+    return {};
   }
 
   pubsub::Result<void> start_control(const std::filesystem::path& path) {
@@ -467,17 +502,17 @@ struct Recorder::Impl {
 
   void log_stats(double interval_s, Sums& prev) {
     const Sums now = sums();
-    const auto ws = store->stats();
-    const double fill = ws.queue_max_bytes ? 100.0 * static_cast<double>(ws.queue_in_use_bytes) /
-                                                 static_cast<double>(ws.queue_max_bytes)
-                                           : 0;
+    const SinkFill ws = store->fill();
+    const double fill = ws.max_bytes ? 100.0 * static_cast<double>(ws.in_use_bytes) /
+                                           static_cast<double>(ws.max_bytes)
+                                     : 0;
     const std::string line = fmt::format(
         "{:.0f} samples/s, {}/s, queue {:.0f}% of {}, {} samples total ({} over shared "
         "memory), {} lost, {} held back, {} writers matched",
         static_cast<double>(now.samples - prev.samples) / interval_s,
         mb(static_cast<double>(now.bytes - prev.bytes) / interval_s), fill,
-        mb(static_cast<double>(ws.queue_max_bytes)), now.samples, reader->stats().samples_shm,
-        now.lost, now.refused - prev.refused, reader->matched_writers());
+        mb(static_cast<double>(ws.max_bytes)), now.samples, reader->stats().samples_shm, now.lost,
+        now.refused - prev.refused, reader->matched_writers());
     log->info("{}", line);
     if (opts.on_stats) opts.on_stats(line);
     std::string per_topic;
@@ -554,12 +589,7 @@ pubsub::Result<std::unique_ptr<Recorder>> Recorder::create(const config::Recorde
   // A storage failure ends run() at once, traffic or not (on_sample also sees it).
   wo.on_error = [self](const storage::Status& s) { self->fail(s.error()); };
   wo.on_disk_guard = [self](const storage::DiskGuardEvent& e) { self->on_disk_guard(e); };
-  auto store = storage::SegmentWriter::create(c.storage.path.string(), std::move(wo));
-  if (!store) {
-    return common::Error{store.error().code, "cannot create recording " + c.storage.path.string() +
-                                                 ": " + store.error().message};
-  }
-  impl->store = std::move(store).value();
+  if (auto s = impl->open_sink(std::move(wo)); !s) return s.error();
   if (socket_in_recording) {
     if (auto s = impl->start_control(socket); !s) return s.error();
   }
@@ -636,10 +666,13 @@ pubsub::Result<void> set_paused(Recorder::Impl& m, const std::vector<std::string
 RecorderStatus Recorder::status() {
   Impl& m = *impl_;
   RecorderStatus st;
-  const auto ws = m.store->stats();
-  st.queue_fill = ws.queue_max_bytes ? static_cast<double>(ws.queue_in_use_bytes) /
-                                           static_cast<double>(ws.queue_max_bytes)
-                                     : 0;
+  const SinkFill ws = m.store->fill();
+  st.queue_fill =
+      ws.max_bytes ? static_cast<double>(ws.in_use_bytes) / static_cast<double>(ws.max_bytes) : 0;
+  if (m.snap) {
+    st.mode = "snapshot";
+    st.snapshot = m.snap->status();
+  }
   st.samples_shm = m.reader->stats().samples_shm;
   st.writers = m.reader->matched_writers();
   st.seconds = std::chrono::duration<double>(Clock::now() - m.started).count();
@@ -729,6 +762,12 @@ pubsub::Result<int64_t> Recorder::tag(const std::string& name, const std::string
     return s.error();
   impl_->log->info("tag \"{}\"{}{}", name, note.empty() ? "" : ": ", note);
   return t;
+}
+
+pubsub::Result<SnapshotTrigger> Recorder::snapshot(const std::string& tag) {
+  if (!impl_->snap)
+    return refused("snapshot: this recorder is not in snapshot mode (\"mode\": \"snapshot\")");
+  return impl_->snap->trigger(tag);
 }
 
 void Recorder::stop() {

@@ -61,6 +61,12 @@ echo '{'"$good"', "interface": "lo", "control": {"socket": "'"$work"'/good.json"
 check "control socket a file" "control socket $work/good.json exists and is not a socket" -- --config sock.json --duration 1
 echo '{'"$good"', "metrics": {"listen": "localhost:1"}}' >badlisten.json
 check "metrics.listen form" '/metrics/listen: expected "IPV4:PORT"' -- --config badlisten.json
+# Snapshot mode: storage.path holding a recording is refused; a bad window.
+mkdir -p hasrec && : >hasrec/index.sqlite3
+echo '{"storage": {"path": "hasrec"}, "mode": "snapshot"}' >snaprec.json
+check "snapshot dir is a recording" 'storage path "hasrec" holds a recording (index.sqlite3 present); in snapshot mode storage.path is the directory each snapshot'"'"'s recording is made in: use another directory' -- --config snaprec.json
+echo '{'"$good"', "mode": "snapshot", "snapshot": {"before_s": 0}}' >snapwindow.json
+check "snapshot before_s 0" '/snapshot/before_s: expected a number > 0 and <= 3600, got 0' -- --config snapwindow.json
 # storage.path's strftime conversions: an unknown one, a lone "%" at the end, a path that expands
 # to nothing (a time zone without an abbreviation).
 echo '{"storage": {"path": "rec-%Y%m%d-%Q"}}' >badconversion.json

@@ -29,6 +29,7 @@ const IntegerRange kIntegerRanges[] = {
     {"/storage/retention/max_bytes", ">= 0", "-1", nullptr},
     {"/storage/retention/max_age_s", "in 0..9223372036", "-1", "9223372037"},
     {"/storage/min_free_bytes", ">= 0", "-1", nullptr},
+    {"/snapshot/max_bytes", "in 1048576..68719476736", "1048575", "68719476737"},
 };
 
 }  // namespace
@@ -115,6 +116,19 @@ TEST_CASE("parse_recorder_config refuses wrong types for string, array and objec
        R"(/types/idl: expected an array of IDL file paths, got "a.idl")"},
       {doc_with("/types/idl", R"(["a.idl", ""])"),
        R"(/types/idl/1: expected a non-empty path without NUL characters, got "")"},
+      {doc_with("/mode", R"("snap")"),
+       R"(/mode: expected one of "record", "snapshot", got "snap")"},
+      {doc_with("/snapshot", "30"), "/snapshot: expected an object, got 30"},
+      {doc_with("/snapshot/before_s", "0"),
+       "/snapshot/before_s: expected a number > 0 and <= 3600, got 0"},
+      {doc_with("/snapshot/before_s", "3601"),
+       "/snapshot/before_s: expected a number > 0 and <= 3600, got 3601"},
+      {doc_with("/snapshot/after_s", "-0.5"),
+       "/snapshot/after_s: expected a number >= 0 and <= 3600, got -0.5"},
+      {doc_with("/snapshot/after_s", R"("10")"),
+       R"(/snapshot/after_s: expected a number >= 0 and <= 3600, got "10")"},
+      {doc_with("/snapshot/befor_s", "1"),
+       R"(/snapshot/befor_s: unknown key, did you mean "before_s"? (known keys: before_s, after_s, max_bytes))"},
       {"[]", "top level: expected an object, got []"},
       {R"("x")", R"(top level: expected an object, got "x")"},
   };
@@ -210,7 +224,8 @@ TEST_CASE("parse_recorder_config refuses a queue smaller than one chunk") {
 
 TEST_CASE("parse_recorder_config refuses unknown keys, suggesting close ones") {
   const std::string top =
-      " (known keys: domain, interface, peers, transports, topics, storage, queue_max_bytes, "
+      " (known keys: domain, interface, peers, transports, topics, mode, snapshot, storage, "
+      "queue_max_bytes, "
       "max_sample_bytes, stats_interval_s, log, types, control, metrics)";
   const std::string storage =
       " (known keys: path, chunk_max_bytes, chunk_max_age_ms, segment_max_bytes, "
@@ -245,11 +260,11 @@ TEST_CASE("parse_recorder_config refuses unknown keys, suggesting close ones") {
 TEST_CASE("parse_recorder_config escapes odd keys in JSON pointers") {
   CHECK(
       only_error(R"({"storage":{"path":"x"},"a/b~c":1})") ==
-      R"(/a~1b~0c: unknown key (known keys: domain, interface, peers, transports, topics, storage, )"
+      R"(/a~1b~0c: unknown key (known keys: domain, interface, peers, transports, topics, mode, snapshot, storage, )"
       R"(queue_max_bytes, max_sample_bytes, stats_interval_s, log, types, control, metrics))");
   CHECK(
       only_error(R"({"storage":{"path":"x"},"a\nb":1})") ==
-      R"(/a\u000ab: unknown key (known keys: domain, interface, peers, transports, topics, storage, )"
+      R"(/a\u000ab: unknown key (known keys: domain, interface, peers, transports, topics, mode, snapshot, storage, )"
       R"(queue_max_bytes, max_sample_bytes, stats_interval_s, log, types, control, metrics))");
 }
 

@@ -33,6 +33,10 @@ TEST_CASE("parse_recorder_config gives the documented defaults for a minimal doc
   CHECK(c.stats_interval.count() == 5.0);
   CHECK(c.log.level == LogLevel::kInfo);
   CHECK(c.log.file.empty());
+  CHECK(c.mode == RecorderMode::kRecord);
+  CHECK(c.snapshot.before.count() == 30.0);
+  CHECK(c.snapshot.after.count() == 10.0);
+  CHECK(c.snapshot.max_bytes == 268435456u);
 
   // ... and they are the member initializers, so a default-constructed struct agrees.
   RecorderConfig expected;
@@ -97,8 +101,14 @@ TEST_CASE("parse_recorder_config reads every key when set to non-default values"
     "max_sample_bytes": 1024,
     "stats_interval_s": 0.25,
     "log": {"level": "trace", "file": "/var/log/rec.log"},
-    "types": {"idl": ["msgs/pose.idl", "/usr/share/idl/seq.idl"]}
+    "types": {"idl": ["msgs/pose.idl", "/usr/share/idl/seq.idl"]},
+    "mode": "snapshot",
+    "snapshot": {"before_s": 0.5, "after_s": 0, "max_bytes": 68719476736}
   })");
+  CHECK(c.mode == RecorderMode::kSnapshot);
+  CHECK(c.snapshot.before.count() == 0.5);
+  CHECK(c.snapshot.after.count() == 0.0);
+  CHECK(c.snapshot.max_bytes == 68719476736u);
   CHECK(c.domain == 232);
   CHECK(c.interface == "eth0");
   CHECK(c.peers == std::vector<std::string>{"10.0.0.1", "192.168.1.2"});
@@ -161,6 +171,8 @@ const IntegerKey kIntegerKeys[] = {
      [](const RecorderConfig& c) -> uint64_t { return c.storage.retention.max_age.count(); }},
     {"/storage/min_free_bytes", 0, 18446744073709551615u,
      [](const RecorderConfig& c) -> uint64_t { return c.storage.min_free_bytes; }},
+    {"/snapshot/max_bytes", 1048576, 68719476736,
+     [](const RecorderConfig& c) -> uint64_t { return c.snapshot.max_bytes; }},
 };
 
 }  // namespace

@@ -1,0 +1,67 @@
+// Sink: where the recorder puts what it receives. RecordingSink ("mode": "record") is the
+// recording at storage.path (a storage::SegmentWriter); SnapshotSink ("mode": "snapshot",
+// snapshot_sink.hpp) keeps the last seconds in memory and writes a recording per snapshot.
+// Every method may be called from any thread (the implementations lock inside).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "storage/segment_writer.hpp"
+
+namespace service {
+
+// How full the sink's memory is (the stats line's "queue", status queue_fill).
+struct SinkFill {
+  uint64_t in_use_bytes = 0;
+  uint64_t max_bytes = 0;
+};
+
+class Sink {
+ public:
+  virtual ~Sink() = default;
+  virtual storage::Result<storage::TopicId> add_topic(const storage::TopicDef& def) = 0;
+  virtual storage::Result<storage::WriterId> add_writer(const storage::WriterDef& def) = 0;
+  virtual storage::Status add_type(const storage::TypeDef& def) = 0;
+  virtual storage::Status add_mark(const storage::Mark& mark) = 0;
+  // The writer's records up to `sequence` were left out on purpose (a paused topic).
+  virtual storage::Status skip_to(storage::WriterId writer, int64_t sequence) = 0;
+  // kFull: no room now (back-pressure: the sample is not acknowledged, offered again later).
+  virtual storage::Status try_append(const storage::RecordMeta& meta,
+                                     storage::ByteSpan payload) = 0;
+  virtual storage::Result<uint64_t> split() = 0;
+  virtual SinkFill fill() const = 0;
+  // For the log when it changes: how data is written (or kept).
+  virtual std::string io_description() const = 0;
+  // Finishes everything accepted; the first error of the sink's life, if any.
+  virtual storage::Status close() = 0;
+};
+
+class RecordingSink final : public Sink {
+ public:
+  explicit RecordingSink(std::unique_ptr<storage::SegmentWriter> w) : w_(std::move(w)) {}
+  storage::Result<storage::TopicId> add_topic(const storage::TopicDef& d) override {
+    return w_->add_topic(d);
+  }
+  storage::Result<storage::WriterId> add_writer(const storage::WriterDef& d) override {
+    return w_->add_writer(d);
+  }
+  storage::Status add_type(const storage::TypeDef& d) override { return w_->add_type(d); }
+  storage::Status add_mark(const storage::Mark& m) override { return w_->add_mark(m); }
+  storage::Status skip_to(storage::WriterId w, int64_t seq) override { return w_->skip_to(w, seq); }
+  storage::Status try_append(const storage::RecordMeta& m, storage::ByteSpan p) override {
+    return w_->try_append(m, p);
+  }
+  storage::Result<uint64_t> split() override { return w_->split(); }
+  SinkFill fill() const override {
+    const auto s = w_->stats();
+    return {s.queue_in_use_bytes, s.queue_max_bytes};
+  }
+  std::string io_description() const override { return w_->io_description(); }
+  storage::Status close() override { return w_->close(); }
+
+ private:
+  std::unique_ptr<storage::SegmentWriter> w_;
+};
+
+}  // namespace service

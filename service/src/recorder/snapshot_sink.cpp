@@ -1,0 +1,335 @@
+#include "snapshot_sink.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+
+namespace service {
+namespace {
+
+using storage::Error;
+using storage::ErrorCode;
+
+// A window's end is this far past before its snapshot is finished: samples received just before
+// it are still on their way into the ring.
+constexpr int64_t kFinishGraceNs = 200'000'000;
+constexpr auto kPollPeriod = std::chrono::milliseconds(20);
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// "snapshot-20261126-231953.123" (UTC)
+std::string directory_name(int64_t ns, const std::string& tag) {
+  const std::time_t s = static_cast<std::time_t>(ns / 1000000000);
+  std::tm tm{};
+  gmtime_r(&s, &tm);
+  char b[64];
+  const size_t n = std::strftime(b, sizeof b, "snapshot-%Y%m%d-%H%M%S", &tm);
+  std::snprintf(b + n, sizeof b - n, ".%03d", static_cast<int>(ns / 1000000 % 1000));
+  return std::string(b) + (tag.empty() ? "" : "-" + tag);
+}
+
+bool valid_tag(const std::string& tag) {
+  if (tag.size() > 64) return false;
+  return std::all_of(tag.begin(), tag.end(), [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '-';
+  });
+}
+
+std::string mb(double bytes) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f MB", bytes / 1e6);
+  return b;
+}
+
+}  // namespace
+
+struct SnapshotSink::Job {
+  std::filesystem::path path;
+  std::unique_ptr<storage::SegmentWriter> w;
+  int64_t trigger_ns = 0;
+  int64_t from_ns = 0;
+  // The ring's chunks of the window at the trigger, held here (the ring may drop them any time).
+  std::vector<std::shared_ptr<const storage::SnapshotChunk>> held;
+  uint64_t next_chunk = 0;  // the ring's next chunk to copy, sealed after the trigger
+  size_t topics = 0, writers = 0, types = 0;  // definitions written so far
+  uint64_t samples = 0, bytes = 0, missed_chunks = 0;
+  int64_t first_ns = 0, last_ns = 0;  // of the records written
+  bool failed = false;
+};
+
+SnapshotSink::SnapshotSink(SnapshotSinkOptions options, std::shared_ptr<spdlog::logger> log)
+    : opt_(std::move(options)), log_(std::move(log)), ring_([&] {
+        storage::SnapshotRingOptions r;
+        r.keep = opt_.before;
+        r.max_bytes = opt_.max_bytes;
+        r.chunk_max_bytes = static_cast<uint32_t>(std::min<uint64_t>(1u << 20, opt_.max_bytes / 8));
+        r.chunk_max_age = opt_.chunk_max_age;
+        return r;
+      }()) {}
+
+storage::Result<std::unique_ptr<SnapshotSink>> SnapshotSink::create(
+    SnapshotSinkOptions options, std::shared_ptr<spdlog::logger> log) {
+  std::error_code ec;
+  std::filesystem::create_directories(options.dir, ec);
+  if (ec)
+    return Error{ErrorCode::kIo, "cannot create " + options.dir.string() + ": " + ec.message()};
+  std::unique_ptr<SnapshotSink> s(new SnapshotSink(std::move(options), std::move(log)));
+  s->thread_ = std::thread([p = s.get()] { p->run(); });
+  return s;
+}
+
+SnapshotSink::~SnapshotSink() {
+  (void)close();
+}
+
+storage::Result<storage::TopicId> SnapshotSink::add_topic(const storage::TopicDef& def) {
+  std::lock_guard lk(defs_mu_);
+  topics_.push_back(def);
+  return static_cast<storage::TopicId>(topics_.size());
+}
+
+storage::Result<storage::WriterId> SnapshotSink::add_writer(const storage::WriterDef& def) {
+  std::lock_guard lk(defs_mu_);
+  if (def.topic == 0 || def.topic > topics_.size())
+    return Error{ErrorCode::kInvalidArgument, "add_writer: unknown topic id"};
+  writers_.push_back(def);
+  return static_cast<storage::WriterId>(writers_.size());
+}
+
+storage::Status SnapshotSink::add_type(const storage::TypeDef& def) {
+  std::lock_guard lk(defs_mu_);
+  types_.push_back(def);
+  return {};
+}
+
+storage::Status SnapshotSink::add_mark(const storage::Mark& mark) {
+  ring_.add_mark(mark);
+  return {};
+}
+
+storage::Status SnapshotSink::skip_to(storage::WriterId writer, int64_t sequence) {
+  ring_.add_skip(writer, sequence, now_ns());
+  return {};
+}
+
+storage::Status SnapshotSink::try_append(const storage::RecordMeta& meta,
+                                         storage::ByteSpan payload) {
+  return ring_.append(meta, payload);
+}
+
+storage::Result<uint64_t> SnapshotSink::split() {
+  return Error{ErrorCode::kInvalidArgument,
+               "split: in snapshot mode there is no recording to split (each snapshot is one)"};
+}
+
+SinkFill SnapshotSink::fill() const {
+  return {ring_.stats().memory_bytes, opt_.max_bytes};
+}
+
+std::string SnapshotSink::io_description() const {
+  return "snapshot mode: the last " +
+         std::to_string(std::chrono::duration<double>(opt_.before).count()) +
+         " s in memory (at most " + mb(static_cast<double>(opt_.max_bytes)) + "), snapshots in " +
+         opt_.dir.string();
+}
+
+SnapshotStatus SnapshotSink::status() const {
+  const auto r = ring_.stats();
+  SnapshotStatus s;
+  s.buffered_samples = r.records;
+  s.buffered_bytes = r.memory_bytes;
+  s.max_bytes = opt_.max_bytes;
+  s.buffered_seconds =
+      r.newest_ns > r.oldest_ns ? static_cast<double>(r.newest_ns - r.oldest_ns) / 1e9 : 0;
+  s.dropped_samples = r.evicted_for_memory_records;
+  std::lock_guard lk(jobs_mu_);
+  s.snapshots = finished_;
+  s.writing = !jobs_.empty();
+  s.last_path = last_path_;
+  return s;
+}
+
+storage::Result<SnapshotTrigger> SnapshotSink::trigger(const std::string& tag) {
+  if (!valid_tag(tag))
+    return Error{ErrorCode::kInvalidArgument,
+                 "a snapshot tag has at most 64 characters of A-Z a-z 0-9 . _ -"};
+  const int64_t now = now_ns();
+  const int64_t after = static_cast<int64_t>(opt_.after.count());
+  const storage::Mark mark{storage::MarkKind::kTag, now, tag.empty() ? "snapshot" : tag,
+                           "snapshot trigger"};
+  std::lock_guard lk(jobs_mu_);
+  if (stopping_) return Error{ErrorCode::kClosed, "the recorder is stopping"};
+  SnapshotTrigger t;
+  t.trigger_ns = now;
+  if (!jobs_.empty() && now <= last_until_ns_) {
+    // Inside the window of the snapshot being made: one recording, a later end.
+    Job& j = *jobs_.back();
+    last_until_ns_ = std::max(last_until_ns_, now + after);
+    ring_.add_mark(mark);
+    t.path = j.path;
+    t.extended = true;
+    t.from_ns = j.from_ns;
+    t.until_ns = last_until_ns_;
+    log_->info("snapshot {} extended to {:.1f} s after this trigger{}", j.path.string(),
+               static_cast<double>(after) / 1e9, tag.empty() ? "" : " (" + tag + ")");
+    return t;
+  }
+  auto job = std::make_unique<Job>();
+  job->path = opt_.dir / directory_name(now, tag);
+  if (std::filesystem::exists(job->path))
+    return Error{ErrorCode::kAlreadyExists, job->path.string() + " exists already"};
+  auto w = storage::SegmentWriter::create(job->path.string(), opt_.writer);
+  if (!w)
+    return Error{w.error().code, "cannot create " + job->path.string() + ": " + w.error().message};
+  job->w = std::move(w).value();
+  job->trigger_ns = now;
+  job->from_ns = std::max(now - static_cast<int64_t>(opt_.before.count()), last_until_ns_ + 1);
+  job->next_chunk = ring_.next_index();
+  for (auto& c : ring_.chunks_from(0)) {
+    if (c->last_ns >= job->from_ns) job->held.push_back(std::move(c));
+  }
+  ring_.add_mark(mark);
+  last_until_ns_ = now + after;
+  last_path_ = job->path.string();
+  t.path = job->path;
+  t.from_ns = job->from_ns;
+  t.until_ns = last_until_ns_;
+  log_->info("snapshot {}: {:.1f} s before and {:.1f} s after the trigger", job->path.string(),
+             static_cast<double>(now - job->from_ns) / 1e9, static_cast<double>(after) / 1e9);
+  jobs_.push_back(std::move(job));
+  jobs_cv_.notify_all();
+  return t;
+}
+
+void SnapshotSink::run() {
+  for (;;) {
+    Job* job = nullptr;
+    int64_t until = 0;
+    bool stopping = false;
+    {
+      std::unique_lock lk(jobs_mu_);
+      jobs_cv_.wait_for(lk, kPollPeriod);
+      stopping = stopping_;
+      if (!jobs_.empty()) {
+        job = jobs_.front().get();
+        // The front job's window ends where the next one's starts (or at the latest end).
+        until = jobs_.size() > 1 ? jobs_[1]->from_ns - 1 : last_until_ns_;
+      }
+    }
+    ring_.poll(now_ns());
+    if (job) {
+      const bool finish_now = stopping || now_ns() > until + kFinishGraceNs;
+      if (advance(*job, until, finish_now)) {
+        std::lock_guard lk(jobs_mu_);
+        jobs_.pop_front();
+        continue;  // the next job at once
+      }
+    } else if (stopping) {
+      return;
+    }
+  }
+}
+
+void SnapshotSink::define_new(Job& job) {
+  std::lock_guard lk(defs_mu_);
+  for (; job.topics < topics_.size(); ++job.topics) {
+    if (auto id = job.w->add_topic(topics_[job.topics]); !id) job.failed = true;
+  }
+  for (; job.writers < writers_.size(); ++job.writers) {
+    if (auto id = job.w->add_writer(writers_[job.writers]); !id) job.failed = true;
+  }
+  for (; job.types < types_.size(); ++job.types) {
+    if (auto s = job.w->add_type(types_[job.types]); !s) job.failed = true;
+  }
+}
+
+storage::Status SnapshotSink::copy_chunk(Job& job, const storage::SnapshotChunk& chunk,
+                                         int64_t until_ns) {
+  if (chunk.last_ns < job.from_ns || chunk.first_ns > until_ns) return {};
+  thread_local storage::Bytes scratch;
+  return storage::SnapshotRing::for_each_entry(
+      chunk, scratch, [&](const storage::format::Entry& e) -> storage::Status {
+        using storage::format::EntryKind;
+        if (e.kind == EntryKind::kData) {
+          const auto& m = e.record.meta;
+          if (m.reception_ns < job.from_ns || m.reception_ns > until_ns) return {};
+          if (auto s = job.w->append(m, e.record.payload); !s) return s;
+          if (job.samples++ == 0) job.first_ns = m.reception_ns;
+          job.first_ns = std::min(job.first_ns, m.reception_ns);
+          job.last_ns = std::max(job.last_ns, m.reception_ns);
+          job.bytes += e.record.payload.size();
+        } else if (e.kind == EntryKind::kMark) {
+          if (e.mark.time_ns < job.from_ns || e.mark.time_ns > until_ns) return {};
+          return job.w->add_mark(e.mark);
+        } else if (e.kind == EntryKind::kGap) {
+          return job.w->skip_to(e.gap.writer, e.gap.last_missing);
+        }
+        return {};
+      });
+}
+
+bool SnapshotSink::advance(Job& job, int64_t until_ns, bool finish_now) {
+  if (finish_now) ring_.seal();
+  uint64_t missed = 0;
+  auto chunks = ring_.chunks_from(job.next_chunk, &missed);
+  job.missed_chunks += missed;
+  job.next_chunk = chunks.empty() ? job.next_chunk + missed : chunks.back()->index + 1;
+  if (!job.held.empty()) {
+    chunks.insert(chunks.begin(), job.held.begin(), job.held.end());
+    job.held.clear();
+  }
+  define_new(job);
+  for (const auto& c : chunks) {
+    if (job.failed) break;
+    if (auto s = copy_chunk(job, *c, until_ns); !s) {
+      log_->error("snapshot {}: {}", job.path.string(), s.error().message);
+      job.failed = true;
+    }
+  }
+  if (!finish_now && !job.failed) return false;
+  finish(job, until_ns);
+  return true;
+}
+
+void SnapshotSink::finish(Job& job, int64_t until_ns) {
+  const auto closed = job.w->close();
+  {
+    std::lock_guard lk(jobs_mu_);
+    ++finished_;
+    if (!closed && first_error_.ok()) first_error_ = closed.error();
+  }
+  if (!closed) {
+    log_->error("snapshot {} failed: {}", job.path.string(), closed.error().message);
+    return;
+  }
+  log_->info(
+      "snapshot {} written: {} samples ({}) received from {:.3f} s before to {:.3f} s after the "
+      "trigger (window {:.1f} s before, until {:.1f} s after){}",
+      job.path.string(), job.samples, mb(static_cast<double>(job.bytes)),
+      job.samples ? static_cast<double>(job.trigger_ns - job.first_ns) / 1e9 : 0.0,
+      job.samples ? static_cast<double>(job.last_ns - job.trigger_ns) / 1e9 : 0.0,
+      static_cast<double>(job.trigger_ns - job.from_ns) / 1e9,
+      static_cast<double>(until_ns - job.trigger_ns) / 1e9,
+      job.missed_chunks ? "; " + std::to_string(job.missed_chunks) +
+                              " chunk(s) of it had left memory first (snapshot.max_bytes)"
+                        : "");
+}
+
+storage::Status SnapshotSink::close() {
+  {
+    std::lock_guard lk(jobs_mu_);
+    if (!thread_.joinable()) return first_error_;
+    stopping_ = true;
+    jobs_cv_.notify_all();
+  }
+  thread_.join();
+  std::lock_guard lk(jobs_mu_);
+  return first_error_;
+}
+
+}  // namespace service

@@ -1,0 +1,106 @@
+// SnapshotSink: the recorder's "mode": "snapshot". Samples go into a storage::SnapshotRing (the
+// last snapshot.before_s seconds, compressed, at most snapshot.max_bytes) and are acknowledged
+// as soon as they are there. trigger() (ctl snapshot, SIGUSR1) starts a snapshot: a new
+// recording DIR/snapshot-YYYYMMDD-HHMMSS.mmm[-TAG] (UTC trigger time) holding the ring's records
+// from trigger - before_s on and everything until trigger + after_s; a trigger inside that window
+// moves its end to the new trigger + after_s (one recording, no duplicate data). A later
+// snapshot starts after the previous one's end at the earliest, so two snapshots never hold the
+// same record. Every trigger puts a tag into the snapshot (its TAG, or "snapshot").
+//
+// OVERVIEW
+// - Receive threads: add_topic/add_writer/add_type (definitions, kept here for every snapshot
+//   under defs_mu_), try_append/add_mark/skip_to (into the ring, which has its own lock).
+// - Control threads: trigger() creates the snapshot's SegmentWriter (so a failure is the
+//   trigger's answer), defines the topics, writers and types known so far in it, and queues the
+//   job (jobs_mu_).
+// - The snapshot thread (one, started by create()) polls the ring every 20 ms (sealing and
+//   evicting chunks) and copies the chunks of each queued job into its recording: records and
+//   marks whose time is inside the job's window, and skips. Once the window's end is 200 ms past
+//   it seals the ring's open chunk, copies the rest and closes the recording. Only this thread
+//   touches a job's writer after trigger().
+// - close() ends the thread; a snapshot still in its after window is finished with what was
+//   received by then.
+#pragma once
+
+#include <spdlog/logger.h>
+
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "service/recorder.hpp"
+#include "sink.hpp"
+#include "storage/snapshot_ring.hpp"
+
+namespace service {
+
+struct SnapshotSinkOptions {
+  std::filesystem::path dir;  // storage.path: the snapshots' recordings are made in it
+  std::chrono::nanoseconds before{std::chrono::seconds(30)};
+  std::chrono::nanoseconds after{std::chrono::seconds(10)};
+  uint64_t max_bytes = 256ull << 20;
+  std::chrono::milliseconds chunk_max_age{100};
+  // For each snapshot's recording (its on_error: a failed snapshot ends the recorder too).
+  storage::SegmentWriterOptions writer;
+};
+
+class SnapshotSink final : public Sink {
+ public:
+  static storage::Result<std::unique_ptr<SnapshotSink>> create(SnapshotSinkOptions options,
+                                                               std::shared_ptr<spdlog::logger> log);
+  ~SnapshotSink() override;
+
+  storage::Result<storage::TopicId> add_topic(const storage::TopicDef& def) override;
+  storage::Result<storage::WriterId> add_writer(const storage::WriterDef& def) override;
+  storage::Status add_type(const storage::TypeDef& def) override;
+  storage::Status add_mark(const storage::Mark& mark) override;
+  storage::Status skip_to(storage::WriterId writer, int64_t sequence) override;
+  storage::Status try_append(const storage::RecordMeta& meta, storage::ByteSpan payload) override;
+  // Refused: a snapshot's recording is split by its own size and duration limits.
+  storage::Result<uint64_t> split() override;
+  SinkFill fill() const override;
+  std::string io_description() const override;
+  storage::Status close() override;
+
+  // Starts (or extends) a snapshot. `tag`: "" or 1..64 of [A-Za-z0-9._-]. Refused
+  // (kInvalidArgument) for a bad tag, kAlreadyExists when the directory exists, else the
+  // SegmentWriter's error.
+  storage::Result<SnapshotTrigger> trigger(const std::string& tag);
+  SnapshotStatus status() const;
+
+  struct Job;
+
+ private:
+  SnapshotSink(SnapshotSinkOptions options, std::shared_ptr<spdlog::logger> log);
+  void run();
+  // The snapshot thread: copies what is new in the ring into the job; true when it is done.
+  bool advance(Job& job, int64_t until_ns, bool finish);
+  void define_new(Job& job);
+  storage::Status copy_chunk(Job& job, const storage::SnapshotChunk& chunk, int64_t until_ns);
+  void finish(Job& job, int64_t until_ns);
+
+  const SnapshotSinkOptions opt_;
+  std::shared_ptr<spdlog::logger> log_;
+  storage::SnapshotRing ring_;
+
+  mutable std::mutex defs_mu_;
+  std::vector<storage::TopicDef> topics_;
+  std::vector<storage::WriterDef> writers_;
+  std::vector<storage::TypeDef> types_;
+
+  mutable std::mutex jobs_mu_;
+  std::condition_variable jobs_cv_;
+  std::deque<std::unique_ptr<Job>> jobs_;  // oldest first; only the thread removes
+  int64_t last_until_ns_ = 0;              // the end of the latest snapshot's window
+  uint64_t finished_ = 0;
+  std::string last_path_;
+  bool stopping_ = false;
+  storage::Status first_error_;
+  std::thread thread_;
+};
+
+}  // namespace service
