@@ -5,10 +5,12 @@
 # the same run and on the same disk, `dd if=/dev/zero bs=1M count=2048 conv=fdatasync` (the
 # disk's limit for random data, which the recorder must write in full; the better of two runs
 # back to back before each random run) and iperf 2's raw UDP
-# between the same namespaces (the network's limit for compressible data).
+# between the same namespaces (the network's limit for compressible data). With --mode
+# snapshot the recorder keeps the samples in memory (snapshot mode, before_s 5, max_bytes 1 GiB,
+# no trigger: nothing reaches the disk) and raw UDP is the limit for both payloads.
 # Usage (root): perf/bench/recorder_alone.sh [--exec S] [--size B] [--reps N] [--mtu M]
 #               [--payload random,zero] [--record-dir DIR] [--fsync none|chunk|segment|interval]
-#               [--page-cache drop|keep] [--bin DIR]
+#               [--page-cache drop|keep] [--mode record|snapshot] [--bin DIR]
 # Prints one markdown row per run and a median row per payload; exit 0 when every run recorded
 # all it was sent (0 lost), 1 otherwise, 2 bad usage, 77 not root.
 set -u
@@ -16,6 +18,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$ROOT/tests/integration/lib/netns.sh"
 BIN=$ROOT/build-release/bin
 exec_s=10 size=63000 reps=1 record_parent=/var/tmp fsync=chunk page_cache= payloads="random zero"
+mode=record
 while [ $# -gt 0 ]; do
   case $1 in
     --exec) exec_s=$2; shift 2 ;;
@@ -26,8 +29,9 @@ while [ $# -gt 0 ]; do
     --record-dir) record_parent=$2; shift 2 ;;
     --fsync) fsync=$2; shift 2 ;;
     --page-cache) page_cache=$2; shift 2 ;;
+    --mode) mode=$2; shift 2 ;;
     --bin) BIN=$2; shift 2 ;;
-    -h | --help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "unknown option $1 (see --help)"; exit 2 ;;
   esac
 done
@@ -38,6 +42,7 @@ done
 command -v iperf >/dev/null || { echo "iperf (Debian package iperf, version 2) is missing: scripts/setup.sh"; exit 77; }
 for p in $payloads; do [ "$p" = random ] || [ "$p" = zero ] || { echo "--payload: $p is not random or zero"; exit 2; }; done
 [ -d "$record_parent" ] || { echo "--record-dir $record_parent is not a directory"; exit 2; }
+[ "$mode" = record ] || [ "$mode" = snapshot ] || { echo "--mode: $mode is not record or snapshot"; exit 2; }
 netns_setup_pair
 tmp=$(mktemp -d) || exit 1 # removed on exit: only what this script made
 rec_tmp=$(mktemp -d -p "$record_parent") || exit 1
@@ -79,9 +84,12 @@ iperf_mbs() {
 record() {
   local p=$1 dir="$rec_tmp/rec-$1" pc_json=""
   [ -n "$page_cache" ] && pc_json=", \"page_cache\": \"$page_cache\""
+  local mode_json=""
+  [ "$mode" = snapshot ] &&
+    mode_json=', "mode": "snapshot", "snapshot": {"before_s": 5, "max_bytes": 1073741824}'
   cat >"$tmp/rec.json" <<JSON
 {"domain": 13, "interface": "veth1", "transports": ["udp"], "stats_interval_s": 1,
- "storage": {"path": "$dir", "fsync": "$fsync"$pc_json}}
+ "storage": {"path": "$dir", "fsync": "$fsync"$pc_json}$mode_json}
 JSON
   netns_spawn 1 $((exec_s + 120)) /usr/bin/time -f "%U %S" -o "$tmp/cpu" "$BIN/pubsub-recorder" \
     --config "$tmp/rec.json" >"$tmp/rec.log" 2>&1
@@ -105,7 +113,7 @@ JSON
     'BEGIN {printf "%.0f", w * s / e / 1e6}') ${peak:-?}"
 }
 
-echo "# Recorder alone: pubsub-perftest -pub -> pubsub-recorder, $size B, reliable UDP, MTU $NS_MTU,"
+echo "# Recorder alone ($mode mode): pubsub-perftest -pub -> pubsub-recorder, $size B, reliable UDP, MTU $NS_MTU,"
 echo "# ${exec_s}s per run, storage.fsync \"$fsync\", page_cache ${page_cache:-default}, recording in $(df --output=source "$rec_tmp" | tail -n 1)"
 echo "# ($(df --output=fstype "$rec_tmp" | tail -n 1)), $(nproc) cores, $(uname -r), commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)"
 echo
@@ -115,7 +123,7 @@ fail=0
 declare -A RATIOS
 for ((r = 1; r <= reps; r++)); do
   for p in $payloads; do
-    if [ "$p" = random ]; then lim=$(dd_mbs) lim_name=dd; else lim=$(iperf_mbs) lim_name="raw UDP"; fi
+    if [ "$p" = random ] && [ "$mode" = record ]; then lim=$(dd_mbs) lim_name=dd; else lim=$(iperf_mbs) lim_name="raw UDP"; fi
     read -r written n lost cpu mbs peak < <(record "$p")
     # "recorded" includes the publisher's end-of-run marker.
     [ "$lost" = 0 ] && [ "$n" -ge "$written" ] && [ "$written" -gt 0 ] || fail=1

@@ -46,6 +46,18 @@ int socket_of(const CtlArgs& a, std::filesystem::path& out) {
       return kExitUsage;
     }
     out = control_socket_path(*cfg);
+    // A relative socket lives in the recording directory; with strftime conversions in
+    // storage.path only the running recorder knows which one that is.
+    if (!cfg->control.socket.empty() && cfg->control.socket.is_relative() &&
+        cfg->storage.path.string().find('%') != std::string::npos) {
+      std::fprintf(stderr,
+                   "pubsub-recorder ctl: %s: storage.path \"%s\" has %% conversions, so the "
+                   "socket's directory is known to the running recorder only: give --path DIR, or "
+                   "set control.socket to an absolute path (e.g. "
+                   "/run/pubsub-recorder/NAME/control.sock)\n",
+                   a.config.c_str(), cfg->storage.path.c_str());
+      return kExitUsage;
+    }
     if (out.empty()) {
       std::fprintf(stderr,
                    "pubsub-recorder ctl: %s has no control socket (control.socket is \"\")\n",

@@ -120,6 +120,10 @@ e=$("$BIN/pubsub-recorder" ctl --socket "$out/none.sock" status 2>&1); rc=$?
 [ $rc = 2 ] && [ "$e" = "pubsub-recorder ctl: cannot connect to $out/none.sock: No such file or directory" ] ||
   fail "unreachable socket: exit $rc, '$e'"
 
+echo '{"storage": {"path": "'"$out"'/rec-%Y%m%d"}}' >"$out/strftime.json"
+e=$("$BIN/pubsub-recorder" ctl --config "$out/strftime.json" status 2>&1); rc=$?
+[ $rc = 2 ] && [ "$e" = "pubsub-recorder ctl: $out/strftime.json: storage.path \"$out/rec-%Y%m%d\" has % conversions, so the socket's directory is known to the running recorder only: give --path DIR, or set control.socket to an absolute path (e.g. /run/pubsub-recorder/NAME/control.sock)" ] ||
+  fail "ctl --config with a strftime storage.path: exit $rc, '$e'"
 # 5. A second recorder on the same socket: refused before anything is created.
 sed "s#$out/rec#$out/rec2#" "$out/r.json" >"$out/r2.json"
 e=$(netns_run 1 20 "$BIN/pubsub-recorder" --config "$out/r2.json" 2>&1); rc=$?
