@@ -6,7 +6,7 @@
 # disk's limit for random data, which the recorder must write in full; the better of two runs
 # back to back before each random run) and iperf 2's raw UDP
 # between the same namespaces (the network's limit for compressible data). With --mode
-# snapshot the recorder keeps the samples in memory (snapshot mode, before_s 5, max_bytes 1 GiB,
+# snapshot the recorder keeps the samples in memory (snapshot mode, before_s 5, max_bytes 256 MiB,
 # no trigger: nothing reaches the disk) and raw UDP is the limit for both payloads.
 # Usage (root): perf/bench/recorder_alone.sh [--exec S] [--size B] [--reps N] [--mtu M]
 #               [--payload random,zero] [--record-dir DIR] [--fsync none|chunk|segment|interval]
@@ -86,7 +86,7 @@ record() {
   [ -n "$page_cache" ] && pc_json=", \"page_cache\": \"$page_cache\""
   local mode_json=""
   [ "$mode" = snapshot ] &&
-    mode_json=', "mode": "snapshot", "snapshot": {"before_s": 5, "max_bytes": 1073741824}'
+    mode_json=', "mode": "snapshot", "snapshot": {"before_s": 5}'
   cat >"$tmp/rec.json" <<JSON
 {"domain": 13, "interface": "veth1", "transports": ["udp"], "stats_interval_s": 1,
  "storage": {"path": "$dir", "fsync": "$fsync"$pc_json}$mode_json}

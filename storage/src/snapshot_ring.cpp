@@ -55,6 +55,29 @@ void SnapshotRing::seal() {
   seal_locked();
 }
 
+// Tries LZ4 into lz4_buf_; true (and `out` filled, exactly sized) when it saves >= 2%.
+bool SnapshotRing::compress_locked(Bytes& out) {
+  if (!opt_.compress || open_.size() < 64) return false;
+  if (lz4_skip_ > 0) {
+    --lz4_skip_;
+    return false;
+  }
+  const int src = static_cast<int>(open_.size());
+  lz4_buf_.resize(static_cast<size_t>(LZ4_compressBound(src)));
+  const int n = LZ4_compress_fast(reinterpret_cast<const char*>(open_.data()),
+                                  reinterpret_cast<char*>(lz4_buf_.data()), src,
+                                  static_cast<int>(lz4_buf_.size()), opt_.lz4_acceleration);
+  if (n <= 0 || static_cast<size_t>(n) * 50 > open_.size() * 49) {
+    // Incompressible (random payloads): skip the next 1, 2, 4 ... 64 chunks.
+    lz4_backoff_ = std::min<uint32_t>(lz4_backoff_ == 0 ? 1 : lz4_backoff_ * 2, 64);
+    lz4_skip_ = lz4_backoff_;
+    return false;
+  }
+  lz4_backoff_ = 0;
+  out.assign(lz4_buf_.begin(), lz4_buf_.begin() + n);
+  return true;
+}
+
 void SnapshotRing::seal_locked() {
   if (open_entries_ == 0) return;
   auto c = std::make_shared<SnapshotChunk>();
@@ -64,41 +87,44 @@ void SnapshotRing::seal_locked() {
   c->records = open_records_;
   c->entries = open_entries_;
   c->raw_size = static_cast<uint32_t>(open_.size());
-  if (opt_.compress && open_.size() >= 64) {
-    const int src = static_cast<int>(open_.size());
-    c->stored.resize(static_cast<size_t>(LZ4_compressBound(src)));
-    const int n = LZ4_compress_fast(reinterpret_cast<const char*>(open_.data()),
-                                    reinterpret_cast<char*>(c->stored.data()), src,
-                                    static_cast<int>(c->stored.size()), opt_.lz4_acceleration);
-    // Kept compressed when that saves at least 2%.
-    if (n > 0 && static_cast<size_t>(n) * 50 <= open_.size() * 49) {
-      c->stored.resize(static_cast<size_t>(n));
-      c->stored.shrink_to_fit();
-      c->lz4 = true;
-    }
+  c->lz4 = compress_locked(c->stored);
+  if (c->lz4) {
+    open_.clear();  // reused as it is
+  } else {
+    // The open buffer becomes the chunk; the next one is a recycled buffer (no fresh pages).
+    c->stored = std::move(open_);
+    open_ = spare_.empty() ? Bytes() : std::move(spare_.back());
+    if (!spare_.empty()) spare_.pop_back();
+    open_.clear();
+    open_.reserve(opt_.chunk_max_bytes);
   }
-  if (!c->lz4) c->stored.assign(open_.begin(), open_.end());
-  stored_bytes_ += c->stored.size();
+  stored_bytes_ += c->stored.capacity();
   ring_raw_bytes_ += c->raw_size;
   ring_records_ += c->records;
   ring_.push_back(std::move(c));
-  open_.clear();
   delta_ = {};
   open_entries_ = open_records_ = 0;
   open_first_ns_ = open_last_ns_ = 0;
   evict_for_memory_locked();
 }
 
+void SnapshotRing::drop_front_locked(uint64_t& chunks, uint64_t& records) {
+  std::shared_ptr<SnapshotChunk>& c = ring_.front();
+  stored_bytes_ -= c->stored.capacity();
+  ring_raw_bytes_ -= c->raw_size;
+  ring_records_ -= c->records;
+  ++chunks;
+  records += c->records;
+  // Nobody else holds it (a snapshot may): keep a chunk-sized buffer for the next open chunk.
+  if (c.use_count() == 1 && !c->lz4 && spare_.size() < 2 &&
+      c->stored.capacity() >= opt_.chunk_max_bytes)
+    spare_.push_back(std::move(c->stored));
+  ring_.pop_front();
+}
+
 void SnapshotRing::evict_for_memory_locked() {
-  while (ring_.size() > 1 && memory_locked() > opt_.max_bytes) {
-    const SnapshotChunk& c = *ring_.front();
-    stored_bytes_ -= c.stored.size();
-    ring_raw_bytes_ -= c.raw_size;
-    ring_records_ -= c.records;
-    ++evicted_.evicted_for_memory_chunks;
-    evicted_.evicted_for_memory_records += c.records;
-    ring_.pop_front();
-  }
+  while (ring_.size() > 1 && memory_locked() > opt_.max_bytes)
+    drop_front_locked(evicted_.evicted_for_memory_chunks, evicted_.evicted_for_memory_records);
 }
 
 void SnapshotRing::poll(int64_t now_ns) {
@@ -106,15 +132,8 @@ void SnapshotRing::poll(int64_t now_ns) {
   if (open_entries_ > 0 && std::chrono::steady_clock::now() - open_since_ >= opt_.chunk_max_age)
     seal_locked();
   const int64_t oldest_kept = now_ns - static_cast<int64_t>(opt_.keep.count());
-  while (!ring_.empty() && ring_.front()->last_ns < oldest_kept) {
-    const SnapshotChunk& c = *ring_.front();
-    stored_bytes_ -= c.stored.size();
-    ring_raw_bytes_ -= c.raw_size;
-    ring_records_ -= c.records;
-    ++evicted_.evicted_for_age_chunks;
-    evicted_.evicted_for_age_records += c.records;
-    ring_.pop_front();
-  }
+  while (!ring_.empty() && ring_.front()->last_ns < oldest_kept)
+    drop_front_locked(evicted_.evicted_for_age_chunks, evicted_.evicted_for_age_records);
   evict_for_memory_locked();
 }
 

@@ -5,7 +5,10 @@
 // OVERVIEW
 // - Appenders (any thread; one internal mutex) encode records, marks and skips into the open
 //   chunk with the segment format's entry encoding (storage/format.hpp). A chunk is sealed
-//   (LZ4-compressed when that saves at least 2%, numbered, pushed to the back of the ring) when
+//   (LZ4-compressed when that saves at least 2%, with the segment writer's backoff after a
+//   chunk that did not compress; else the open buffer itself becomes the chunk and the buffer of
+//   an evicted raw chunk, when nobody holds it, the next open one - no fresh pages in steady
+//   state; numbered, pushed to the back of the ring) when
 //   the next entry would take it past chunk_max_bytes, when it is older than chunk_max_age
 //   (poll()), or on seal().
 // - The ring keeps chunks whose newest entry is at most `keep` older than poll()'s clock (time
@@ -39,8 +42,8 @@ namespace storage {
 struct SnapshotRingOptions {
   // How long a chunk stays after its newest entry (snapshot.before_s). Default 30 s.
   std::chrono::nanoseconds keep = std::chrono::seconds(30);
-  // Memory bound: stored (compressed) sealed chunks plus the open chunk's raw bytes. Default
-  // 256 MiB.
+  // Memory bound: the buffers of the sealed chunks (compressed, or raw) plus the open chunk's
+  // buffer. Default 256 MiB.
   uint64_t max_bytes = 256ull << 20;
   // A chunk is sealed before an entry would take its raw size past this (an entry larger than it
   // gets a chunk of its own). Default 1 MiB.
@@ -103,19 +106,24 @@ class SnapshotRing {
 
  private:
   void seal_locked();
+  bool compress_locked(Bytes& out);
+  void drop_front_locked(uint64_t& chunks, uint64_t& records);
   void evict_for_memory_locked();
   void note_entry_locked(int64_t time_ns, bool record);
-  uint64_t memory_locked() const { return stored_bytes_ + open_.size(); }
+  uint64_t memory_locked() const { return stored_bytes_ + open_.capacity(); }
 
   const SnapshotRingOptions opt_;
   mutable std::mutex mu_;
-  std::deque<std::shared_ptr<const SnapshotChunk>> ring_;
-  uint64_t stored_bytes_ = 0;  // sum of ring_'s stored sizes
+  std::deque<std::shared_ptr<SnapshotChunk>> ring_;  // handed out as const
+  uint64_t stored_bytes_ = 0;  // sum of ring_'s stored capacities (the memory they hold)
   uint64_t ring_raw_bytes_ = 0;
   uint64_t ring_records_ = 0;
   uint64_t next_index_ = 1;
   // The open chunk.
   Bytes open_;
+  std::vector<Bytes> spare_;  // buffers of evicted raw chunks, for the next open chunks
+  Bytes lz4_buf_;
+  uint32_t lz4_skip_ = 0, lz4_backoff_ = 0;
   format::DeltaState delta_;
   int64_t open_first_ns_ = 0, open_last_ns_ = 0;
   uint32_t open_records_ = 0, open_entries_ = 0;
