@@ -82,6 +82,18 @@ std::string ConfigErrors::to_string() const {
   return out;
 }
 
+bool Ipv4Network::contains(uint32_t ipv4_host_order) const {
+  if (prefix_length == 0) return true;
+  const uint32_t mask = prefix_length >= 32 ? ~0u : ~(~0u >> prefix_length);
+  return (ipv4_host_order & mask) == (address & mask);
+}
+
+std::string Ipv4Network::to_string() const {
+  return std::to_string(address >> 24) + "." + std::to_string((address >> 16) & 0xff) + "." +
+         std::to_string((address >> 8) & 0xff) + "." + std::to_string(address & 0xff) + "/" +
+         std::to_string(prefix_length);
+}
+
 namespace {
 
 constexpr uint64_t kUnbounded = std::numeric_limits<uint64_t>::max();
@@ -106,6 +118,32 @@ bool is_interface(const std::string& s) {
   for (const char c : s) {
     if (c == '/' || c == ' ' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return false;
   }
+  return true;
+}
+
+// "A.B.C.D/N" (N in 0..32) or "A.B.C.D" (a /32). False when it is not; `why` is then replaced
+// when the text is a network whose prefix length is over 32.
+bool parse_network(const std::string& s, Ipv4Network& out, std::string& why) {
+  const auto slash = s.find('/');
+  const std::string address = s.substr(0, slash);
+  in_addr addr{};
+  if (address.find('\0') != std::string::npos || inet_pton(AF_INET, address.c_str(), &addr) != 1) {
+    return false;
+  }
+  uint64_t prefix = 32;
+  if (slash != std::string::npos) {
+    const std::string digits = s.substr(slash + 1);
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) {
+      return false;
+    }
+    prefix = digits.size() > 9 ? 33 : std::stoul(digits);  // no overflow
+    if (prefix > 32) {
+      why = "expected a prefix length in 0..32, got ";
+      return false;
+    }
+  }
+  out.address = ntohl(addr.s_addr);
+  out.prefix_length = static_cast<uint8_t>(prefix);
   return true;
 }
 
@@ -384,22 +422,60 @@ class RecorderSchema {
   }
 
   void control(const Json& v, const std::string& p) {
-    r_.object(v, p,
-              {
-                  {"socket",
-                   [&](const Json& e, const std::string& ep) {
-                     // sockaddr_un's sun_path holds 108 bytes with the terminating NUL.
-                     if (e.is_string() && e.get<std::string>().size() <= 107 &&
-                         e.get<std::string>().find('\0') == std::string::npos) {
-                       c_.control.socket = e.get<std::string>();
-                     } else {
-                       r_.fail(ep,
-                               "expected a socket path of at most 107 bytes without NUL "
-                               "characters, or \"\" for none, got " +
-                                   describe(e));
-                     }
-                   }},
-              });
+    bool allow_ok = true;  // false: control.allow was given and is not an array of networks
+    const bool is_object = r_.object(
+        v, p,
+        {
+            {"socket",
+             [&](const Json& e, const std::string& ep) {
+               // sockaddr_un's sun_path holds 108 bytes with the terminating NUL.
+               if (e.is_string() && e.get<std::string>().size() <= 107 &&
+                   e.get<std::string>().find('\0') == std::string::npos) {
+                 c_.control.socket = e.get<std::string>();
+               } else {
+                 r_.fail(ep,
+                         "expected a socket path of at most 107 bytes without NUL "
+                         "characters, or \"\" for none, got " +
+                             describe(e));
+               }
+             }},
+            {"dds",
+             [&](const Json& e, const std::string& ep) {
+               if (e.is_boolean()) {
+                 c_.control.dds = e.get<bool>();
+               } else {
+                 r_.fail(ep, "expected true or false, got " + describe(e));
+               }
+             }},
+            {"allow", [&](const Json& e, const std::string& ep) { allow_ok = allow(e, ep); }},
+        });
+    // DDS control is only as narrow as its allow list: an empty one is refused, not "everyone".
+    if (is_object && allow_ok && c_.control.dds && c_.control.allow.empty()) {
+      r_.fail(p + "/allow",
+              "required when /control/dds is true (expected a non-empty array of the IPv4 "
+              "networks whose participants may send commands, e.g. [\"127.0.0.1/32\"])" +
+                  std::string(v.contains("allow") ? ", got []" : ""));
+    }
+  }
+
+  bool allow(const Json& v, const std::string& p) {
+    std::vector<Ipv4Network> out;
+    const size_t errors = r_.error_count();
+    const bool is_array =
+        r_.array(v, p, "IPv4 network strings", [&](const Json& e, const std::string& ep) {
+          std::string why =
+              "expected an IPv4 network such as \"198.18.0.0/15\" or an IPv4 "
+              "address, got ";
+          Ipv4Network net;
+          if (e.is_string() && parse_network(e.get<std::string>(), net, why)) {
+            out.push_back(net);
+          } else {
+            r_.fail(ep, why + describe(e));
+          }
+        });
+    if (!is_array || r_.error_count() != errors) return false;
+    c_.control.allow = std::move(out);
+    return true;
   }
 
   void log(const Json& v, const std::string& p) {
