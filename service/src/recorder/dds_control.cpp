@@ -182,6 +182,7 @@ struct DdsControl::Impl {
     pubsub::Guid from;  // the request's writer
     uint64_t id = 0;
     std::string text;
+    bool too_long = false;  // over kMaxRequestBytes (text then empty)
   };
 
   pubsub::Participant& participant;
@@ -202,7 +203,7 @@ struct DdsControl::Impl {
 
   // A receive thread: decode and queue, nothing more.
   void on_sample(const pubsub::SampleInfo& info, pubsub::Bytes body) {
-    auto r = dds_control_wire::decode_request(body, info.encapsulation, kMaxRequestBytes);
+    auto r = dds_control_wire::decode_request(body, info.encapsulation, body.size());
     if (!r) {
       warn("DDS control: ignored an undecodable request (" + std::to_string(body.size()) +
            " bytes) from writer " + info.writer.to_string());
@@ -211,7 +212,9 @@ struct DdsControl::Impl {
     {
       std::lock_guard lk(mu);
       if (queue.size() < kMaxQueued) {
-        queue.push_back({info.writer, r->id, std::move(r->json)});
+        const bool too_long = r->json.size() > kMaxRequestBytes;
+        queue.push_back(
+            {info.writer, r->id, too_long ? std::string() : std::move(r->json), too_long});
         cv.notify_one();
         return;
       }
@@ -248,12 +251,14 @@ struct DdsControl::Impl {
     }
     if (!allowed) {
       const std::string who = "participant " + participant_guid(prefix) + " (" + addresses + ")";
-      std::string what = r.text.substr(0, 200);
+      std::string what = r.too_long ? "an over-long request" : r.text.substr(0, 200);
       std::replace_if(
           what.begin(), what.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
       warn("DDS control: refused " + what + " from " + who + ": not in control.allow");
       return refusal(who + " is not in control.allow");
     }
+    if (r.too_long)
+      return refusal("request longer than " + std::to_string(kMaxRequestBytes) + " bytes");
     auto request = json::parse(r.text, nullptr, false);
     if (request.is_discarded() || !request.is_object())
       return refusal("a request is one JSON object, e.g. {\"cmd\":\"status\"}");

@@ -163,7 +163,7 @@ TEST_CASE("DDS control: a participant outside control.allow is refused, warned, 
                                                    who + ": not in control.allow"});
 }
 
-TEST_CASE("DDS control: requests that are not JSON objects are refused, ids match replies") {
+TEST_CASE("DDS control: requests that are not JSON objects or too long are refused, ids match") {
   auto net = pubsub::FakeNetwork::create();
   auto recorder = participant(net);
   auto client = participant(net);
@@ -193,24 +193,30 @@ TEST_CASE("DDS control: requests that are not JSON objects are refused, ids matc
   REQUIRE((*w)->write(wire::encode(wire::Request{41, "not json"})).ok());
   REQUIRE((*w)->write(wire::encode(wire::Request{42, "[1]"})).ok());
   REQUIRE((*w)->write(wire::encode(wire::Request{43, "{\"cmd\":\"status\"}"})).ok());
+  // Over 64 KiB, as the socket's line limit (the sample itself is fine).
+  const std::string big = "{\"cmd\":\"" + std::string(70000, 'x') + "\"}";
+  REQUIRE((*w)->write(wire::encode(wire::Request{44, big})).ok());
   const auto deadline = std::chrono::steady_clock::now() + 10s;
   for (;;) {
     {
       std::lock_guard lk(mu);
-      if (replies.size() >= 3) break;
+      if (replies.size() >= 4) break;
     }
     REQUIRE(std::chrono::steady_clock::now() < deadline);
     std::this_thread::sleep_for(5ms);
   }
   std::lock_guard lk(mu);
-  REQUIRE(replies.size() == 3);
+  REQUIRE(replies.size() == 4);
   const std::string bad =
       R"({"error":"a request is one JSON object, e.g. {\"cmd\":\"status\"}","ok":false})";
-  for (size_t i = 0; i < 3; ++i) {
+  for (size_t i = 0; i < 4; ++i) {
     CHECK(replies[i].requester == (*w)->guid());
     CHECK(replies[i].id == 41 + i);
-    CHECK(replies[i].json == (i < 2 ? bad : std::string(R"({"ok":true})")));
   }
+  CHECK(replies[0].json == bad);
+  CHECK(replies[1].json == bad);
+  CHECK(replies[2].json == R"({"ok":true})");
+  CHECK(replies[3].json == R"({"error":"request longer than 65536 bytes","ok":false})");
   CHECK(warnings.get().empty());
 }
 
