@@ -252,8 +252,9 @@ struct DdsControl::Impl {
     if (!allowed) {
       const std::string who = "participant " + participant_guid(prefix) + " (" + addresses + ")";
       std::string what = r.too_long ? "an over-long request" : r.text.substr(0, 200);
-      std::replace_if(
-          what.begin(), what.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+      std::replace_if(  // one log line, whatever the sender put in
+          what.begin(), what.end(),
+          [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }, ' ');
       warn("DDS control: refused " + what + " from " + who + ": not in control.allow");
       return refusal(who + " is not in control.allow");
     }
