@@ -269,5 +269,5 @@ TEST_CASE("dds_control_request: no recorder on the domain is kTimeout") {
   CHECK(r.error().code == common::Errc::kTimeout);
   CHECK(r.error().message == "no recorder answers on domain 4");
   CHECK(took >= 650ms);
-  CHECK(took < 3s);
+  CHECK(took < 10s);  // the timeout, not the 30 s default (generous: ThreadSanitizer, load)
 }
