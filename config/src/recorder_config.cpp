@@ -422,43 +422,45 @@ class RecorderSchema {
   }
 
   void control(const Json& v, const std::string& p) {
-    bool allow_ok = true;  // false: control.allow was given and is not an array of networks
-    const bool is_object = r_.object(
-        v, p,
-        {
-            {"socket",
-             [&](const Json& e, const std::string& ep) {
-               // sockaddr_un's sun_path holds 108 bytes with the terminating NUL.
-               if (e.is_string() && e.get<std::string>().size() <= 107 &&
-                   e.get<std::string>().find('\0') == std::string::npos) {
-                 c_.control.socket = e.get<std::string>();
-               } else {
-                 r_.fail(ep,
-                         "expected a socket path of at most 107 bytes without NUL "
-                         "characters, or \"\" for none, got " +
-                             describe(e));
-               }
-             }},
-            {"dds",
-             [&](const Json& e, const std::string& ep) {
-               if (e.is_boolean()) {
-                 c_.control.dds = e.get<bool>();
-               } else {
-                 r_.fail(ep, "expected true or false, got " + describe(e));
-               }
-             }},
-            {"allow", [&](const Json& e, const std::string& ep) { allow_ok = allow(e, ep); }},
-        });
-    // DDS control is only as narrow as its allow list: an empty one is refused, not "everyone".
-    if (is_object && allow_ok && c_.control.dds && c_.control.allow.empty()) {
-      r_.fail(p + "/allow",
-              "required when /control/dds is true (expected a non-empty array of the IPv4 "
-              "networks whose participants may send commands, e.g. [\"127.0.0.1/32\"])" +
-                  std::string(v.contains("allow") ? ", got []" : ""));
+    r_.object(v, p,
+              {
+                  {"socket",
+                   [&](const Json& e, const std::string& ep) {
+                     // sockaddr_un's sun_path holds 108 bytes with the terminating NUL.
+                     if (e.is_string() && e.get<std::string>().size() <= 107 &&
+                         e.get<std::string>().find('\0') == std::string::npos) {
+                       c_.control.socket = e.get<std::string>();
+                     } else {
+                       r_.fail(ep,
+                               "expected a socket path of at most 107 bytes without NUL "
+                               "characters, or \"\" for none, got " +
+                                   describe(e));
+                     }
+                   }},
+                  {"dds", [&](const Json& e, const std::string& ep) { dds(e, ep); }},
+                  {"allow", [&](const Json& e, const std::string& ep) { allow(e, ep); }},
+              });
+    if (v.is_object()) dds_needs_allow(v, p);
+  }
+
+  void dds(const Json& v, const std::string& p) {
+    if (v.is_boolean()) {
+      c_.control.dds = v.get<bool>();
+    } else {
+      r_.fail(p, "expected true or false, got " + describe(v));
     }
   }
 
-  bool allow(const Json& v, const std::string& p) {
+  // DDS control is only as narrow as its allow list: an empty one is refused, not "everyone".
+  void dds_needs_allow(const Json& v, const std::string& p) {
+    if (!allow_ok_ || !c_.control.dds || !c_.control.allow.empty()) return;
+    r_.fail(p + "/allow",
+            "required when /control/dds is true (expected a non-empty array of the IPv4 "
+            "networks whose participants may send commands, e.g. [\"127.0.0.1/32\"])" +
+                std::string(v.contains("allow") ? ", got []" : ""));
+  }
+
+  void allow(const Json& v, const std::string& p) {
     std::vector<Ipv4Network> out;
     const size_t errors = r_.error_count();
     const bool is_array =
@@ -473,9 +475,8 @@ class RecorderSchema {
             r_.fail(ep, why + describe(e));
           }
         });
-    if (!is_array || r_.error_count() != errors) return false;
-    c_.control.allow = std::move(out);
-    return true;
+    allow_ok_ = is_array && r_.error_count() == errors;
+    if (allow_ok_) c_.control.allow = std::move(out);
   }
 
   void log(const Json& v, const std::string& p) {
@@ -522,6 +523,9 @@ class RecorderSchema {
   // then skipped; the defaults take part in it).
   bool queue_ok_ = true;
   bool chunk_ok_ = true;
+  // False when control.allow was given and is not an array of networks (its errors say so; the
+  // check that control.dds has an allow list is then skipped).
+  bool allow_ok_ = true;
 };
 
 std::string prefix(std::string_view source_name) {
