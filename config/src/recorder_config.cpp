@@ -86,6 +86,18 @@ std::string ConfigErrors::to_string() const {
   return out;
 }
 
+bool Ipv4Network::contains(uint32_t ipv4_host_order) const {
+  if (prefix_length == 0) return true;
+  const uint32_t mask = prefix_length >= 32 ? ~0u : ~(~0u >> prefix_length);
+  return (ipv4_host_order & mask) == (address & mask);
+}
+
+std::string Ipv4Network::to_string() const {
+  return std::to_string(address >> 24) + "." + std::to_string((address >> 16) & 0xff) + "." +
+         std::to_string((address >> 8) & 0xff) + "." + std::to_string(address & 0xff) + "/" +
+         std::to_string(prefix_length);
+}
+
 namespace {
 
 constexpr uint64_t kUnbounded = std::numeric_limits<uint64_t>::max();
@@ -110,6 +122,32 @@ bool is_interface(const std::string& s) {
   for (const char c : s) {
     if (c == '/' || c == ' ' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return false;
   }
+  return true;
+}
+
+// "A.B.C.D/N" (N in 0..32) or "A.B.C.D" (a /32). False when it is not; `why` is then replaced
+// when the text is a network whose prefix length is over 32.
+bool parse_network(const std::string& s, Ipv4Network& out, std::string& why) {
+  const auto slash = s.find('/');
+  const std::string address = s.substr(0, slash);
+  in_addr addr{};
+  if (address.find('\0') != std::string::npos || inet_pton(AF_INET, address.c_str(), &addr) != 1) {
+    return false;
+  }
+  uint64_t prefix = 32;
+  if (slash != std::string::npos) {
+    const std::string digits = s.substr(slash + 1);
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) {
+      return false;
+    }
+    prefix = digits.size() > 9 ? 33 : std::stoul(digits);  // no overflow
+    if (prefix > 32) {
+      why = "expected a prefix length in 0..32, got ";
+      return false;
+    }
+  }
+  out.address = ntohl(addr.s_addr);
+  out.prefix_length = static_cast<uint8_t>(prefix);
   return true;
 }
 
@@ -435,7 +473,46 @@ class RecorderSchema {
                                    describe(e));
                      }
                    }},
+                  {"dds", [&](const Json& e, const std::string& ep) { dds(e, ep); }},
+                  {"allow", [&](const Json& e, const std::string& ep) { allow(e, ep); }},
               });
+    if (v.is_object()) dds_needs_allow(v, p);
+  }
+
+  void dds(const Json& v, const std::string& p) {
+    if (v.is_boolean()) {
+      c_.control.dds = v.get<bool>();
+    } else {
+      r_.fail(p, "expected true or false, got " + describe(v));
+    }
+  }
+
+  // DDS control is only as narrow as its allow list: an empty one is refused, not "everyone".
+  void dds_needs_allow(const Json& v, const std::string& p) {
+    if (!allow_ok_ || !c_.control.dds || !c_.control.allow.empty()) return;
+    r_.fail(p + "/allow",
+            "required when /control/dds is true (expected a non-empty array of the IPv4 "
+            "networks whose participants may send commands, e.g. [\"127.0.0.1/32\"])" +
+                std::string(v.contains("allow") ? ", got []" : ""));
+  }
+
+  void allow(const Json& v, const std::string& p) {
+    std::vector<Ipv4Network> out;
+    const size_t errors = r_.error_count();
+    const bool is_array =
+        r_.array(v, p, "IPv4 network strings", [&](const Json& e, const std::string& ep) {
+          std::string why =
+              "expected an IPv4 network such as \"198.18.0.0/15\" or an IPv4 "
+              "address, got ";
+          Ipv4Network net;
+          if (e.is_string() && parse_network(e.get<std::string>(), net, why)) {
+            out.push_back(net);
+          } else {
+            r_.fail(ep, why + describe(e));
+          }
+        });
+    allow_ok_ = is_array && r_.error_count() == errors;
+    if (allow_ok_) c_.control.allow = std::move(out);
   }
 
   void log(const Json& v, const std::string& p) {
@@ -482,6 +559,9 @@ class RecorderSchema {
   // then skipped; the defaults take part in it).
   bool queue_ok_ = true;
   bool chunk_ok_ = true;
+  // False when control.allow was given and is not an array of networks (its errors say so; the
+  // check that control.dds has an allow list is then skipped).
+  bool allow_ok_ = true;
 };
 
 std::string prefix(std::string_view source_name) {

@@ -42,6 +42,11 @@ pubsub_netns_test("recorder: ctl status, pause/resume, split, tag, stop against 
 #    after it, a bad tag refused, every snapshot verifying.
 pubsub_netns_test("recorder: snapshot mode - ctl snapshot, extension, SIGUSR1, windows and continuity"
                   ${IT}/recorder/snapshot.sh)
+# 7b. DDS control (control.dds): ctl --dds from an allowed namespace (status, tag, stop), one not
+#     in control.allow refused (exit 1, the warning in the log), no recorder (exit 2), and no
+#     control topic in the recording.
+pubsub_netns_test("recorder: ctl --dds status, tag, stop from control.allow, others refused, control topics not recorded"
+                  ${IT}/recorder/dds_control.sh)
 # 8. Under systemd's notification protocol (READY=1, STATUS=, WATCHDOG=1, STOPPING=1; the test
 #    plays systemd), restarted with a strftime storage.path: a new directory per start.
 pubsub_netns_test("recorder: sd_notify READY, STATUS, WATCHDOG, STOPPING, and a restart records into a new strftime directory"

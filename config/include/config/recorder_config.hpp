@@ -27,6 +27,7 @@
 //   storage.*, queue_max_bytes, max_sample_bytes -> storage::SegmentWriterOptions
 //   domain, interface, peers, max_sample_bytes   -> pubsub::ParticipantOptions
 //   topics.include / topics.exclude              -> pubsub::RawReaderOptions topic patterns
+//   control.*                                    -> the control socket and DDS control
 #pragma once
 
 #include <chrono>
@@ -142,12 +143,32 @@ struct TypesConfig {
   friend bool operator==(const TypesConfig&, const TypesConfig&) = default;
 };
 
+// An IPv4 network in CIDR notation, as control.allow lists them: "198.18.0.0/15"; a bare
+// address ("127.0.0.1") is a /32.
+struct Ipv4Network {
+  uint32_t address = 0;  // host byte order, as written (bits past the prefix are ignored)
+  uint8_t prefix_length = 32;
+
+  bool contains(uint32_t ipv4_host_order) const;
+  std::string to_string() const;  // "198.18.0.0/15"
+  friend bool operator==(const Ipv4Network&, const Ipv4Network&) = default;
+};
+
 // "control".
 struct ControlConfig {
   // "socket": the Unix domain socket of the control commands (pubsub-recorder ctl), mode 0600.
   // A relative path is relative to the recording directory; "" = no control socket. At most 107
   // bytes. Default "control.sock".
   std::filesystem::path socket = "control.sock";
+  // "dds": also take the control commands as DDS requests on the recorder's domain (topics
+  // "pubsub_recorder/control/request" and "pubsub_recorder/control/reply"; pubsub-recorder
+  // ctl --dds). Default false.
+  bool dds = false;
+  // "allow": the IPv4 networks whose participants may send DDS control requests: a request is
+  // carried out when one of the unicast addresses its participant announced in discovery (SPDP)
+  // is in one of them. Not authentication: anyone on the network can announce any address.
+  // Required (non-empty) when dds is true. Default [].
+  std::vector<Ipv4Network> allow;
 
   friend bool operator==(const ControlConfig&, const ControlConfig&) = default;
 };

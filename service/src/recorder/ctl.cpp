@@ -9,6 +9,8 @@
 
 #include "config/recorder_config.hpp"
 #include "control_server.hpp"
+#include "dds_control.hpp"
+#include "pubsub/participant.hpp"
 #include "service/recorder.hpp"
 
 namespace service {
@@ -20,6 +22,9 @@ constexpr int kExitUsage = 2;  // also: cannot reach the recorder
 
 struct CtlArgs {
   std::string socket, path, config;
+  bool dds = false;
+  uint32_t domain = 0;
+  std::string interface;
   double timeout_s = 30;
   std::vector<std::string> topics;
   std::string tag_name, note;
@@ -32,7 +37,7 @@ int socket_of(const CtlArgs& a, std::filesystem::path& out) {
   if (given != 1) {
     std::fprintf(stderr,
                  "pubsub-recorder ctl: give exactly one of --socket PATH, --path DIR (the "
-                 "recording directory) and --config FILE\n");
+                 "recording directory), --config FILE and --dds\n");
     return kExitUsage;
   }
   if (!a.socket.empty()) {
@@ -79,16 +84,44 @@ nlohmann::json request_of(const std::string& cmd, const CtlArgs& a) {
   return req;
 }
 
+// --dds: the request through a participant of our own on the recorder's domain.
+pubsub::Result<nlohmann::json> dds_request(const CtlArgs& a, const nlohmann::json& request,
+                                           std::chrono::milliseconds timeout) {
+  pubsub::ParticipantOptions po;
+  po.domain_id = a.domain;
+  po.interface = a.interface;
+  po.user_data = "pubsub-recorder ctl";
+  po.shared_memory = false;            // two samples: not worth a segment
+  po.log = [](const std::string&) {};  // the output is the reply, as with the socket
+  auto participant = pubsub::Participant::create(po);
+  if (!participant) return participant.error();
+  return dds_control_request(**participant, request, timeout);
+}
+
 }  // namespace
 
 int run_ctl(int argc, char** argv) {
-  CLI::App app{"pubsub-recorder ctl: controls a running pubsub-recorder through its socket"};
+  CLI::App app{
+      "pubsub-recorder ctl: controls a running pubsub-recorder through its control socket, or "
+      "with --dds through DDS requests on its domain (control.dds; the recorder answers "
+      "participants whose address is in its control.allow)"};
   app.name("pubsub-recorder ctl");
   CtlArgs a;
   app.add_option("--socket", a.socket, "the recorder's control socket (control.socket)");
   app.add_option("--path", a.path, "the recording directory (its control.sock)");
   app.add_option("--config", a.config, "the recorder's configuration file");
-  app.add_option("--timeout", a.timeout_s, "seconds to wait for the reply (default 30)")
+  app.add_flag("--dds", a.dds,
+               "send the command as a DDS request instead (topic "
+               "pubsub_recorder/control/request)");
+  app.add_option("--domain", a.domain, "with --dds: the recorder's DDS domain (default 0)")
+      ->check(CLI::Range(0, 232));
+  app.add_option("--interface", a.interface,
+                 "with --dds: network interface name or IPv4 address (default: the first up, "
+                 "multicast-capable one); the recorder checks this address against "
+                 "control.allow");
+  app.add_option("--timeout", a.timeout_s,
+                 "seconds to wait for the reply (default 30); with --dds for a recorder to "
+                 "match too")
       ->check(CLI::PositiveNumber);
   app.require_subcommand(1, 1);
   app.add_subcommand("status", "print the statistics as one JSON object");
@@ -111,10 +144,24 @@ int run_ctl(int argc, char** argv) {
     return app.exit(e) == 0 ? kExitOk : kExitUsage;
   }
   std::filesystem::path socket;
-  if (int rc = socket_of(a, socket); rc != kExitOk) return rc;
+  if (a.dds) {
+    if (!a.socket.empty() || !a.path.empty() || !a.config.empty()) {
+      std::fprintf(stderr,
+                   "pubsub-recorder ctl: --dds sends the command over DDS: give no --socket, "
+                   "--path or --config with it\n");
+      return kExitUsage;
+    }
+  } else {
+    if (app.count("--domain") || app.count("--interface")) {
+      std::fprintf(stderr, "pubsub-recorder ctl: --domain and --interface go with --dds\n");
+      return kExitUsage;
+    }
+    if (int rc = socket_of(a, socket); rc != kExitOk) return rc;
+  }
   const std::string cmd = app.get_subcommands().front()->get_name();
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(a.timeout_s * 1000));
-  auto reply = control_request(socket, request_of(cmd, a), timeout);
+  auto reply = a.dds ? dds_request(a, request_of(cmd, a), timeout)
+                     : control_request(socket, request_of(cmd, a), timeout);
   if (!reply) {
     std::fprintf(stderr, "pubsub-recorder ctl: %s\n", reply.error().message.c_str());
     return kExitUsage;

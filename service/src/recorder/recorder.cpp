@@ -14,6 +14,7 @@
 
 #include "control_commands.hpp"
 #include "control_server.hpp"
+#include "dds_control.hpp"
 #include "metrics_server.hpp"
 #include "pubsub/participant.hpp"
 #include "service/recording_schema.hpp"
@@ -170,6 +171,8 @@ struct Recorder::Impl {
   std::unique_ptr<ControlServer> control;  // its thread runs the control commands
   std::unique_ptr<MetricsServer> metrics;  // its thread renders the metrics
   std::atomic<Recorder*> owner{nullptr};   // set once create() is done: commands wait for it
+  // control.dds: its worker thread runs the control commands.
+  std::unique_ptr<DdsControl> dds_control;
   Clock::time_point started = Clock::now();
 
   std::atomic<uint64_t> writer_count{0};
@@ -188,6 +191,7 @@ struct Recorder::Impl {
   // gone before the members those use. The reader first (nothing more is delivered), then the
   // participant (its TypeLookup replies use the store), then the store.
   ~Impl() {
+    dds_control.reset();  // its worker runs commands on this Impl
     reader.reset();
     participant.reset();
     store.reset();
@@ -238,6 +242,23 @@ struct Recorder::Impl {
     if (!server) return server.error();
     control = std::move(server).value();
     log->info("control socket {}", path.string());
+    return {};
+  }
+
+  pubsub::Result<void> start_dds_control() {
+    auto dds = DdsControl::start(
+        *participant, cfg.control.allow,
+        [this](const nlohmann::json& request) {
+          Recorder* r = owner.load();
+          if (!r) return nlohmann::json{{"ok", false}, {"error", "the recorder is starting"}};
+          return handle_control(*r, request);
+        },
+        [l = log](const std::string& line) { l->warn("{}", line); });
+    if (!dds) return dds.error();
+    dds_control = std::move(dds).value();
+    std::string allow;
+    for (const auto& n : cfg.control.allow) allow += (allow.empty() ? "" : ", ") + n.to_string();
+    log->info("DDS control on domain {} (allow {})", cfg.domain, allow);
     return {};
   }
 
@@ -574,6 +595,9 @@ pubsub::Result<std::unique_ptr<Recorder>> Recorder::create(const config::Recorde
   if (!c.metrics.listen.empty()) {
     if (auto s = impl->start_metrics(c.metrics.listen); !s) return s.error();
   }
+  if (c.control.dds) {
+    if (auto s = impl->start_dds_control(); !s) return s.error();
+  }
 
   if (c.storage.min_free_bytes > 0) {
     impl->log->info("disk guard: keeping {} free on {} (storage.min_free_bytes); below it: {}",
@@ -597,6 +621,7 @@ pubsub::Result<std::unique_ptr<Recorder>> Recorder::create(const config::Recorde
   pubsub::RawReaderOptions ro;
   ro.include = c.topics.include;
   ro.exclude = c.topics.exclude;
+  ro.exclude.push_back(kControlTopicsPattern);  // ours and other recorders' (DdsControl)
   ro.qos.reliability = pubsub::ReliabilityKind::kReliable;
   ro.qos.history.kind = pubsub::HistoryKind::kKeepAll;
   ro.qos.resource_limits.max_bytes = kHeldBackBytes;
@@ -812,6 +837,7 @@ pubsub::Result<RecorderTotals> Recorder::run() {
   m.log->info("stopping: closing the recording");
   if (m.opts.on_stopping) m.opts.on_stopping();
   m.control.reset();  // no command runs from here on
+  m.dds_control.reset();
   m.metrics.reset();
   const uint64_t shm_samples = m.reader->stats().samples_shm;
   m.reader.reset();

@@ -67,6 +67,20 @@ echo '{"storage": {"path": "hasrec"}, "mode": "snapshot"}' >snaprec.json
 check "snapshot dir is a recording" 'storage path "hasrec" holds a recording (index.sqlite3 present); in snapshot mode storage.path is the directory each snapshot'"'"'s recording is made in: use another directory' -- --config snaprec.json
 echo '{'"$good"', "mode": "snapshot", "snapshot": {"before_s": 0}}' >snapwindow.json
 check "snapshot before_s 0" '/snapshot/before_s: expected a number > 0 and <= 3600, got 0' -- --config snapwindow.json
+# DDS control: an empty allow list is refused (not "everyone"), as is a network that is not one.
+# The whole of stderr is compared (exact_err).
+exact_err() { [ "$(cat err.txt)" = "$1" ] || { echo "FAIL: stderr '$(cat err.txt)', expected '$1'"; status=1; }; }
+required='/control/allow: required when /control/dds is true (expected a non-empty array of the IPv4 networks whose participants may send commands, e.g. ["127.0.0.1/32"])'
+echo '{'"$good"', "control": {"dds": true}}' >ddsnoallow.json
+check "dds without allow" "$required" -- --config ddsnoallow.json
+exact_err "ddsnoallow.json: $required"
+echo '{'"$good"', "control": {"dds": true, "allow": []}}' >ddsemptyallow.json
+check "dds with allow []" "$required, got []" -- --config ddsemptyallow.json
+exact_err "ddsemptyallow.json: $required, got []"
+echo '{'"$good"', "control": {"dds": true, "allow": ["198.18.0.0/15", "198.18.0.0/33", "lan"]}}' >badcidr.json
+check "allow: prefix > 32" '/control/allow/1: expected a prefix length in 0..32, got "198.18.0.0/33"' -- --config badcidr.json
+exact_err 'badcidr.json: /control/allow/1: expected a prefix length in 0..32, got "198.18.0.0/33"
+badcidr.json: /control/allow/2: expected an IPv4 network such as "198.18.0.0/15" or an IPv4 address, got "lan"'
 # storage.path's strftime conversions: an unknown one, a lone "%" at the end, a path that expands
 # to nothing (a time zone without an abbreviation).
 echo '{"storage": {"path": "rec-%Y%m%d-%Q"}}' >badconversion.json

@@ -379,6 +379,54 @@ TEST_CASE("control.socket takes a path of at most 107 bytes or \"\"") {
         "\"\" for none, got 1");
 }
 
+TEST_CASE("control.dds is a boolean, control.allow an array of IPv4 networks") {
+  CHECK(config_test::parsed(doc_with("/control/dds", "false")).control == ControlConfig{});
+  CHECK(only_error(doc_with("/control/dds", "1")) == "/control/dds: expected true or false, got 1");
+  CHECK(only_error(doc_with("/control/dds", R"("yes")")) ==
+        "/control/dds: expected true or false, got \"yes\"");
+  const std::string bad =
+      ": expected an IPv4 network such as \"198.18.0.0/15\" or an IPv4 address, got ";
+  CHECK(only_error(doc_with("/control/allow", R"("198.18.0.0/15")")) ==
+        "/control/allow: expected an array of IPv4 network strings, got \"198.18.0.0/15\"");
+  CHECK(only_error(doc_with("/control/allow", R"(["10.0.0.0/8", "localhost"])")) ==
+        "/control/allow/1" + bad + "\"localhost\"");
+  for (const char* text : {"10.0.0/8", "10.0.0.0/", "10.0.0.0/x", "10.0.0.0/-1", "10.0.0.0/ 8",
+                           "/8", "", "10.0.0.0/8/8", "::1/128"}) {
+    INFO(text);
+    CHECK(only_error(doc_with("/control/allow", std::string("[\"") + text + "\"]")) ==
+          "/control/allow/0" + bad + "\"" + text + "\"");
+  }
+  CHECK(only_error(doc_with("/control/allow", "[32]")) == "/control/allow/0" + bad + "32");
+  CHECK(only_error(doc_with("/control/allow", R"(["10.0.0.0/33"])")) ==
+        "/control/allow/0: expected a prefix length in 0..32, got \"10.0.0.0/33\"");
+  CHECK(only_error(doc_with("/control/allow", R"(["10.0.0.0/4294967328"])")) ==
+        "/control/allow/0: expected a prefix length in 0..32, got \"10.0.0.0/4294967328\"");
+}
+
+TEST_CASE("control.dds true needs a non-empty control.allow") {
+  const std::string required =
+      "/control/allow: required when /control/dds is true (expected a non-empty array of the "
+      "IPv4 networks whose participants may send commands, e.g. [\"127.0.0.1/32\"])";
+  CHECK(only_error(R"({"storage":{"path":"x"},"control":{"dds":true}})") == required);
+  CHECK(only_error(R"({"storage":{"path":"x"},"control":{"dds":true,"allow":[]}})") ==
+        required + ", got []");
+  // In either order, and a bad entry is reported alone (not as a missing list too).
+  CHECK(only_error(R"({"storage":{"path":"x"},"control":{"allow":[],"dds":true}})") ==
+        required + ", got []");
+  CHECK(only_error(R"({"storage":{"path":"x"},"control":{"dds":true,"allow":["10.0.0.0/40"]}})") ==
+        "/control/allow/0: expected a prefix length in 0..32, got \"10.0.0.0/40\"");
+  CHECK(only_error(R"({"storage":{"path":"x"},"control":{"dds":true,"allow":{}}})") ==
+        "/control/allow: expected an array of IPv4 network strings, got {}");
+  // With the file name, as the recorder prints it.
+  auto r = parse_recorder_config(R"({"storage":{"path":"x"},"control":{"dds":true}})", "r.json");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().messages == std::vector<std::string>{"r.json: " + required});
+  const RecorderConfig c = config_test::parsed(
+      R"({"storage":{"path":"x"},"control":{"dds":true,"allow":["127.0.0.1"]}})");
+  CHECK(c.control.dds);
+  CHECK(c.control.allow == std::vector<Ipv4Network>{{0x7F000001u, 32}});
+}
+
 TEST_CASE("metrics.listen takes IPV4:PORT or \"\"") {
   CHECK(config_test::parsed(doc_with("/metrics/listen", R"("127.0.0.1:9464")")).metrics.listen ==
         "127.0.0.1:9464");

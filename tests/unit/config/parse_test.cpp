@@ -37,6 +37,9 @@ TEST_CASE("parse_recorder_config gives the documented defaults for a minimal doc
   CHECK(c.snapshot.before.count() == 30.0);
   CHECK(c.snapshot.after.count() == 10.0);
   CHECK(c.snapshot.max_bytes == 268435456u);
+  CHECK(c.control.socket == "control.sock");
+  CHECK_FALSE(c.control.dds);
+  CHECK(c.control.allow.empty());
 
   // ... and they are the member initializers, so a default-constructed struct agrees.
   RecorderConfig expected;
@@ -73,6 +76,8 @@ TEST_CASE("load_recorder_config reads the example file with the expected values"
   CHECK(c.stats_interval.count() == 5.0);
   CHECK(c.log.level == LogLevel::kInfo);
   CHECK(c.log.file.empty());
+  CHECK_FALSE(c.control.dds);
+  CHECK(c.control.allow == std::vector<Ipv4Network>{{0x7F000001u, 32}});
 }
 
 TEST_CASE("parse_recorder_config reads every key when set to non-default values") {
@@ -103,7 +108,8 @@ TEST_CASE("parse_recorder_config reads every key when set to non-default values"
     "log": {"level": "trace", "file": "/var/log/rec.log"},
     "types": {"idl": ["msgs/pose.idl", "/usr/share/idl/seq.idl"]},
     "mode": "snapshot",
-    "snapshot": {"before_s": 0.5, "after_s": 0, "max_bytes": 68719476736}
+    "snapshot": {"before_s": 0.5, "after_s": 0, "max_bytes": 68719476736},
+    "control": {"socket": "", "dds": true, "allow": ["198.18.0.0/15", "127.0.0.1"]}
   })");
   CHECK(c.mode == RecorderMode::kSnapshot);
   CHECK(c.snapshot.before.count() == 0.5);
@@ -137,6 +143,34 @@ TEST_CASE("parse_recorder_config reads every key when set to non-default values"
   CHECK(c.log.file == "/var/log/rec.log");
   CHECK(c.types.idl ==
         std::vector<std::filesystem::path>{"msgs/pose.idl", "/usr/share/idl/seq.idl"});
+  CHECK(c.control.socket.empty());
+  CHECK(c.control.dds);
+  REQUIRE(c.control.allow.size() == 2);
+  CHECK(c.control.allow[0] == Ipv4Network{0xC6120000u, 15});
+  CHECK(c.control.allow[1] == Ipv4Network{0x7F000001u, 32});
+}
+
+TEST_CASE("control.allow: CIDR networks, a bare address is a /32, prefix 0 contains everything") {
+  const RecorderConfig c = parsed(
+      doc_with("/control/allow", R"(["198.18.0.0/15", "10.1.2.3", "0.0.0.0/0", "10.1.2.255/24"])"));
+  REQUIRE(c.control.allow.size() == 4);
+  CHECK_FALSE(c.control.dds);  // a list alone turns nothing on
+  const Ipv4Network& bench = c.control.allow[0];
+  CHECK(bench.to_string() == "198.18.0.0/15");
+  CHECK(bench.contains(0xC6120001u));        // 198.18.0.1
+  CHECK(bench.contains(0xC613FFFFu));        // 198.19.255.255
+  CHECK_FALSE(bench.contains(0xC6140000u));  // 198.20.0.0
+  CHECK_FALSE(bench.contains(0xC611FFFFu));  // 198.17.255.255
+  const Ipv4Network& host = c.control.allow[1];
+  CHECK(host.to_string() == "10.1.2.3/32");
+  CHECK(host.contains(0x0A010203u));
+  CHECK_FALSE(host.contains(0x0A010204u));
+  CHECK(c.control.allow[2].contains(0xFFFFFFFFu));
+  CHECK(c.control.allow[2].contains(0u));
+  // Bits past the prefix are kept as written and ignored when comparing.
+  CHECK(c.control.allow[3].to_string() == "10.1.2.255/24");
+  CHECK(c.control.allow[3].contains(0x0A010201u));
+  CHECK_FALSE(c.control.allow[3].contains(0x0A010301u));
 }
 
 namespace {

@@ -1,0 +1,378 @@
+#include "dds_control.hpp"
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+namespace service {
+namespace {
+
+using nlohmann::json;
+
+nlohmann::json refusal(const std::string& why) {
+  return {{"ok", false}, {"error", why}};
+}
+
+std::string dump(const json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+// ---- CDR ------------------------------------------------------------------------------------
+
+// Encapsulation identifiers (DDS-XTypes 7.6.3.1.2): PLAIN_CDR and PLAIN_CDR2, BE and LE.
+constexpr uint16_t kCdrBe = 0x0000, kCdrLe = 0x0001, kCdr2Be = 0x0006, kCdr2Le = 0x0007;
+
+class CdrOut {
+ public:
+  void octets(const uint8_t* p, size_t n) {
+    const auto* b = reinterpret_cast<const std::byte*>(p);
+    out_.insert(out_.end(), b, b + n);
+  }
+  void u32(uint32_t v) { little_endian(v, 4); }
+  void u64(uint64_t v) { little_endian(v, 8); }
+  void string(const std::string& s) {
+    u32(static_cast<uint32_t>(s.size() + 1));
+    octets(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+    out_.push_back(std::byte{0});
+  }
+  std::vector<std::byte> take() { return std::move(out_); }
+
+ private:
+  // Every member sits at an offset its size divides (see the header): no padding to add.
+  void little_endian(uint64_t v, int n) {
+    for (int i = 0; i < n; ++i) out_.push_back(static_cast<std::byte>(v >> (8 * i)));
+  }
+  std::vector<std::byte> out_;
+};
+
+class CdrIn {
+ public:
+  CdrIn(pubsub::Bytes body, bool big_endian) : body_(body), big_endian_(big_endian) {}
+  bool octets(uint8_t* p, size_t n) {
+    if (body_.size() - at_ < n) return false;
+    std::memcpy(p, body_.data() + at_, n);
+    at_ += n;
+    return true;
+  }
+  bool u32(uint32_t& v) {
+    uint64_t x = 0;
+    if (!number(x, 4)) return false;
+    v = static_cast<uint32_t>(x);
+    return true;
+  }
+  bool u64(uint64_t& v) { return number(v, 8); }
+  bool string(std::string& s, size_t max) {
+    uint32_t n = 0;
+    if (!u32(n) || n == 0 || n - 1 > max || body_.size() - at_ < n) return false;
+    const char* p = reinterpret_cast<const char*>(body_.data() + at_);
+    if (p[n - 1] != '\0') return false;
+    s.assign(p, n - 1);
+    at_ += n;
+    return true;
+  }
+
+ private:
+  bool number(uint64_t& v, size_t n) {
+    uint8_t b[8];
+    if (!octets(b, n)) return false;
+    v = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const size_t shift = 8 * (big_endian_ ? n - 1 - i : i);
+      v |= static_cast<uint64_t>(b[i]) << shift;
+    }
+    return true;
+  }
+  pubsub::Bytes body_;
+  size_t at_ = 0;
+  bool big_endian_;
+};
+
+// Big endian (true) or little (false) for the encapsulations the types' form allows.
+std::optional<bool> big_endian(uint16_t encapsulation) {
+  switch (encapsulation) {
+    case kCdrBe:
+    case kCdr2Be:
+      return true;
+    case kCdrLe:
+    case kCdr2Le:
+      return false;
+    default:
+      return std::nullopt;
+  }
+}
+
+std::string dotted(uint32_t ip) {
+  return std::to_string(ip >> 24) + "." + std::to_string((ip >> 16) & 0xff) + "." +
+         std::to_string((ip >> 8) & 0xff) + "." + std::to_string(ip & 0xff);
+}
+
+// The participant's GUID (prefix + the participant entity id), as Guid::to_string writes it.
+std::string participant_guid(const pubsub::GuidPrefix& prefix) {
+  pubsub::Guid g;
+  g.prefix = prefix;
+  g.entity.value = 0x000001c1;  // ENTITYID_PARTICIPANT
+  return g.to_string();
+}
+
+}  // namespace
+
+// ---- wire form ------------------------------------------------------------------------------
+
+namespace dds_control_wire {
+
+std::vector<std::byte> encode(const Request& r) {
+  CdrOut out;
+  out.u64(r.id);
+  out.string(r.json);
+  return out.take();
+}
+
+std::vector<std::byte> encode(const Reply& r) {
+  CdrOut out;
+  const auto guid = r.requester.bytes();
+  out.octets(guid.data(), guid.size());
+  out.u64(r.id);
+  out.string(r.json);
+  return out.take();
+}
+
+std::optional<Request> decode_request(pubsub::Bytes body, uint16_t encapsulation,
+                                      size_t max_string) {
+  const auto be = big_endian(encapsulation);
+  if (!be) return std::nullopt;
+  CdrIn in(body, *be);
+  Request r;
+  if (!in.u64(r.id) || !in.string(r.json, max_string)) return std::nullopt;
+  return r;
+}
+
+std::optional<Reply> decode_reply(pubsub::Bytes body, uint16_t encapsulation, size_t max_string) {
+  const auto be = big_endian(encapsulation);
+  if (!be) return std::nullopt;
+  CdrIn in(body, *be);
+  Reply r;
+  uint8_t guid[16];
+  if (!in.octets(guid, sizeof guid) || !in.u64(r.id) || !in.string(r.json, max_string))
+    return std::nullopt;
+  r.requester = pubsub::Guid::from_bytes(guid);
+  return r;
+}
+
+}  // namespace dds_control_wire
+
+std::string announced_addresses(const pubsub::DiscoveredParticipant& p) {
+  std::vector<uint32_t> seen;
+  std::string s;
+  for (const auto& l : p.unicast) {
+    if (l.kind != pubsub::Locator::kUdpV4) continue;
+    if (std::find(seen.begin(), seen.end(), l.ipv4()) != seen.end()) continue;
+    seen.push_back(l.ipv4());
+    s += (s.empty() ? "" : ", ") + dotted(l.ipv4());
+  }
+  return s;
+}
+
+// ---- the recorder's side --------------------------------------------------------------------
+
+struct DdsControl::Impl {
+  struct Request {
+    pubsub::Guid from;  // the request's writer
+    uint64_t id = 0;
+    std::string text;
+    bool too_long = false;  // over kMaxRequestBytes (text then empty)
+  };
+
+  pubsub::Participant& participant;
+  std::vector<config::Ipv4Network> allow;
+  Handler handler;
+  Log warn;
+  std::unique_ptr<pubsub::Writer> writer;
+  std::unique_ptr<pubsub::Reader> reader;
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<Request> queue;  // under mu
+  bool stopping = false;      // under mu
+  std::thread worker;
+
+  Impl(pubsub::Participant& p, std::vector<config::Ipv4Network> a, Handler h, Log w)
+      : participant(p), allow(std::move(a)), handler(std::move(h)), warn(std::move(w)) {}
+
+  // A receive thread: decode and queue, nothing more.
+  void on_sample(const pubsub::SampleInfo& info, pubsub::Bytes body) {
+    auto r = dds_control_wire::decode_request(body, info.encapsulation, body.size());
+    if (!r) {
+      warn("DDS control: ignored an undecodable request (" + std::to_string(body.size()) +
+           " bytes) from writer " + info.writer.to_string());
+      return;
+    }
+    {
+      std::lock_guard lk(mu);
+      if (queue.size() < kMaxQueued) {
+        const bool too_long = r->json.size() > kMaxRequestBytes;
+        queue.push_back(
+            {info.writer, r->id, too_long ? std::string() : std::move(r->json), too_long});
+        cv.notify_one();
+        return;
+      }
+    }
+    warn("DDS control: dropped a request from writer " + info.writer.to_string() + ": " +
+         std::to_string(kMaxQueued) + " requests are waiting");
+  }
+
+  void run_worker() {
+    for (;;) {
+      Request r;
+      {
+        std::unique_lock lk(mu);
+        cv.wait(lk, [&] { return stopping || !queue.empty(); });
+        if (stopping) return;
+        r = std::move(queue.front());
+        queue.pop_front();
+      }
+      send(r, answer(r));
+    }
+  }
+
+  json answer(const Request& r) {
+    const auto& prefix = r.from.prefix;
+    std::string addresses = "no announced address";
+    bool allowed = false;
+    for (const auto& p : participant.discovered_participants()) {
+      if (p.guid_prefix != prefix) continue;
+      if (auto a = announced_addresses(p); !a.empty()) addresses = std::move(a);
+      for (const auto& l : p.unicast) {
+        if (l.kind != pubsub::Locator::kUdpV4) continue;
+        for (const auto& net : allow) allowed = allowed || net.contains(l.ipv4());
+      }
+    }
+    if (!allowed) {
+      const std::string who = "participant " + participant_guid(prefix) + " (" + addresses + ")";
+      std::string what = r.too_long ? "an over-long request" : r.text.substr(0, 200);
+      std::replace_if(  // one log line, whatever the sender put in
+          what.begin(), what.end(),
+          [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }, ' ');
+      warn("DDS control: refused " + what + " from " + who + ": not in control.allow");
+      return refusal(who + " is not in control.allow");
+    }
+    if (r.too_long)
+      return refusal("request longer than " + std::to_string(kMaxRequestBytes) + " bytes");
+    auto request = json::parse(r.text, nullptr, false);
+    if (request.is_discarded() || !request.is_object())
+      return refusal("a request is one JSON object, e.g. {\"cmd\":\"status\"}");
+    try {
+      return handler(request);
+    } catch (const std::exception& e) {  // a handler bug must not end the recorder
+      return refusal(std::string("internal error: ") + e.what());
+    }
+  }
+
+  void send(const Request& r, const json& reply) {
+    const auto body = dds_control_wire::encode(dds_control_wire::Reply{r.from, r.id, dump(reply)});
+    if (auto w = writer->write(body); !w)
+      warn("DDS control: reply to writer " + r.from.to_string() +
+           " not sent: " + w.error().message);
+  }
+};
+
+pubsub::Result<std::unique_ptr<DdsControl>> DdsControl::start(
+    pubsub::Participant& participant, std::vector<config::Ipv4Network> allow, Handler handler,
+    Log warn) {
+  auto impl =
+      std::make_unique<Impl>(participant, std::move(allow), std::move(handler), std::move(warn));
+  pubsub::WriterQos wq;
+  wq.durability = pubsub::DurabilityKind::kTransientLocal;
+  wq.history = {pubsub::HistoryKind::kKeepLast, kReplyHistory};
+  auto writer = participant.create_writer({kControlReplyTopic, kControlReplyType}, wq);
+  if (!writer) return writer.error();
+  impl->writer = std::move(writer).value();
+  Impl* m = impl.get();
+  m->worker = std::thread([m] { m->run_worker(); });
+  // From here on the destructor joins the worker.
+  std::unique_ptr<DdsControl> control(new DdsControl(std::move(impl)));
+  pubsub::ReaderQos rq;
+  rq.resource_limits.max_samples = 256;
+  auto reader = participant.create_reader(
+      {kControlRequestTopic, kControlRequestType}, rq,
+      [m](const pubsub::SampleInfo& i, pubsub::Bytes b) { m->on_sample(i, b); });
+  if (!reader) return reader.error();
+  m->reader = std::move(reader).value();
+  return control;
+}
+
+DdsControl::DdsControl(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+DdsControl::~DdsControl() {
+  Impl& m = *impl_;
+  m.reader.reset();  // no new requests
+  {
+    std::lock_guard lk(m.mu);
+    m.stopping = true;
+  }
+  m.cv.notify_all();
+  m.worker.join();  // after the request it is on
+  for (const auto& r : m.queue) m.send(r, refusal("the recorder is stopping"));
+  m.writer->wait_for_acknowledgments(std::chrono::seconds(1));
+  m.writer.reset();
+}
+
+// ---- the client's side ----------------------------------------------------------------------
+
+pubsub::Result<nlohmann::json> dds_control_request(pubsub::Participant& participant,
+                                                   const nlohmann::json& request,
+                                                   std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const std::string domain = std::to_string(participant.options().domain_id);
+  constexpr uint64_t kId = 1;  // one request per writer: its GUID tells the replies apart
+
+  auto writer = participant.create_writer({kControlRequestTopic, kControlRequestType});
+  if (!writer) return writer.error();
+  const pubsub::Guid me = (*writer)->guid();
+
+  // The reader's callback uses these: declared before it, they outlive it.
+  std::mutex mu;
+  std::condition_variable cv;
+  std::optional<std::string> reply;  // under mu
+  pubsub::ReaderQos rq;
+  rq.durability = pubsub::DurabilityKind::kTransientLocal;  // the writer's history reaches us
+  auto reader = participant.create_reader({kControlReplyTopic, kControlReplyType}, rq,
+                                          [&](const pubsub::SampleInfo& info, pubsub::Bytes body) {
+                                            auto r = dds_control_wire::decode_reply(
+                                                body, info.encapsulation, 16u << 20);
+                                            if (!r || r->requester != me || r->id != kId)
+                                              return;  // another client's
+                                            std::lock_guard lk(mu);
+                                            if (!reply) reply = std::move(r->json);
+                                            cv.notify_all();
+                                          });
+  if (!reader) return reader.error();
+
+  auto left = [&] {
+    return std::max(std::chrono::steady_clock::duration::zero(),
+                    deadline - std::chrono::steady_clock::now());
+  };
+  if (!(*writer)->wait_for_readers(1, left()))
+    return common::Error{common::Errc::kTimeout, "no recorder answers on domain " + domain};
+  const auto body = dds_control_wire::encode(dds_control_wire::Request{kId, request.dump()});
+  if (auto w = (*writer)->write(body); !w)
+    return common::Error{common::Errc::kIo, "cannot send the request: " + w.error().message};
+  std::string text;
+  {
+    std::unique_lock lk(mu);
+    if (!cv.wait_until(lk, deadline, [&] { return reply.has_value(); })) {
+      return common::Error{common::Errc::kTimeout, "no reply from a recorder on domain " + domain +
+                                                       " within " +
+                                                       std::to_string(timeout.count()) + " ms"};
+    }
+    text = *reply;
+  }
+  auto j = json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    return common::Error{common::Errc::kCorrupt, "reply is not a JSON object: " + text};
+  return j;
+}
+
+}  // namespace service

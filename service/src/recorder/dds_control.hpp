@@ -1,0 +1,123 @@
+// DdsControl: the recorder's control commands as DDS requests and replies on its own domain
+// (config control.dds and control.allow; README "Remote control", "DDS control"). The commands
+// and replies are the control socket's (control_commands.hpp); only the transport differs.
+//
+// OVERVIEW
+// - Wire form. Two unkeyed, reliable topics; their types are final structs whose bytes are the
+//   same in XCDR1 and XCDR2 (every member is at an offset its alignment divides in both), so
+//   PLAIN_CDR and PLAIN_CDR2 are accepted in either byte order; replies go out as CDR_LE.
+//     module pubsub_recorder {
+//       @final struct ControlRequest {   // topic "pubsub_recorder/control/request"
+//         unsigned long long id;         // chosen by the client, echoed in the reply
+//         string request;                // one JSON object, as a control socket line:
+//       };                               //   {"cmd":"tag","name":"x"}
+//       @final struct ControlReply {     // topic "pubsub_recorder/control/reply"
+//         octet requester[16];           // GUID of the writer the request came from
+//         unsigned long long id;         // the request's id
+//         string reply;                  // the JSON reply: {"ok":true,...} / {"ok":false,
+//       };                               //   "error":"..."}
+//     };
+//   A client takes the reply whose requester is its request writer's GUID and whose id is its
+//   request's. The reply writer is TRANSIENT_LOCAL with KEEP_LAST kReplyHistory: a client
+//   reader (TRANSIENT_LOCAL too) the recorder matches only after it answered still gets the
+//   reply. Every recorder on the domain gets every request; each allowed one answers.
+// - Who may: the request's writer GUID names its participant; that participant must have
+//   announced in discovery (SPDP, its default unicast locators) an IPv4 address inside one of
+//   the `allow` networks. Otherwise the reply is {"ok":false,"error":"participant GUID
+//   (ADDRESSES) is not in control.allow"}, a warning is logged and nothing is carried out. This
+//   filters on what a participant says about itself: it is not authentication (DDS Security
+//   would be), and replies - the status included - reach every reader of the reply topic.
+// - Threads. The request reader's listener runs on a participant receive thread: it only
+//   decodes and queues (at most kMaxQueued; more are dropped with a warning). One worker thread,
+//   started by start() and joined by the destructor, takes the requests in order: checks the
+//   sender (Participant::discovered_participants), runs the handler - which may block: split and
+//   stop wait for storage - and writes the reply.
+// - Ownership: DdsControl owns its reader, writer and worker; the participant is the caller's
+//   and must outlive it. The destructor removes the reader (nothing new arrives), lets the
+//   worker finish the request it is on, answers queued ones {"ok":false,"error":"the recorder
+//   is stopping"}, waits up to 1 s for the replies to be acknowledged, then removes the writer.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/recorder_config.hpp"
+#include "pubsub/participant.hpp"
+
+namespace service {
+
+inline constexpr const char* kControlRequestTopic = "pubsub_recorder/control/request";
+inline constexpr const char* kControlReplyTopic = "pubsub_recorder/control/reply";
+inline constexpr const char* kControlRequestType = "pubsub_recorder::ControlRequest";
+inline constexpr const char* kControlReplyType = "pubsub_recorder::ControlReply";
+// What the recorder's RawReader excludes (recorder.cpp): the control topics are never recorded.
+inline constexpr const char* kControlTopicsPattern = "pubsub_recorder/control/*";
+
+// The wire form above: CDR bodies without the encapsulation header, as Writer::write takes them
+// and SampleCallback hands them out.
+namespace dds_control_wire {
+
+struct Request {
+  uint64_t id = 0;
+  std::string json;
+};
+
+struct Reply {
+  pubsub::Guid requester;
+  uint64_t id = 0;
+  std::string json;
+};
+
+std::vector<std::byte> encode(const Request& request);  // little endian
+std::vector<std::byte> encode(const Reply& reply);      // little endian
+// `encapsulation` as SampleInfo has it; nullopt when it is not PLAIN_CDR(2) or the body does not
+// hold the struct (short, a string without its NUL, longer than `max_string` bytes).
+std::optional<Request> decode_request(pubsub::Bytes body, uint16_t encapsulation,
+                                      size_t max_string);
+std::optional<Reply> decode_reply(pubsub::Bytes body, uint16_t encapsulation, size_t max_string);
+
+}  // namespace dds_control_wire
+
+class DdsControl {
+ public:
+  static constexpr size_t kMaxRequestBytes = 64 * 1024;  // the JSON text, as the socket's line
+  static constexpr size_t kMaxQueued = 64;
+  static constexpr int32_t kReplyHistory = 16;
+  using Handler = std::function<nlohmann::json(const nlohmann::json& request)>;
+  using Log = std::function<void(const std::string& line)>;
+
+  // Creates the reply writer, the worker and the request reader on `participant`. `warn` gets
+  // the refusals and dropped requests (from the worker and the receive threads).
+  static pubsub::Result<std::unique_ptr<DdsControl>> start(pubsub::Participant& participant,
+                                                           std::vector<config::Ipv4Network> allow,
+                                                           Handler handler, Log warn);
+  ~DdsControl();
+  DdsControl(const DdsControl&) = delete;
+  DdsControl& operator=(const DdsControl&) = delete;
+
+  struct Impl;
+
+ private:
+  explicit DdsControl(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// "198.18.0.1, 10.0.0.2": the IPv4 addresses of a participant's unicast locators, each once.
+std::string announced_addresses(const pubsub::DiscoveredParticipant& participant);
+
+// Client side (pubsub-recorder ctl --dds): creates a request writer and a reply reader on
+// `participant`, waits for a recorder's request reader to match, sends `request` and waits for
+// its reply; all within `timeout`. Errors: kTimeout "no recorder answers on domain N" (no
+// request reader matched), kTimeout "no reply from a recorder on domain N within T ms", kIo
+// (the request could not be written), kCorrupt (a reply that is not one JSON object).
+pubsub::Result<nlohmann::json> dds_control_request(pubsub::Participant& participant,
+                                                   const nlohmann::json& request,
+                                                   std::chrono::milliseconds timeout);
+
+}  // namespace service
