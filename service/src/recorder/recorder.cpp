@@ -191,7 +191,11 @@ struct Recorder::Impl {
   // gone before the members those use. The reader first (nothing more is delivered), then the
   // participant (its TypeLookup replies use the store), then the store.
   ~Impl() {
-    dds_control.reset();  // its worker runs commands on this Impl
+    // The command servers first: their threads run commands on this Impl (run() resets them
+    // too; a Recorder destroyed without run() gets here with them still up).
+    dds_control.reset();
+    control.reset();
+    metrics.reset();
     reader.reset();
     participant.reset();
     store.reset();
