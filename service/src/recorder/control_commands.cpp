@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "text.hpp"
+
 namespace service {
 namespace {
 
@@ -21,13 +23,7 @@ json success(const std::string& message) {
 
 // "2026-11-26T16:05:01.123Z"
 std::string utc_time(int64_t ns) {
-  const std::time_t s = static_cast<std::time_t>(ns / 1000000000);
-  std::tm tm{};
-  gmtime_r(&s, &tm);
-  char b[40];
-  const size_t n = std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%S", &tm);
-  std::snprintf(b + n, sizeof b - n, ".%03dZ", static_cast<int>(ns / 1000000 % 1000));
-  return b;
+  return utc_millis(ns, "%Y-%m-%dT%H:%M:%S", "Z");
 }
 
 // The request's "topics": absent = all; else an array of names. Nullopt with `why` when bad.

@@ -20,6 +20,7 @@
 #include "service/recording_schema.hpp"
 #include "snapshot_sink.hpp"
 #include "storage/segment_writer.hpp"
+#include "text.hpp"
 #include "types/catalog.hpp"
 #include "types/idl_writer.hpp"
 #include "types/type_object.hpp"
@@ -132,15 +133,7 @@ pubsub::Result<types::TypeCatalog> load_idl_types(const config::RecorderConfig& 
   return catalog;
 }
 
-namespace {
-
-std::string mb(double bytes) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.1f MB", bytes / 1e6);
-  return b;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 struct Recorder::Impl {
   config::RecorderConfig cfg;

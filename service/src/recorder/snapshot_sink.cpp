@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <ctime>
 
+#include "text.hpp"
+
 namespace service {
 namespace {
 
@@ -23,13 +25,7 @@ int64_t now_ns() {
 
 // "snapshot-20261126-231953.123" (UTC)
 std::string directory_name(int64_t ns, const std::string& tag) {
-  const std::time_t s = static_cast<std::time_t>(ns / 1000000000);
-  std::tm tm{};
-  gmtime_r(&s, &tm);
-  char b[64];
-  const size_t n = std::strftime(b, sizeof b, "snapshot-%Y%m%d-%H%M%S", &tm);
-  std::snprintf(b + n, sizeof b - n, ".%03d", static_cast<int>(ns / 1000000 % 1000));
-  return std::string(b) + (tag.empty() ? "" : "-" + tag);
+  return utc_millis(ns, "snapshot-%Y%m%d-%H%M%S") + (tag.empty() ? "" : "-" + tag);
 }
 
 bool valid_tag(const std::string& tag) {
@@ -38,12 +34,6 @@ bool valid_tag(const std::string& tag) {
     return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
            c == '_' || c == '-';
   });
-}
-
-std::string mb(double bytes) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.1f MB", bytes / 1e6);
-  return b;
 }
 
 }  // namespace
