@@ -1050,13 +1050,14 @@ void report_publisher(const Options& o, const pubsub::Writer& writer, const Thro
                " fragments), %" PRIu64 " heartbeats (%" PRIu64
                " probes); window %zu KiB of %zu, slowest acknowledgement %" PRIu64
                " us; pacing %.0f MB/s after %" PRIu64 " cuts; %" PRIu64
-               " fallbacks from big datagrams; %" PRIu64 " write timeouts (retried)\n",
+               " fallbacks from big datagrams (%" PRIu64 " repairs held back); %" PRIu64
+               " write timeouts (retried)\n",
                run.written.load(), seconds, static_cast<double>(run.written.load()) / seconds,
                ws.write_blocked, ws.datagrams_sent, ws.samples_retransmitted,
                ws.fragments_retransmitted, ws.heartbeats_sent, ws.heartbeat_probes,
                ws.window_bytes >> 10, ws.window_cap_bytes >> 10, ws.ack_delay_us,
                static_cast<double>(ws.pacing_rate) / 1e6, ws.pacing_cuts, ws.datagram_fallbacks,
-               run.timeouts);
+               ws.repairs_held_back, run.timeouts);
   if (!o.summary_json.empty()) {
     std::ofstream f(o.summary_json);
     f << "{\"written\": " << run.written.load() << ", \"checksum\": \"" << fmt_hex(run.checksum)

@@ -19,6 +19,7 @@ struct WriterStats {
   uint64_t write_timeouts = 0;      // ... and gave up after max_blocking_time
   uint64_t datagram_fallbacks = 0;  // readers that lost too many big datagrams (IP fragments)
   uint64_t heartbeat_probes = 0;    // HEARTBEATs repeated by a blocked writer that heard nothing
+  uint64_t repairs_held_back = 0;   // requests for big-datagram samples left to their backoff
   size_t matched_readers = 0;
   size_t history_samples = 0;
   size_t history_bytes = 0;

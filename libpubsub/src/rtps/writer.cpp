@@ -18,9 +18,13 @@ constexpr size_t kInitialWindow = 256u << 10;
 // A writer blocked on its window repeats its HEARTBEAT after this long without an answer, more
 // for readers that answer late on purpose (probe_interval()).
 constexpr Duration kMinProbe = std::chrono::milliseconds(2);
-// note_big_loss_locked(): how often a reader may ask again for one sample in big datagrams after
-// its repair before it gets small ones.
+// big_repair_due_locked(): how often a reader may ask again for one sample in big datagrams after
+// its repair had time to arrive before it gets small ones. Once would be safer on a lossy path
+// but sends a saturated Fast DDS reader on a clean one (whose socket buffer drops repairs too)
+// to small datagrams in most runs from 1 MiB up (perf/RESULTS.md, "Big datagrams through loss").
 constexpr uint32_t kBigRelostMax = 2;
+// big_repair_due_locked(): the longest a re-lost sample in big datagrams waits for its next repair.
+constexpr auto kBigRepairBackoffMax = std::chrono::milliseconds(500);
 constexpr size_t kMinWindow = 16u << 10;
 // max_unacked_bytes covers this much acknowledgement delay; a reader answering later raises the
 // window's cap in proportion, up to kMaxWindowFactor times (writer.hpp, Flow control).
@@ -269,8 +273,13 @@ bool StatefulWriter::in_big_datagrams(const CacheChange& c) const {
 // A reader overrunning its socket buffer loses big datagrams too, but their repairs arrive: a
 // reader that still misses one sample after kBigRelostMax of its repairs had time to arrive gets
 // datagrams of the transport's size from then on (samples already written keep their fragments).
-void StatefulWriter::note_big_loss_locked(ReaderProxy& p, SequenceNumber sn, SteadyTime now) {
-  if (!big_datagram_reader(p)) return;
+// Returns whether to repair sn now: a sample asked for again is repaired again only after a
+// holdoff that doubles with each repair lost (kBigRepairBackoffMax at most). Answering every
+// request (a Fast DDS reader asks at each HEARTBEAT) sent each missing fragment about a hundred
+// times a second; each copy that loses a packet leaves an incomplete datagram behind, so the
+// reader's reassembly memory stayed full and no repair arrived (the kernel drops every fragment
+// while it is over net.ipv4.ipfrag_high_thresh) until the writer gave up.
+bool StatefulWriter::big_repair_due_locked(ReaderProxy& p, SequenceNumber sn, SteadyTime now) {
   // Its answer to a repair cannot come sooner than this.
   const auto settle = slowest_ack_ + kRepairHoldoff;
   auto& slots = p.big_repairs;
@@ -279,15 +288,21 @@ void StatefulWriter::note_big_loss_locked(ReaderProxy& p, SequenceNumber sn, Ste
     it = std::min_element(slots.begin(), slots.end(),
                           [](const auto& a, const auto& b) { return a.at < b.at; });
     *it = {sn, now, 0};
-    return;
+    return true;
   }
-  if (now - it->at <= settle) return;  // asked before the repair could have arrived
+  const auto holdoff = std::min<Duration>(settle * (Duration::rep{1} << std::min(it->again, 10u)),
+                                          kBigRepairBackoffMax);
+  if (now - it->at <= holdoff) {  // asked before the repair could have arrived, or backing off
+    stats_.repairs_held_back++;
+    return false;
+  }
   it->at = now;
-  if (++it->again >= kBigRelostMax) {
+  if (++it->again == kBigRelostMax && big_datagram_reader(p)) {
     p.info.max_datagram = 0;
     update_max_payload_locked();
     stats_.datagram_fallbacks++;
   }
+  return true;
 }
 
 Duration StatefulWriter::probe_interval() const {
@@ -825,9 +840,11 @@ SequenceNumber StatefulWriter::retransmit_locked(ReaderProxy& p,
       continue;
     }
     flush_gap();
+    if (in_big_datagrams(*c) && !big_repair_due_locked(p, sn, std::chrono::steady_clock::now())) {
+      continue;
+    }
     stats_.samples_retransmitted++;
     budget -= std::min<size_t>(budget, c->size);
-    if (in_big_datagrams(*c)) note_big_loss_locked(p, sn, std::chrono::steady_clock::now());
     if (c->size > c->max_payload) {
       send();
       send_fragments_locked(*c, to, &p, 1, fragment_count(*c), false);
@@ -932,7 +949,9 @@ SteadyTime StatefulWriter::on_nack_frag(const GuidPrefix& source, const wire::Na
     retransmit_locked(*p, {&sn, 1});  // becomes a GAP
     return {};
   }
-  if (in_big_datagrams(*c)) note_big_loss_locked(*p, m.sn, now);
+  if (in_big_datagrams(*c) && !big_repair_due_locked(*p, m.sn, now)) {
+    return {};
+  }
   // Fragments of a sample the window cannot pace went missing: the pacer takes over (pacer.hpp);
   // of one it governs, in datagrams of the MTU, the window shrinks as for a whole sample lost (a
   // burst overran the reader's socket buffer). Not in big datagrams: a Fast DDS reader loses one

@@ -79,7 +79,8 @@
 // which spend their time per datagram): then up to kMaxDatagram, which IP fragments. Each sample
 // keeps the size it was written with (CacheChange::max_payload) through every repair. A reader
 // that keeps missing a repaired sample is on a lossy path, where IP-fragmented datagrams rarely
-// arrive whole, and gets the transport's size from then on (note_big_loss_locked()).
+// arrive whole, and gets the transport's size from then on; repairs of a sample in big datagrams
+// that a reader keeps missing back off (big_repair_due_locked()).
 #pragma once
 
 #include <array>
@@ -212,7 +213,7 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
     SequenceNumber hb_last = 0;
     SequenceNumber hb_announced = 0;  // the last sequence number that HEARTBEAT announced
     std::chrono::nanoseconds ack_delay{0};
-    // Datagrams above the MTU (info.max_datagram, note_big_loss_locked): the last samples in
+    // Datagrams above the MTU (info.max_datagram, big_repair_due_locked): the last samples in
     // them repaired for it, when, and how often it asked again after a repair.
     struct BigRepair {
       SequenceNumber sn = 0;
@@ -307,7 +308,7 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
   bool big_datagram_reader(const ReaderProxy& p) const {
     return p.info.max_datagram > max_message_;
   }
-  void note_big_loss_locked(ReaderProxy& p, SequenceNumber sn, SteadyTime now);
+  bool big_repair_due_locked(ReaderProxy& p, SequenceNumber sn, SteadyTime now);
   // max_payload_ from the network readers matched now: the smallest datagram any takes.
   void update_max_payload_locked();
   // The payload one datagram of the transport's own size carries.

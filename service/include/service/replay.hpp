@@ -169,8 +169,10 @@ struct PlayOptions {
   // At the end: how long reliable readers get to acknowledge everything.
   std::chrono::nanoseconds ack_timeout = std::chrono::seconds(10);
   // How long a reliable write may stay blocked by readers that do not acknowledge before the
-  // run fails.
-  std::chrono::nanoseconds block_timeout = std::chrono::seconds(30);
+  // run fails: twice the kernel's IP reassembly timeout (net.ipv4.ipfrag_time, 30 s), for which a
+  // reader on a lossy path whose reassembly memory filled up with big datagrams' fragments gets
+  // none of them (StatefulWriter's big datagrams).
+  std::chrono::nanoseconds block_timeout = std::chrono::seconds(60);
   // The pacing thread sleeps until `spin` before a sample is due, then spins. `spin` follows how
   // late its sleeps wake up (the recent overshoot plus a quarter), between spin_min and spin_max
   // (spin_min only, with realtime_priority). Defaults 50 us and 250 us.

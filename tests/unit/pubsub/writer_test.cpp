@@ -307,15 +307,17 @@ TEST_CASE("A reader that keeps missing a repaired sample in big datagrams gets s
   auto& t = f.t;
   auto& w = f.w;
   REQUIRE(t.sizes_of_write(w, 200000).size() == 4);
-  // The first request, one again before that repair could have been answered (2 ms), and one
-  // after it: a socket buffer's overflow looks like this, and the datagrams stay big.
+  // The first request, one again before that repair could have been answered (2 ms: held
+  // back), and one after it: a socket buffer's overflow looks like this, and the datagrams stay
+  // big.
   REQUIRE(f.nack_frag(milliseconds(10)).size() == 1);
-  REQUIRE(f.nack_frag(milliseconds(11)).size() == 1);
+  REQUIRE(f.nack_frag(milliseconds(11)).empty());
+  REQUIRE(w.stats().repairs_held_back == 1);
   REQUIRE(f.nack_frag(milliseconds(20)).size() == 1);
   REQUIRE(w.stats().datagram_fallbacks == 0);
   REQUIRE(t.sizes_of_write(w, 200000).size() == 4);
-  // Missing it after a second repair: a lossy path. The sample's repair keeps its 64816-B
-  // fragment; new samples go in 8792-B fragments.
+  // Missing it after a second repair (past its 4-ms holdoff): a lossy path. The sample's repair
+  // keeps its 64816-B fragment; new samples go in 8792-B fragments.
   const auto repair = f.nack_frag(milliseconds(30));
   REQUIRE(repair.size() == 1);
   REQUIRE(count_within(repair, 64816, 65000) == 1);
@@ -323,6 +325,30 @@ TEST_CASE("A reader that keeps missing a repaired sample in big datagrams gets s
   const auto sizes = t.sizes_of_write(w, 200000);
   REQUIRE(sizes.size() == 23);
   REQUIRE(count_within(sizes, 0, 8972) == 23);
+}
+
+TEST_CASE("Repairs of a sample in big datagrams that a reader keeps missing back off") {
+  using std::chrono::milliseconds;
+  BigDatagramWriter f;
+  REQUIRE(f.t.sizes_of_write(f.w, 200000).size() == 4);
+  // Repaired at 0 ms; then each repair waits 2 ms (kRepairHoldoff: no acknowledgement delay
+  // measured), doubled per repair lost since: 2, 4, 8, 16 ms ... up to 500 ms. Every request
+  // in between (a Fast DDS reader asks at each HEARTBEAT) is held back.
+  int at = 0;
+  REQUIRE(f.nack_frag(milliseconds(at)).size() == 1);
+  uint64_t held = 0;
+  for (int holdoff = 2; holdoff <= 512; holdoff *= 2) {
+    const int wait = std::min(holdoff, 500);
+    REQUIRE(f.nack_frag(milliseconds(at + 1)).empty());
+    REQUIRE(f.nack_frag(milliseconds(at + wait)).empty());  // not past the holdoff yet
+    held += 2;
+    REQUIRE(f.w.stats().repairs_held_back == held);
+    at += wait + 1;
+    const auto repair = f.nack_frag(milliseconds(at));
+    REQUIRE(repair.size() == 1);
+    REQUIRE(count_within(repair, 64816, 65000) == 1);  // the sample keeps its fragments
+  }
+  REQUIRE(f.w.stats().datagram_fallbacks == 1);
 }
 
 namespace {
