@@ -44,9 +44,11 @@ for p in $payloads; do [ "$p" = random ] || [ "$p" = zero ] || { echo "--payload
 [ -d "$record_parent" ] || { echo "--record-dir $record_parent is not a directory"; exit 2; }
 [ "$mode" = record ] || [ "$mode" = snapshot ] || { echo "--mode: $mode is not record or snapshot"; exit 2; }
 netns_setup_pair
-tmp=$(mktemp -d) || exit 1 # removed on exit: only what this script made
+# Removed on exit: only the directories this script made (each removal only once it exists).
+tmp="" rec_tmp=""
+trap 'netns_cleanup; [ -z "$tmp" ] || rm -rf "$tmp"; [ -z "$rec_tmp" ] || rm -rf "$rec_tmp"' EXIT
+tmp=$(mktemp -d) || exit 1
 rec_tmp=$(mktemp -d -p "$record_parent") || exit 1
-trap 'netns_cleanup; rm -rf "$tmp" "$rec_tmp"' EXIT
 
 # dd_mbs: MB/s of 2 GiB of zeros written with conv=fdatasync next to the recordings; the better
 # of two runs back to back. (On a VM the first often runs at a third of the second: the page

@@ -297,7 +297,7 @@ bool StatefulWriter::big_repair_due_locked(ReaderProxy& p, SequenceNumber sn, St
     return false;
   }
   it->at = now;
-  if (++it->again == kBigRelostMax && big_datagram_reader(p)) {
+  if (++it->again >= kBigRelostMax && big_datagram_reader(p)) {
     p.info.max_datagram = 0;
     update_max_payload_locked();
     stats_.datagram_fallbacks++;
@@ -790,7 +790,8 @@ size_t StatefulWriter::window_cap() const {
 // ---- repair ---------------------------------------------------------------------------------
 
 SequenceNumber StatefulWriter::retransmit_locked(ReaderProxy& p,
-                                                 std::span<const SequenceNumber> sns) {
+                                                 std::span<const SequenceNumber> sns,
+                                                 SteadyTime now) {
   const auto to = reader_locators(p);
   if (to.empty()) return 0;
   SequenceNumber highest = 0;
@@ -840,9 +841,7 @@ SequenceNumber StatefulWriter::retransmit_locked(ReaderProxy& p,
       continue;
     }
     flush_gap();
-    if (in_big_datagrams(*c) && !big_repair_due_locked(p, sn, std::chrono::steady_clock::now())) {
-      continue;
-    }
+    if (in_big_datagrams(*c) && !big_repair_due_locked(p, sn, now)) continue;
     stats_.samples_retransmitted++;
     budget -= std::min<size_t>(budget, c->size);
     if (c->size > c->max_payload) {
@@ -911,7 +910,7 @@ void StatefulWriter::on_acknack(const GuidPrefix& source, const wire::AckNackSub
         break;
       }
     }
-    if (const SequenceNumber hi = retransmit_locked(*p, {nacks, n})) {
+    if (const SequenceNumber hi = retransmit_locked(*p, {nacks, n}, now)) {
       p->repaired_hi = hi;
       p->repaired_at = now;
     }
@@ -946,7 +945,7 @@ SteadyTime StatefulWriter::on_nack_frag(const GuidPrefix& source, const wire::Na
   const CacheChange* c = history_.find(m.sn);
   if (!c || (!p->info.durable && m.sn <= p->join_sn)) {
     const SequenceNumber sn = m.sn;
-    retransmit_locked(*p, {&sn, 1});  // becomes a GAP
+    retransmit_locked(*p, {&sn, 1}, now);  // becomes a GAP
     return {};
   }
   if (in_big_datagrams(*c) && !big_repair_due_locked(*p, m.sn, now)) {

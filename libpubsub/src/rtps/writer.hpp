@@ -290,7 +290,8 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
                              bool heartbeat);
   void send_heartbeat_locked(std::span<const Locator> to, const ReaderProxy* directed);
   // Returns the highest sequence number it sent (as DATA or GAP), 0 if none.
-  SequenceNumber retransmit_locked(ReaderProxy& p, std::span<const SequenceNumber> sns);
+  SequenceNumber retransmit_locked(ReaderProxy& p, std::span<const SequenceNumber> sns,
+                                   SteadyTime now);
   SteadyTime send_frag_repair_locked(ReaderProxy& p, const CacheChange& c, size_t budget,
                                      SteadyTime now);
   SteadyTime continue_repairs_locked(SteadyTime now);
