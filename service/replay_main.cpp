@@ -186,15 +186,18 @@ void define_other_commands(CLI::App& app, Args& a) {
   rec->add_option("DIR", a.dir, "Recording directory (required)");
 
   exp->footer(kExitFooter);
-  rei->footer(kExitFooter);
+  rei->footer(
+      "Exit status: 0 ok, 1 damaged chunks left out of the index, 2 bad arguments or no segment "
+      "files, 4 the recording is being written (nothing changed).");
   ver->footer(
       "Exit status: 0 clean (or recovered) and no damage, 1 damage found, 2 bad arguments or "
       "unusable recording, 3 not closed cleanly with nothing worse than a torn tail (run "
-      "'pubsub-replay recover DIR').");
+      "'pubsub-replay recover DIR'), 4 being written by a recorder and no damage so far.");
   rec->footer(
       "Idempotent: a clean or recovered recording is left as it is.\n"
       "Exit status: 0 the recording is usable (recovered, or nothing to do), 1 it could not be "
-      "repaired, 2 bad arguments or not a recording.");
+      "repaired, 2 bad arguments or not a recording, 4 the recording is being written (nothing "
+      "changed).");
 }
 
 // One "pubsub-replay: ..." line for a command line CLI11 refused (exit 2), or --help (exit 0).

@@ -35,6 +35,8 @@ const char* to_string(Errc code) {
       return "corrupt data";
     case Errc::kTruncated:
       return "truncated data";
+    case Errc::kBusy:
+      return "busy";
   }
   return "unknown error";
 }

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <map>
 #include <queue>
@@ -360,6 +361,7 @@ struct Recording::Impl {
   RecordingOptions opt;
   std::unique_ptr<Index> idx;
   RecoveryReport recovery;
+  LockState lock;  // at open()
   std::map<uint64_t, std::unique_ptr<FileSource>> sources;
 
   Result<const ByteSource*> source(uint64_t seg) {
@@ -384,6 +386,9 @@ Result<std::unique_ptr<Recording>> Recording::open(const std::string& dir,
   auto impl = std::make_unique<Impl>();
   impl->dir = dir;
   impl->opt = std::move(options);
+  auto lock = WriterLock::state(dir);
+  if (!lock) return lock.error();
+  impl->lock = std::move(*lock);
   auto idx = Index::open(ipath, Index::Mode::kReadOnly);
   if (!idx) return idx.error();
   auto v = (*idx)->meta("format_version");
@@ -410,6 +415,8 @@ Result<RecoveryReport> Recording::recover(const std::string& dir, ProblemCallbac
   const std::string ipath = detail::index_path(dir);
   if (!file_exists(ipath))
     return Error{ErrorCode::kNotFound, ipath + " does not exist (run reindex to rebuild it)"};
+  auto lock = WriterLock::acquire(dir, std::string(program_invocation_short_name) + " recover");
+  if (!lock) return lock.error();
   auto idx = Index::open(ipath, Index::Mode::kReadWrite);
   if (!idx) return idx.error();
   RecoveryReport rep;
@@ -558,6 +565,8 @@ struct Reindexer {
 Result<ReindexReport> Recording::reindex(const std::string& dir, ProblemCallback on_problem) {
   const std::string ipath = detail::index_path(dir);
   const std::string tmp = ipath + ".reindex";
+  auto lock = WriterLock::acquire(dir, std::string(program_invocation_short_name) + " reindex");
+  if (!lock) return lock.error();
   for (const char* suffix : {"", "-wal", "-shm", "-journal"}) ::unlink((tmp + suffix).c_str());
   // The close state is kept (read before the old index is replaced), never upgraded.
   std::optional<CloseState> old_state;
@@ -576,6 +585,10 @@ Result<ReindexReport> Recording::reindex(const std::string& dir, ProblemCallback
   for (const char* suffix : {"-wal", "-shm"}) ::unlink((ipath + suffix).c_str());
   if (::rename(tmp.c_str(), ipath.c_str()) != 0) return errno_error(errno, "rename " + tmp);
   return rep;
+}
+
+const LockState& Recording::lock_state() const {
+  return impl_->lock;
 }
 
 const RecoveryReport& Recording::recovery() const {

@@ -30,6 +30,9 @@
 // - A ChunkBuf is owned by the pool (free), by the appenders (`open`), or by the writer thread
 //   (after it leaves `queue`), never by two at once.
 // - Errors of the writer thread are stored in `failure` (sticky) and reported by every later call.
+// - The recording's WriterLock (DIR/writer.lock) is taken in create() before the index exists and
+//   released at the very end of close(), so recover() and reindex() refuse the recording while it
+//   is written and readers can tell it is live.
 // - Disk guard (opt.min_free_bytes): the writer thread measures the free space of the recording's
 //   filesystem when it starts, right after each segment roll and every disk_check_interval
 //   (guard_check). kStop sets `failure` to kLowSpace with `stopping`: appenders are refused from
@@ -45,6 +48,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
@@ -57,6 +61,7 @@
 #include "segment_file.hpp"
 #include "storage/format.hpp"
 #include "storage/io.hpp"
+#include "storage/writer_lock.hpp"
 
 namespace storage {
 namespace {
@@ -221,6 +226,8 @@ struct SegmentWriter::Impl {
   std::string dir;
   SegmentWriterOptions opt;
   std::array<uint8_t, 16> recording_id{};
+  // DIR/writer.lock, held from create() to the end of close(): the recording is live.
+  WriterLock lock;
 
   // ---- guarded by mu ----
   mutable std::mutex mu;
@@ -990,14 +997,22 @@ Result<std::unique_ptr<SegmentWriter>> SegmentWriter::create(const std::string& 
   if (options.queue_max_bytes < options.chunk_max_bytes)
     return Error{ErrorCode::kInvalidArgument, "queue_max_bytes must hold at least one chunk"};
   if (options.lz4_acceleration < 1) options.lz4_acceleration = 1;
+  auto holds_recording = [&dir]() -> Status {
+    struct stat st {};
+    if (::stat(detail::index_path(dir).c_str(), &st) == 0)
+      return Error{ErrorCode::kAlreadyExists, dir + " already holds a recording"};
+    if (!detail::list_segment_files(dir).empty())
+      return Error{ErrorCode::kAlreadyExists, dir + "/segments is not empty"};
+    return Status{};
+  };
   if (auto s = mkdirs(detail::segments_dir(dir)); !s) return s.error();
-  struct stat st {};
-  if (::stat(detail::index_path(dir).c_str(), &st) == 0)
-    return Error{ErrorCode::kAlreadyExists, dir + " already holds a recording"};
-  if (!detail::list_segment_files(dir).empty())
-    return Error{ErrorCode::kAlreadyExists, dir + "/segments is not empty"};
+  if (auto s = holds_recording(); !s) return s.error();
+  auto lock = WriterLock::acquire(dir, program_invocation_short_name);
+  if (!lock) return lock.error();
+  if (auto s = holds_recording(); !s) return s.error();  // another writer was quicker
 
   auto impl = std::make_unique<Impl>();
+  impl->lock = std::move(*lock);
   impl->dir = dir;
   impl->opt = std::move(options);
   impl->stats.queue_max_bytes = impl->opt.queue_max_bytes;
@@ -1306,6 +1321,7 @@ Status SegmentWriter::close() {
   if (failed) {
     m.index.reset();
     m.seg.reset();
+    m.lock.release();
     return m.failure;  // left unclean: a reader checks the tail
   }
   if (!s) {
@@ -1313,6 +1329,7 @@ Status SegmentWriter::close() {
     m.stopping = false;
   }
   m.index.reset();
+  m.lock.release();          // last: the files are complete
   return s ? m.failure : s;  // kLowSpace after the disk guard's stop
 }
 

@@ -33,6 +33,10 @@ pubsub_netns_test("recorder: SIGKILL x20 under load then recover - verify exits 
                   ${IT}/recorder/crash_recover.sh 20 off)
 pubsub_netns_test("recorder: SIGKILL x10 with direct I/O then recover - verify exits 0, nothing lost"
                   ${IT}/recorder/crash_recover.sh 10 auto)
+# 6b. The replay tools on a live recording: info says live, verify exits 4 without suggesting
+#     recover, recover and reindex refuse (exit 4, nothing changed); after the end nothing lost.
+pubsub_netns_test("recorder: info, verify, recover and reindex on a live recording - refused, nothing lost"
+                  ${IT}/recorder/live_tools.sh)
 # 7. Remote control: pubsub-recorder ctl status/pause/resume/split/tag/stop, refusals, tags in
 #    info and as --start tag:NAME, a second recorder on the same socket refused.
 pubsub_netns_test("recorder: ctl status, pause/resume, split, tag, stop against a running recorder"

@@ -35,6 +35,7 @@ enum class Errc {
   kIndex,            // SQLite reported an error
   kCorrupt,          // bytes that do not decode, a checksum mismatch, a bad magic
   kTruncated,        // input ends inside a structure
+  kBusy,             // held by another process now (a recording being written): try later
 };
 
 // "invalid argument", "no space left", ...

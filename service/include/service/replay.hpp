@@ -5,8 +5,9 @@
 // JSON, the exported records, the verify listing) and `err` for progress, warnings and errors.
 // Every error is one line "pubsub-replay: <message>" on `err`, and the command returns an exit
 // code: kExitOk, kExitProblems (verify found damage, or a run failed), kExitUsage (bad
-// arguments, a missing or unusable recording) or kExitNotClosed (verify: the recording was not
-// closed cleanly and only its tail is torn - run recover). Nothing here throws on bad input.
+// arguments, a missing or unusable recording), kExitNotClosed (verify: the recording was not
+// closed cleanly and only its tail is torn - run recover) or kExitLive (verify, recover,
+// reindex: a recorder is still writing it). Nothing here throws on bad input.
 //
 // How replay publishes (see recording_schema.hpp):
 // - One participant; one writer per recorded writer (storage::WriterDef) that has samples in the
@@ -52,6 +53,9 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitProblems = 1;   // verify found damage; play, export or recover failed
 inline constexpr int kExitUsage = 2;      // bad arguments; missing or unusable recording
 inline constexpr int kExitNotClosed = 3;  // verify: not closed cleanly, only a torn tail found
+// verify, recover, reindex: the recording is being written (live) by another process; verify
+// found no damage in what is written so far, recover and reindex changed nothing.
+inline constexpr int kExitLive = 4;
 
 // The common error vocabulary (common/expected.hpp); messages are one line, without the
 // "pubsub-replay: " prefix.
@@ -143,15 +147,18 @@ int export_records(const ExportOptions& options, std::ostream& out, std::ostream
 // Checksums of every chunk, index against segments, damage found while opening (torn tails);
 // recorded loss (gaps) is listed as information. kExitOk clean or recovered and no damage,
 // kExitNotClosed not closed cleanly with nothing worse than a torn tail (recover() fixes it),
-// kExitProblems damage found, kExitUsage not a recording.
+// kExitLive being written, no damage in what is written so far (the growing tail is not
+// damage), kExitProblems damage found, kExitUsage not a recording.
 int verify(const std::string& dir, std::ostream& out, std::ostream& err);
 // Finishes a recording that was not closed cleanly (storage::Recording::recover): cuts torn
 // tails after copying them to DIR/recovered/, brings the index in line, marks it recovered and
 // lists what was cut. kExitOk when the recording is usable afterwards (also when there was
-// nothing to do), kExitProblems when it could not be repaired, kExitUsage not a recording.
+// nothing to do), kExitProblems when it could not be repaired, kExitUsage not a recording,
+// kExitLive (nothing changed) while a recorder writes it.
 int recover(const std::string& dir, std::ostream& out, std::ostream& err);
 // Rebuilds index.sqlite3 from the segment files. kExitOk, kExitProblems when corrupt chunks had
-// to be left out (listed), kExitUsage when DIR holds no segment files.
+// to be left out (listed), kExitUsage when DIR holds no segment files, kExitLive (nothing
+// changed) while a recorder writes it.
 int reindex(const std::string& dir, std::ostream& out, std::ostream& err);
 
 struct PlayOptions {

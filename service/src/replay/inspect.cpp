@@ -58,17 +58,38 @@ void print_table(std::ostream& out, const std::vector<std::vector<std::string>>&
   }
 }
 
-const char* state_note(storage::CloseState state) {
-  switch (state) {
+// The state a person reads: "live" while a writer holds the recording's lock, else the close state.
+std::string state_name(const storage::Recording& rec) {
+  return rec.live() ? "live" : storage::to_string(rec.close_state());
+}
+
+// ", being written by pubsub-recorder (pid 12) ..." after the first line of info.
+std::string state_note(const storage::Recording& rec, const std::string& dir) {
+  const storage::LockState& lock = rec.lock_state();
+  if (lock.live) {
+    return ", live: being written by " + lock.live->describe() +
+           " (read up to the last chunk written so far)";
+  }
+  switch (rec.close_state()) {
     case storage::CloseState::kClean:
       return "";
     case storage::CloseState::kRecovered:
       return ", recovered after an unclean close";
     case storage::CloseState::kUnclean:
-      return ", not closed cleanly (read up to the last good chunk; 'pubsub-replay recover' "
-             "finishes it)";
+      break;
   }
-  return "";
+  std::string who;
+  if (lock.stale) who = ": " + lock.stale->describe() + " ended without closing it";
+  return ", not closed cleanly" + who +
+         " (read up to the last good chunk; 'pubsub-replay recover " + dir + "' finishes it)";
+}
+
+// The message of recover or reindex refused because the recording is being written.
+int refuse_live(const storage::Error& e, const char* command, std::ostream& err) {
+  return report(err, kExitLive,
+                e.message + "; nothing changed: " + command +
+                    " works only on a recording no process writes (stop the recorder, or let it "
+                    "end, first)");
 }
 
 // Damage a crash leaves at the end of a recording: a torn last chunk, or a segment newer than
@@ -76,6 +97,13 @@ const char* state_note(storage::CloseState state) {
 bool tail_damage(const storage::Problem& p, uint64_t last_indexed_segment) {
   return p.kind == storage::Problem::Kind::kTornTail ||
          (p.kind == storage::Problem::Kind::kBadSegment && p.segment > last_indexed_segment);
+}
+
+// What a live recording shows at its end because it is still being written: the tail, and
+// chunks (or a segment) written after the index was read.
+bool still_growing(const storage::Problem& p, uint64_t last_indexed_segment) {
+  return tail_damage(p, last_indexed_segment) ||
+         (p.kind == storage::Problem::Kind::kUnindexedChunk && p.segment >= last_indexed_segment);
 }
 
 const char* mark_kind(storage::MarkKind k) {
@@ -151,7 +179,10 @@ int info(const InfoOptions& o, std::ostream& out, std::ostream& err) {
     j["writers"] = totals->writers;
     j["segments"] = totals->segments;
     j["chunks"] = totals->chunks;
-    j["state"] = storage::to_string((*rec)->close_state());
+    j["state"] = state_name(**rec);
+    if (const auto& live = (*rec)->lock_state().live) {
+      j["writer_process"] = {{"pid", live->pid}, {"program", live->program}};
+    }
     j["topics"] = nlohmann::json::array();
     for (const auto& t : *topics) {
       nlohmann::json tj;
@@ -178,7 +209,7 @@ int info(const InfoOptions& o, std::ostream& out, std::ostream& err) {
 
   out << "recording " << o.dir << ": " << totals->segments << " segment"
       << (totals->segments == 1 ? "" : "s") << ", " << totals->chunks << " chunks"
-      << state_note((*rec)->close_state()) << '\n';
+      << state_note(**rec, o.dir) << '\n';
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"TOPIC", "TYPE", "TYPE FROM", "KEYED", "RELIABILITY", "SAMPLES", "BYTES",
                   "RATE/s", "WRITERS", "LOST", "START", "END"});
@@ -256,20 +287,33 @@ int verify(const std::string& dir, std::ostream& out, std::ostream& err) {
   auto rep = (*rec)->verify([&](const storage::Problem& p) { problems.push_back(p); });
   if (!rep) return report(err, kExitUsage, dir + ": cannot verify: " + rep.error().message);
   const storage::CloseState state = (*rec)->close_state();
+  const bool live = (*rec)->live();
+  // A live recording's last segment is still growing: its unwritten tail is not damage.
+  if (live) {
+    std::erase_if(problems, [&](const auto& p) { return still_growing(p, last_segment); });
+  }
   out << "recording " << dir << ": " << rep->segments << " segments, "
       << rep->chunks_ok + rep->chunks_bad << " chunks (" << rep->chunks_ok << " good, "
       << rep->chunks_bad << " bad), " << rep->records << " samples in the good chunks\n";
-  out << "state: " << storage::to_string(state) << '\n';
-  if (state == storage::CloseState::kUnclean) {
+  out << "state: " << state_name(**rec);
+  if (live) out << " (being written by " << (*rec)->lock_state().live->describe() << ")";
+  out << '\n';
+  if (state == storage::CloseState::kUnclean && !live) {
     out << "note: the recording was not closed cleanly; " << (*rec)->recovery().chunks_checked
         << " tail chunks checked, " << (*rec)->recovery().bytes_cut
         << " bytes past the last good chunk\n";
   }
   for (const auto& p : problems) out << "problem: " << detail::describe(p, names) << '\n';
   print_gaps(**rec, names, out);
+  if (live && problems.empty()) {
+    out << "result: live; no damage in what is written so far (verify again when the recording "
+           "has ended)\n";
+    out.flush();
+    return kExitLive;
+  }
   const bool tail_only = std::all_of(problems.begin(), problems.end(),
                                      [&](const auto& p) { return tail_damage(p, last_segment); });
-  if (state == storage::CloseState::kUnclean && tail_only) {
+  if (state == storage::CloseState::kUnclean && !live && tail_only) {
     out << "result: not closed cleanly";
     if (!problems.empty()) out << ", torn tail only";
     out << "; run 'pubsub-replay recover " << dir << "' to finish it\n";
@@ -296,6 +340,7 @@ int recover(const std::string& dir, std::ostream& out, std::ostream& err) {
   auto rep =
       storage::Recording::recover(dir, [&](const storage::Problem& p) { problems.push_back(p); });
   if (!rep) {
+    if (rep.error().code == Errc::kBusy) return refuse_live(rep.error(), "recover", err);
     return report(err, kExitProblems, dir + ": recover failed: " + rep.error().message);
   }
   if (rep->state != storage::CloseState::kUnclean) {
@@ -336,7 +381,10 @@ int reindex(const std::string& dir, std::ostream& out, std::ostream& err) {
   std::vector<storage::Problem> problems;
   auto rep =
       storage::Recording::reindex(dir, [&](const storage::Problem& p) { problems.push_back(p); });
-  if (!rep) return report(err, kExitUsage, dir + ": reindex failed: " + rep.error().message);
+  if (!rep) {
+    if (rep.error().code == Errc::kBusy) return refuse_live(rep.error(), "reindex", err);
+    return report(err, kExitUsage, dir + ": reindex failed: " + rep.error().message);
+  }
   out << "reindexed " << dir << ": " << rep->segments << " segments, " << rep->chunks << " chunks, "
       << rep->records << " samples; state " << storage::to_string(rep->state) << '\n';
   for (const auto& p : problems) out << "problem: " << detail::describe(p, {}) << '\n';

@@ -269,9 +269,15 @@ Result<Source> select_source(const PlayOptions& o, ProblemSink& problems, std::o
   auto rec =
       detail::open_recording(o.dir, [&problems](const storage::Problem& p) { problems.note(p); });
   if (!rec) return rec.error();
-  for (const auto& p : problems.open_problems()) warn(err, p);
-  if ((*rec)->close_state() == storage::CloseState::kUnclean) {
-    warn(err, o.dir + " was not closed cleanly; playing it up to its last good chunk");
+  if (const auto& live = (*rec)->lock_state().live) {
+    // Its growing tail is no damage: say once what is played.
+    warn(err,
+         o.dir + " is being written by " + live->describe() + "; playing what is written so far");
+  } else {
+    for (const auto& p : problems.open_problems()) warn(err, p);
+    if ((*rec)->close_state() == storage::CloseState::kUnclean) {
+      warn(err, o.dir + " was not closed cleanly; playing it up to its last good chunk");
+    }
   }
   auto sel = detail::resolve_selection(**rec, o.selection);
   if (!sel) return sel.error();

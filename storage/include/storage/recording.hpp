@@ -12,6 +12,10 @@
 // recovered (recover() finished it after a crash) or unclean (neither). Only the writer's close
 // and recover() change it; reindex() keeps it (and never makes an unclean recording clean).
 //
+// A recording being written is live: its writer holds DIR/writer.lock (WriterLock), which
+// recover() and reindex() take too, so they refuse it (kBusy) instead of cutting a tail that is
+// still growing; open() reports it (lock_state()) and reads it as an unclean one.
+//
 // Threads: a Recording and its cursors belong to one thread at a time (they share one SQLite
 // connection and file handles). Open several Recordings for parallel readers.
 #pragma once
@@ -27,6 +31,7 @@
 #include "storage/index.hpp"
 #include "storage/status.hpp"
 #include "storage/types.hpp"
+#include "storage/writer_lock.hpp"
 
 namespace storage {
 
@@ -151,14 +156,16 @@ class Recording {
                                                  RecordingOptions options = {});
   // Repairs an unclean recording in place: copies each torn segment tail (and each segment
   // without a valid header) to DIR/recovered/, truncates the tails, re-syncs the index and marks
-  // the recording recovered. Does nothing to a clean or recovered one (idempotent).
+  // the recording recovered. Does nothing to a clean or recovered one (idempotent). kBusy (and
+  // nothing touched) while another process holds the recording's WriterLock.
   static Result<RecoveryReport> recover(const std::string& dir, ProblemCallback on_problem = {});
   // How the recording in `dir` was closed, from its index alone.
   static Result<CloseState> close_state(const std::string& dir);
   // Rebuilds index.sqlite3 from the segment files alone (atomically replaces the old one).
   // Corrupt chunks are reported and left out; torn tails are ignored (not cut). The close state
   // is the old index's; without a readable old index it is unclean when a tail is torn, else
-  // recovered (nothing shows how the writer ended).
+  // recovered (nothing shows how the writer ended). kBusy (nothing touched) while another process
+  // holds the recording's WriterLock.
   static Result<ReindexReport> reindex(const std::string& dir, ProblemCallback on_problem = {});
 
   ~Recording();
@@ -167,6 +174,11 @@ class Recording {
 
   const RecoveryReport& recovery() const;
   CloseState close_state() const { return recovery().state; }
+  // The writer lock as open() found it: `live` while a recorder (or recover/reindex) writes the
+  // recording - its close state is then unclean and its tail still growing, not torn; `stale`
+  // when the writer that left it unclean ended without closing it.
+  const LockState& lock_state() const;
+  bool live() const { return lock_state().live.has_value(); }
   Result<std::vector<TopicInfo>> topics();
   Result<std::vector<WriterInfo>> writers();
   Result<std::vector<SegmentInfo>> segments();
