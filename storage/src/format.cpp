@@ -267,11 +267,13 @@ void append_topic_entry(Bytes& out, TopicId id, const TopicDef& def) {
 }
 
 void append_writer_entry(Bytes& out, WriterId id, const WriterDef& def) {
-  out.push_back(static_cast<std::byte>(EntryKind::kWriter));
+  const bool qos = !def.qos.empty();
+  out.push_back(static_cast<std::byte>(qos ? EntryKind::kWriterQos : EntryKind::kWriter));
   put_varint_to(out, id);
   put_varint_to(out, def.topic);
   const auto* g = reinterpret_cast<const std::byte*>(def.guid.data());
   out.insert(out.end(), g, g + 16);
+  if (qos) put_bytes(out, def.qos.data(), def.qos.size());
 }
 
 void append_gap_entry(Bytes& out, const Gap& gap) {
@@ -359,7 +361,7 @@ Result<bool> EntryDecoder::next(Entry& e) {
     return Error{ErrorCode::kCorrupt,
                  std::string(what) + " at entry offset " + std::to_string(remaining())};
   };
-  if ((kind & 0x0f) > 5 || (kind & 0xe0) || ((kind & kEntryHasKeyHash) && (kind & 0x0f) != 0))
+  if ((kind & 0x0f) > 6 || (kind & 0xe0) || ((kind & kEntryHasKeyHash) && (kind & 0x0f) != 0))
     return fail("bad entry kind");
   e.kind = static_cast<EntryKind>(kind & 0x0f);
   switch (e.kind) {
@@ -402,13 +404,17 @@ Result<bool> EntryDecoder::next(Entry& e) {
       if (e.topic_id == 0) return fail("topic id 0");
       break;
     }
-    case EntryKind::kWriter: {
+    case EntryKind::kWriter:
+    case EntryKind::kWriterQos: {
       e.writer_id = r.u32();
       e.writer.topic = r.u32();
       const uint8_t* g = r.take(16);
+      if (g) std::memcpy(e.writer.guid.data(), g, 16);
+      e.writer.qos.clear();
+      if (e.kind == EntryKind::kWriterQos) r.lengthed(e.writer.qos, limits_.max_record_bytes);
       if (!r.ok) return fail("bad writer definition");
-      std::memcpy(e.writer.guid.data(), g, 16);
       if (e.writer_id == 0) return fail("writer id 0");
+      e.kind = EntryKind::kWriter;
       break;
     }
     case EntryKind::kGap: {

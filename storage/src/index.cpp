@@ -1,6 +1,7 @@
 // SQLite index implementation; see index.hpp for ownership and threading.
 #include "index.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -38,6 +39,7 @@ CREATE TABLE IF NOT EXISTS types(type_name TEXT NOT NULL, source INTEGER NOT NUL
 CREATE TABLE IF NOT EXISTS marks(chunk_id INTEGER NOT NULL, kind INTEGER NOT NULL,
   time_ns INTEGER NOT NULL, name TEXT NOT NULL, note TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS marks_by_chunk ON marks(chunk_id);
+CREATE TABLE IF NOT EXISTS writer_qos(writer_id INTEGER PRIMARY KEY, qos BLOB NOT NULL);
 )sql";
 
 enum StmtId {
@@ -45,6 +47,7 @@ enum StmtId {
   kGetMeta,
   kPutTopic,
   kPutWriter,
+  kPutWriterQos,
   kPutType,
   kPutSegment,
   kSetClosed,
@@ -219,6 +222,10 @@ Status Index::put_writer(WriterId id, const WriterDef& def) {
   auto& s = stmt(kPutWriter, "INSERT OR IGNORE INTO writers(id, topic_id, guid) VALUES(?, ?, ?)");
   s.bind(1, id).bind(2, def.topic).bind_blob(3, def.guid.data(), 16);
   STEP_DONE(s, "insert writer");
+  if (def.qos.empty()) return Status{};
+  auto& q = stmt(kPutWriterQos, "INSERT OR IGNORE INTO writer_qos(writer_id, qos) VALUES(?, ?)");
+  q.bind(1, id).bind_blob(2, def.qos.data(), def.qos.size());
+  STEP_DONE(q, "insert writer QoS");
   return Status{};
 }
 
@@ -464,7 +471,26 @@ Result<std::vector<WriterInfo>> Index::writers() {
     out.push_back(w);
   }
   if (rc != SQLITE_DONE) return error("query writers");
+  if (auto q = writer_qos(out); !q) return q.error();
   return out;
+}
+
+Status Index::writer_qos(std::vector<WriterInfo>& writers) {
+  Stmt s(db_, "SELECT writer_id, qos FROM writer_qos");
+  if (!s.ok()) {  // an index older than format 5 opened read-only has no writer_qos table
+    Stmt t(db_, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'writer_qos'");
+    if (t.ok() && t.step() == SQLITE_DONE) return Status{};
+    return error("query writer QoS");
+  }
+  int rc;
+  while ((rc = s.step()) == SQLITE_ROW) {
+    const auto id = static_cast<WriterId>(s.i64(0));
+    auto it = std::lower_bound(writers.begin(), writers.end(), id,
+                               [](const WriterInfo& w, WriterId i) { return w.id < i; });
+    if (it != writers.end() && it->id == id) it->def.qos = s.blob(1);
+  }
+  if (rc != SQLITE_DONE) return error("query writer QoS");
+  return Status{};
 }
 
 Result<std::vector<Gap>> Index::gaps() {

@@ -78,6 +78,8 @@ class Index {
   Error error(const char* what);
 
  private:
+  // Fills WriterInfo::def.qos from the writer_qos table (absent before format 5).
+  Status writer_qos(std::vector<WriterInfo>& writers);
   explicit Index(sqlite3* db) : db_(db) {}
   Status init_schema();
   Stmt& stmt(int which, const char* sql);

@@ -95,6 +95,7 @@ Status summarize_chunk(const format::ChunkHeader& h, ByteSpan raw, ChunkRow& row
         row.topic_defs.emplace_back(e.topic_id, e.topic);
         break;
       case format::EntryKind::kWriter:
+      case format::EntryKind::kWriterQos:  // decoded as kWriter
         row.writer_defs.emplace_back(e.writer_id, e.writer);
         break;
       case format::EntryKind::kGap:

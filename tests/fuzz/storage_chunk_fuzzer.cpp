@@ -67,8 +67,9 @@ bool same(const Owned& a, const format::Entry& b) {
              a.topic.type_name == b.topic.type_name && a.topic.keyed == b.topic.keyed &&
              a.topic.qos == b.topic.qos && a.topic.type_info == b.topic.type_info;
     case format::EntryKind::kWriter:
+    case format::EntryKind::kWriterQos:  // decoded as kWriter
       return a.writer_id == b.writer_id && a.writer.topic == b.writer.topic &&
-             a.writer.guid == b.writer.guid;
+             a.writer.guid == b.writer.guid && a.writer.qos == b.writer.qos;
     case format::EntryKind::kGap:
       return a.gap.writer == b.gap.writer && a.gap.first_missing == b.gap.first_missing &&
              a.gap.last_missing == b.gap.last_missing;
@@ -97,6 +98,7 @@ void encode(const format::Entry& e, Bytes& out, format::DeltaState& st) {
       format::append_topic_entry(out, e.topic_id, e.topic);
       break;
     case format::EntryKind::kWriter:
+    case format::EntryKind::kWriterQos:
       format::append_writer_entry(out, e.writer_id, e.writer);
       break;
     case format::EntryKind::kGap:

@@ -20,7 +20,8 @@
 // (reserved); readers take both.
 // Body          = the raw entries, or their LZ4 block (codec 1) when that saves >= ~2%.
 // Entry         = kind byte (low nibble: 0 data, 1 topic definition, 2 writer definition, 3 gap,
-//                 4 type definition (version 3), 5 mark (version 4);
+//                 4 type definition (version 3), 5 mark (version 4), 6 writer definition with
+//                 its QoS (version 5);
 //                 bit 4: data record carries a key hash) followed by, for
 //   data:   varint topic | varint writer | svarint (seq - previous seq) |
 //           svarint (recv - previous recv) | svarint (source - recv) | varint flags |
@@ -29,6 +30,8 @@
 //   topic:  varint id | string name | string type name | u8 keyed | bytes qos | bytes type info
 //           (string/bytes = varint length + bytes)
 //   writer: varint id | varint topic id | 16 B GUID
+//   writer with QoS: varint id | varint topic id | 16 B GUID | bytes qos (written instead of
+//           kind 2 when the definition has QoS; decoded into the same Entry::writer)
 //   gap:    varint writer | svarint first missing | svarint last missing
 //   type:   string type name | u8 source (1 idl, 2 lookup) | string idl | bytes type object
 //   mark:   u8 kind (1 tag, 2 pause, 3 resume) | svarint time_ns | string name | string note
@@ -44,7 +47,8 @@
 
 namespace storage::format {
 
-inline constexpr uint32_t kFormatVersion = 4;     // written (3: type definitions, 4: marks)
+// written (3: type definitions, 4: marks, 5: writers' QoS)
+inline constexpr uint32_t kFormatVersion = 5;
 inline constexpr uint32_t kMinFormatVersion = 1;  // oldest read
 // Offsets and sizes of chunks written with direct I/O are multiples of this (the page size, a
 // multiple of every block device's logical block size).
@@ -64,6 +68,7 @@ enum class EntryKind : uint8_t {
   kGap = 3,
   kType = 4,
   kMark = 5,
+  kWriterQos = 6,  // decoded as kWriter
 };
 inline constexpr uint8_t kChunkFlagRecvSorted = 1;  // reception times never decrease in the chunk
 inline constexpr uint8_t kEntryHasKeyHash = 0x10;

@@ -62,6 +62,7 @@ struct TypeDef {
 struct WriterDef {
   TopicId topic = 0;
   Guid guid{};
+  Bytes qos;  // the writer's own QoS, opaque to the store (empty before format 5)
 };
 
 // A range of sequence numbers a writer sent but the recording does not hold.

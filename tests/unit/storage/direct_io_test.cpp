@@ -228,7 +228,7 @@ TEST_CASE("A format-1 recording (no padding field) still opens, reads and verifi
   auto bad = format::decode_segment_header(ByteSpan(reinterpret_cast<std::byte*>(hb), sizeof hb));
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.error().code == ErrorCode::kUnsupported);
-  CHECK(bad.error().message == "segment format version 5 not supported");
+  CHECK(bad.error().message == "segment format version 6 not supported");
 }
 
 TEST_CASE("Chunks of large records carry the appenders' running CRC, and it verifies") {
