@@ -116,6 +116,22 @@ enum ParameterId : uint16_t {
   kPidStatusInfo = 0x0071,
   kPidDataRepresentation = 0x0073,
   kPidTypeInformation = 0x0075,
+  // QoS policies (RTPS 2.5 Table 9.12; XTypes 7.6.3.4 for type consistency and representation).
+  kPidTimeBasedFilter = 0x0004,
+  kPidOwnershipStrength = 0x0006,
+  kPidLiveliness = 0x001b,
+  kPidDurabilityService = 0x001e,
+  kPidOwnership = 0x001f,
+  kPidPresentation = 0x0021,
+  kPidDeadline = 0x0023,
+  kPidDestinationOrder = 0x0025,
+  kPidLatencyBudget = 0x0027,
+  kPidLifespan = 0x002b,
+  kPidGroupData = 0x002d,
+  kPidTopicData = 0x002e,
+  kPidContentFilterProperty = 0x0035,
+  kPidTransportPriority = 0x0049,
+  kPidTypeConsistencyEnforcement = 0x0074,
 };
 
 inline constexpr uint16_t kPidMustUnderstand = 0x4000;

@@ -6,6 +6,7 @@
 #include "wire/constants.hpp"
 #include "wire/message.hpp"
 #include "wire/parameter_list.hpp"
+#include "wire/qos_parameters.hpp"
 
 namespace pubsub::wire {
 
@@ -27,34 +28,6 @@ void put_locator(ParameterListWriter& w, uint16_t pid, const Locator& l) {
   std::memcpy(buf + 4, &l.port, 4);
   std::memcpy(buf + 8, l.address.data(), 16);
   w.raw(pid, buf, 24);
-}
-
-// Duration_t; anything from 0x7fffffff s up (Duration::max() included) is DURATION_INFINITE,
-// which read_duration turns back into Duration::max().
-void duration_to_wire(Duration d, int32_t& s, uint32_t& f) {
-  if (d >= std::chrono::seconds(0x7fffffff)) {
-    s = 0x7fffffff;
-    f = 0xffffffffu;
-    return;
-  }
-  time_to_wire(Time{d.count()}, s, f);
-}
-
-void put_duration(ParameterListWriter& w, uint16_t pid, Duration d) {
-  int32_t s;
-  uint32_t f;
-  duration_to_wire(d, s, f);
-  uint8_t buf[8];
-  std::memcpy(buf, &s, 4);
-  std::memcpy(buf + 4, &f, 4);
-  w.raw(pid, buf, 8);
-}
-
-Duration read_duration(ByteReader& r) {
-  const int32_t s = r.i32();
-  const uint32_t f = r.u32();
-  if (s == 0x7fffffff) return Duration::max();  // DURATION_INFINITE
-  return Duration(time_from_wire(s, f).ns);
 }
 
 bool read_locator(const Parameter& p, bool le, Locator& l) {
@@ -200,7 +173,7 @@ std::vector<uint8_t> encode_endpoint_data(const EndpointData& e) {
     std::memcpy(rel + 8, &f, 4);
     w.raw(kPidReliability, rel, 12);
   }
-  w.u32(kPidDurability, e.durability == DurabilityKind::kTransientLocal ? 1 : 0);
+  w.u32(kPidDurability, static_cast<uint32_t>(e.durability));
   {
     uint8_t hist[8];
     const uint32_t kind = e.history.kind == HistoryKind::kKeepAll ? 1 : 0;
@@ -236,6 +209,7 @@ std::vector<uint8_t> encode_endpoint_data(const EndpointData& e) {
   if (!e.type_information.empty()) {
     w.raw(kPidTypeInformation, e.type_information.data(), e.type_information.size());
   }
+  put_policies(w, e.policies);
   if (e.shm && e.shm->name.size() <= kMaxShmNameBytes) {
     std::vector<uint8_t> v(e.shm->host.begin(), e.shm->host.end());
     const uint32_t len = static_cast<uint32_t>(e.shm->name.size() + 1);
@@ -252,6 +226,9 @@ std::vector<uint8_t> encode_endpoint_data(const EndpointData& e) {
 
 namespace {
 
+// Parameters kept in Policies::other per endpoint, at most (an announcement is at most 64 KiB).
+constexpr size_t kMaxOtherParameters = 256;
+
 bool read_shm_locator(const Parameter& p, bool le, ShmLocator& out) {
   if (p.length < 20) return false;
   std::memcpy(out.host.data(), p.value, 16);
@@ -262,6 +239,34 @@ bool read_shm_locator(const Parameter& p, bool le, ShmLocator& out) {
   if (s[len - 1] != 0) return false;
   out.name.assign(reinterpret_cast<const char*>(s), len - 1);
   return out.name.find('\0') == std::string::npos;
+}
+
+// A parameter the switch of decode_endpoint_data() did not take: a policy, bookkeeping that
+// matching does not need, or one kept byte for byte in Policies::other.
+bool other_parameter(const Parameter& p, bool le, Policies& policies) {
+  switch (decode_policy(p, le, policies)) {
+    case PolicyDecode::kDecoded:
+      return true;
+    case PolicyDecode::kBad:
+      return false;
+    case PolicyDecode::kNotPolicy:
+      break;
+  }
+  switch (p.pid & ~kPidMustUnderstand) {
+    case kPidParticipantGuid:
+    case kPidProtocolVersion:
+    case kPidVendorId:
+    case kPidKeyHash:
+    case kPidStatusInfo:
+      return true;
+    default:
+      break;
+  }
+  if (policies.other.size() < kMaxOtherParameters) {
+    policies.other.push_back(
+        RawParameter{p.pid, le, std::vector<uint8_t>(p.value, p.value + p.length)});
+  }
+  return true;
 }
 
 }  // namespace
@@ -296,10 +301,12 @@ bool decode_endpoint_data(const uint8_t* payload, size_t size, bool writer_defau
             if (p.length >= 12) out.max_blocking_time = read_duration(r);
             break;
           }
-          case kPidDurability:
-            out.durability =
-                r.u32() >= 1 ? DurabilityKind::kTransientLocal : DurabilityKind::kVolatile;
+          case kPidDurability: {
+            const uint32_t kind = r.u32();
+            if (kind > static_cast<uint32_t>(DurabilityKind::kPersistent)) return false;
+            out.durability = static_cast<DurabilityKind>(kind);
             break;
+          }
           case kPidHistory:
             out.history.kind = r.u32() == 1 ? HistoryKind::kKeepAll : HistoryKind::kKeepLast;
             out.history.depth = r.i32();
@@ -346,7 +353,7 @@ bool decode_endpoint_data(const uint8_t* payload, size_t size, bool writer_defau
             break;
           }
           default:
-            break;
+            return other_parameter(p, le, out.policies);
         }
         return r.ok();
       });

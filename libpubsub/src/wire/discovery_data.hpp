@@ -36,7 +36,7 @@ struct ShmLocator {
   bool operator==(const ShmLocator&) const = default;
 };
 
-// A DiscoveredWriterData or DiscoveredReaderData: what matching and replay need.
+// A DiscoveredWriterData or DiscoveredReaderData: every policy it announces.
 struct EndpointData {
   Guid guid;
   std::string topic_name;
@@ -52,6 +52,9 @@ struct EndpointData {
   std::vector<int16_t> data_representation;  // empty: XCDR1 only
   std::vector<uint8_t> type_information;     // PID_TYPE_INFORMATION value, byte for byte
   std::optional<ShmLocator> shm;
+  // Every other standard policy; decoded remote endpoints also keep the parameters no one
+  // interprets here (Policies::other).
+  Policies policies;
 
   bool is_writer() const;
   bool keyed() const;  // from the entity kind

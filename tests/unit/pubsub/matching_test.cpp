@@ -11,6 +11,7 @@ using namespace pubsub;
 using common::glob_error;
 using common::glob_match;
 using pubsub::discovery::match_failure;
+namespace discovery = pubsub::discovery;
 using pubsub::wire::EndpointData;
 
 TEST_CASE("glob_match: literals, * and ?") {
@@ -167,7 +168,7 @@ TEST_CASE("match_failure: topic and type names must be identical") {
 TEST_CASE("match_failure: reliability is requested by the reader, offered by the writer") {
   EndpointData w = writer(), r = reader();
   w.reliability = ReliabilityKind::kBestEffort;
-  REQUIRE(match_failure(w, r) == "reliable reader, best-effort writer");
+  REQUIRE(match_failure(w, r) == "RELIABILITY: requested RELIABLE, offered BEST_EFFORT");
   r.reliability = ReliabilityKind::kBestEffort;
   REQUIRE(match_failure(w, r) == "");
   w.reliability = ReliabilityKind::kReliable;
@@ -177,7 +178,7 @@ TEST_CASE("match_failure: reliability is requested by the reader, offered by the
 TEST_CASE("match_failure: durability is requested by the reader, offered by the writer") {
   EndpointData w = writer(), r = reader();
   r.durability = DurabilityKind::kTransientLocal;
-  REQUIRE(match_failure(w, r) == "transient-local reader, volatile writer");
+  REQUIRE(match_failure(w, r) == "DURABILITY: requested TRANSIENT_LOCAL, offered VOLATILE");
   w.durability = DurabilityKind::kTransientLocal;
   REQUIRE(match_failure(w, r) == "");
   r.durability = DurabilityKind::kVolatile;
@@ -238,15 +239,127 @@ TEST_CASE("match_failure: the writer's first data representation must be accepte
     EndpointData w = writer(), r = reader();
     w.data_representation = c.writer;
     r.data_representation = c.reader;
-    REQUIRE(match_failure(w, r) == (c.match ? "" : "data representation not accepted"));
+    const auto m = discovery::match(w, r);
+    REQUIRE(m.ok() == c.match);
+    if (!c.match) {
+      CHECK(m.kind == discovery::MatchResult::Kind::kIncompatibleQos);
+      CHECK(m.policy == QosPolicyId::kDataRepresentation);
+      CHECK(m.reason.starts_with("DATA_REPRESENTATION: requested "));
+    }
   }
 }
 
-TEST_CASE("match_failure: rules are checked in order, partitions before representation") {
+TEST_CASE("match_failure: names, then partitions, then the requested/offered rules") {
   EndpointData w = writer(), r = reader();
   w.partitions = {"A"};
   w.data_representation = {wire::kXcdr2};
   REQUIRE(match_failure(w, r) == "no common partition");
+  CHECK(discovery::match(w, r).kind == discovery::MatchResult::Kind::kNoCommonPartition);
+  CHECK(discovery::match(w, r).policy == QosPolicyId::kInvalid);
+  w.partitions = {};
+  REQUIRE(match_failure(w, r) == "DATA_REPRESENTATION: requested XCDR1, offered XCDR2");
   w.reliability = ReliabilityKind::kBestEffort;
-  REQUIRE(match_failure(w, r) == "reliable reader, best-effort writer");
+  REQUIRE(match_failure(w, r) == "RELIABILITY: requested RELIABLE, offered BEST_EFFORT");
+}
+
+// DDS 1.4 2.2.3 (the RxO column), policy by policy: each case changes one policy of a default
+// writer and a default reader and names the result.
+TEST_CASE("Requested/offered compatibility: every policy's rule, with its name and values") {
+  using namespace std::chrono_literals;
+  struct Case {
+    const char* what;
+    void (*offer)(EndpointData&);
+    void (*request)(EndpointData&);
+    const char* failure;  // "" = compatible
+  };
+  const Case cases[] = {
+      {"defaults", [](EndpointData&) {}, [](EndpointData&) {}, ""},
+      {"deadline offered 2 s, requested 1 s", [](EndpointData& w) { w.policies.deadline = 2s; },
+       [](EndpointData& r) { r.policies.deadline = 1s; }, "DEADLINE: requested 1 s, offered 2 s"},
+      {"deadline offered 1 s, requested 2 s", [](EndpointData& w) { w.policies.deadline = 1s; },
+       [](EndpointData& r) { r.policies.deadline = 2s; }, ""},
+      {"deadline offered infinite, requested 2 s", [](EndpointData&) {},
+       [](EndpointData& r) { r.policies.deadline = 2s; },
+       "DEADLINE: requested 2 s, offered infinite"},
+      {"deadline offered 250 ms, requested infinite",
+       [](EndpointData& w) { w.policies.deadline = 250ms; }, [](EndpointData&) {}, ""},
+      {"latency budget offered 10 ms, requested 0",
+       [](EndpointData& w) { w.policies.latency_budget = 10ms; }, [](EndpointData&) {},
+       "LATENCY_BUDGET: requested 0 s, offered 10 ms"},
+      {"latency budget offered 10 ms, requested 20 ms",
+       [](EndpointData& w) { w.policies.latency_budget = 10ms; },
+       [](EndpointData& r) { r.policies.latency_budget = 20ms; }, ""},
+      {"liveliness automatic offered, manual by topic requested", [](EndpointData&) {},
+       [](EndpointData& r) { r.policies.liveliness.kind = LivelinessKind::kManualByTopic; },
+       "LIVELINESS: requested MANUAL_BY_TOPIC infinite, offered AUTOMATIC infinite"},
+      {"liveliness manual by topic offered, manual by participant requested",
+       [](EndpointData& w) { w.policies.liveliness.kind = LivelinessKind::kManualByTopic; },
+       [](EndpointData& r) { r.policies.liveliness.kind = LivelinessKind::kManualByParticipant; },
+       ""},
+      {"liveliness lease offered 2 s, requested 1 s",
+       [](EndpointData& w) { w.policies.liveliness.lease_duration = 2s; },
+       [](EndpointData& r) { r.policies.liveliness.lease_duration = 1s; },
+       "LIVELINESS: requested AUTOMATIC 1 s, offered AUTOMATIC 2 s"},
+      {"destination order by reception offered, by source requested", [](EndpointData&) {},
+       [](EndpointData& r) {
+         r.policies.destination_order = DestinationOrderKind::kBySourceTimestamp;
+       },
+       "DESTINATION_ORDER: requested BY_SOURCE_TIMESTAMP, offered BY_RECEPTION_TIMESTAMP"},
+      {"destination order by source offered, by reception requested",
+       [](EndpointData& w) {
+         w.policies.destination_order = DestinationOrderKind::kBySourceTimestamp;
+       },
+       [](EndpointData&) {}, ""},
+      {"ownership exclusive offered, shared requested",
+       [](EndpointData& w) { w.policies.ownership = OwnershipKind::kExclusive; },
+       [](EndpointData&) {}, "OWNERSHIP: requested SHARED, offered EXCLUSIVE"},
+      {"ownership shared offered, exclusive requested", [](EndpointData&) {},
+       [](EndpointData& r) { r.policies.ownership = OwnershipKind::kExclusive; },
+       "OWNERSHIP: requested EXCLUSIVE, offered SHARED"},
+      {"ownership exclusive both, different strength",
+       [](EndpointData& w) {
+         w.policies.ownership = OwnershipKind::kExclusive;
+         w.policies.ownership_strength = 9;
+       },
+       [](EndpointData& r) { r.policies.ownership = OwnershipKind::kExclusive; }, ""},
+      {"presentation topic offered, group requested",
+       [](EndpointData& w) { w.policies.presentation.access_scope = PresentationScope::kTopic; },
+       [](EndpointData& r) { r.policies.presentation.access_scope = PresentationScope::kGroup; },
+       "PRESENTATION: requested GROUP, offered TOPIC"},
+      {"presentation coherent requested, not offered", [](EndpointData&) {},
+       [](EndpointData& r) { r.policies.presentation.coherent_access = true; },
+       "PRESENTATION: requested INSTANCE coherent, offered INSTANCE"},
+      {"presentation group ordered offered, topic requested",
+       [](EndpointData& w) {
+         w.policies.presentation = {PresentationScope::kGroup, false, true};
+       },
+       [](EndpointData& r) { r.policies.presentation.access_scope = PresentationScope::kTopic; },
+       ""},
+      {"durability persistent offered, transient requested",
+       [](EndpointData& w) { w.durability = DurabilityKind::kPersistent; },
+       [](EndpointData& r) { r.durability = DurabilityKind::kTransient; }, ""},
+      {"durability transient local offered, transient requested",
+       [](EndpointData& w) { w.durability = DurabilityKind::kTransientLocal; },
+       [](EndpointData& r) { r.durability = DurabilityKind::kTransient; },
+       "DURABILITY: requested TRANSIENT, offered TRANSIENT_LOCAL"},
+      {"lifespan, time-based filter, strength, data and limits do not take part",
+       [](EndpointData& w) {
+         w.policies.lifespan = 1ms;
+         w.policies.ownership_strength = 3;
+         w.policies.user_data = {1};
+         w.policies.resource_limits.max_samples = 1;
+       },
+       [](EndpointData& r) {
+         r.policies.time_based_filter = 1s;
+         r.policies.topic_data = {2};
+       },
+       ""},
+  };
+  for (const Case& c : cases) {
+    INFO(c.what);
+    EndpointData w = writer(), r = reader();
+    c.offer(w);
+    c.request(r);
+    CHECK(match_failure(w, r) == c.failure);
+  }
 }
