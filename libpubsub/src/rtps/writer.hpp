@@ -1,86 +1,57 @@
 // StatefulWriter: one RTPS writer with its history, its packer and a proxy per matched reader.
 //
 // OVERVIEW
-// - write() runs on the caller's thread (synchronous publication): it copies the serialized
-//   sample into the history, then either appends it to the open batch (INFO_TS + DATA packed up
-//   to batching.max_bytes) or sends it at once (one DATA, or DATA_FRAGs gathered straight from
-//   the history with sendmsg's iovec, no copy).
-// - on_acknack()/on_nack_frag() run on the transport's receive thread: they advance the
-//   reader proxy, answer NACKs with retransmissions or GAPs (directed with INFO_DST), release
-//   history that every reliable reader has acknowledged and wake blocked writers.
-// - on_timer() runs on the participant's event thread: batch flush delay and periodic
-//   HEARTBEATs while anything is unacknowledged.
-// - add_reader()/remove_reader() run on whichever thread discovery matches on.
-// One mutex (mu_) guards everything; methods ending in _locked expect it held. The send
-// buffers are members, sized once, so the steady-state write path allocates nothing.
+// A sample enters the history on the writing thread (write(), or loan() and write_loan()), which
+// then sends it to the network readers (batched, whole or in fragments), publishes it to the
+// shared-memory readers and hands it to the intra-process ones. ACKNACKs and NACK_FRAGs from
+// network readers acknowledge (releasing history and growing the congestion window) and ask for
+// repairs. The event thread flushes batches, sends periodic HEARTBEATs and the rest of paced
+// repairs, and offers intra-process readers what they refused.
 //
 // Three ways to a reader (RemoteReaderInfo::delivery, chosen by the participant at matching):
-// - network: RTPS over the transport, as above;
-// - shared memory: the history lives in a shm::WriterSegment; write() publishes the sample
-//   there and rings the reader participant's doorbell; the reader reads it in place and
-//   acknowledges in its slot of the segment, which the writer reads when it needs room (and
-//   on its timer). Nothing is sent to such a reader over the network. A reader that could not
-//   attach sends ACKNACKs instead, and the writer then serves it over the network;
-// - intra-process: write() calls the reader's deliver_local() itself, on the writing thread,
-//   with the writer's lock held, handing it the sample in the history (no copy). A refused
-//   sample stays in the history and is offered again by on_timer().
-// Loans: loan() lends the history space of the next sample to the application, write_loan()
-// commits it in place. Readers may hold samples too (LoanedSample): a shared-memory reader
-// keeps its slot's hold and acknowledgement below them, an intra-process one reports them
-// through its proxy's LoanRegistry; either way history space is reused only below the lowest
-// sample any reader holds (min_hold_locked()).
+// network (RTPS over the transport), shared memory (the history lives in a shm::WriterSegment,
+// which the reader reads in place) and intra-process (the writer calls the reader's
+// deliver_local()).
 //
-// Flow control: write() waits (up to max_blocking_time) while the history is full or more bytes
-// are unacknowledged than the congestion window allows. The window (AIMD, as TCP's) starts at
-// kInitialWindow, grows as acknowledgements release history (doubling per window until the
-// first loss, then by about one datagram per window, as TCP's congestion avoidance), halves at
-// most once per window of data when a reader NACKs samples, or fragments of samples the window
-// governs sent in datagrams of the MTU (its socket buffer overflowed) - a reader of big
-// datagrams (Fast DDS) takes a fifth off instead - never below two samples of the size lost
-// (cut_window_locked(): with room for one, each big sample would wait for the reader to process
-// the one before), and never exceeds its cap. A fast reader soon gets the full window; a slow
-// one (a small socket buffer: Cyclone's readers keep about 1 MB) settles just under what it can
-// hold instead of overflowing it every few windows - each overflow costs a burst of repairs,
-// since such a reader may also drop what arrives behind the hole.
+// FILES (one class, six files; each opens with the overview of its role: who owns what, which
+// thread runs it; the private members below are grouped in the same order)
+// - writer.cpp: construction, matching (add_reader/remove_reader, the destinations and datagram
+//   size of new data, wait_for_readers/wait_for_acknowledgments), on_timer() - the event
+//   thread's entry, which calls into the roles below - and stats().
+// - writer_history.cpp: history and loans: write(), loan()/write_loan()/release_loan(), making
+//   room (KEEP_LAST drops, KEEP_ALL waits), releasing what the readers acknowledged, and the
+//   writer's waits (wait_locked/notify_locked).
+// - writer_local.cpp: same-host readers: publishing to the shared-memory segment, reading its
+//   readers' acknowledgements and reaping dead ones; intra-process delivery and loan releases.
+// - writer_transmit.cpp: sending new data: the batch, whole samples, fragments and HEARTBEATs,
+//   and a paced sample sent run by run.
+// - writer_flow.cpp: the congestion window (AIMD, its cap, acknowledgement delays, probes) and
+//   when a HEARTBEAT is due and what it announces.
+// - writer_repair.cpp: ACKNACK and NACK_FRAG: retransmissions, GAPs, fragment repairs, the pacer
+//   after a loss, repairs in big datagrams.
+// writer_detail.hpp holds the constants more than one of them uses.
 //
-// The cap is max_unacked_bytes, which covers kAckDelayCovered of acknowledgement delay at
-// the line rate. A reader that answers a HEARTBEAT later on purpose (Fast DDS waits its
-// heartbeat_response_delay, 5 ms, and then reports all it has) would leave the writer idle most
-// of each round: the writer measures each reader's delay from a HEARTBEAT sent while it had
-// nothing older unacknowledged to its next ACKNACK, counting only answers that acknowledge more
-// than that HEARTBEAT announced - a reader working through a queue, or far away, answers as it
-// reaches the HEARTBEAT, and a larger window would only lengthen its queue. A Cyclone DDS reader
-// passes that test without holding anything back (it answers from its event thread while its
-// receive thread reads on), so its delays are left out (RemoteReaderInfo::queued_answers). The
-// cap grows in proportion to the longest delay counted, up to kMaxWindowFactor times
-// max_unacked_bytes (window_cap()). So that an answer can show this while data is still going out,
-// a HEARTBEAT for the samples before it goes out in the middle of a sample once half a window has
-// been sent since the last one.
+// THREADS
+// - Writing threads (the application's): write(), loan(), write_loan(), release_loan(), flush();
+//   the listeners of intra-process readers run on them.
+// - Whichever thread releases an intra-process reader's loan: on_loans_released() (also from
+//   within such a listener, on the writing thread).
+// - The transport's receive thread: on_acknack(), on_nack_frag().
+// - The participant's event thread: on_timer().
+// - Whichever thread discovery matches on (under the participant's entities lock):
+//   add_reader(), remove_reader().
+// - Application threads: matched_readers(), wait_for_readers(), wait_for_acknowledgments(),
+//   stats().
 //
-// A sample max_unacked_bytes holds fewer than three of leaves as one burst of DATA_FRAGs, which
-// the window cannot spread (nor one grown for a late answerer, which holds more bursts), and ends
-// with a HEARTBEAT (HEARTBEAT_FRAG alone has a Cyclone reader ask only after its NackDelay,
-// 100 ms). Once a reader has lost such a sample's fragments the Pacer spreads them at an adapting
-// rate (the writing thread waits its turn with the lock released), so a reader with a small
-// socket buffer is not overrun again by the next one. Smaller samples are left to the window. A
-// reader that loses nothing is never paced. A NACK_FRAG is answered in full: while pacing, one
-// run at once and the rest at the pacer's rate, before any new data (the writing thread sends it
-// when it is writing, the event thread's on_timer() otherwise); the HEARTBEAT comes with the last
-// run only. A Cyclone reader asks again for fragments that overlap its previous request only after
-// its NackDelay, so a request answered in part, or a HEARTBEAT before the answer is complete,
-// costs 100 ms.
-//
-// A writer blocked on a full window repeats its HEARTBEAT every probe_interval() while no
-// ACKNACK or NACK_FRAG comes (the HEARTBEAT, the answer or the last fragments - which carry the
-// HEARTBEAT_FRAG - were lost), instead of waiting for the periodic one.
-//
-// Datagram size: samples are fragmented to fit the transport's datagram (the MTU), except while
-// every network reader asks for bigger ones (RemoteReaderInfo::max_datagram: Fast DDS readers,
-// which spend their time per datagram): then up to kMaxDatagram, which IP fragments. Each sample
-// keeps the size it was written with (CacheChange::max_payload) through every repair. A reader
-// that keeps missing a repaired sample is on a lossy path, where IP-fragmented datagrams rarely
-// arrive whole, and gets the transport's size from then on; repairs of a sample in big datagrams
-// that a reader keeps missing back off (big_repair_due_locked()).
+// LOCK
+// One mutex (mu_) guards everything; methods ending in _locked expect it held. It is released
+// only to wait: for room, acknowledgements, matches or the end of a loan (wait_locked(): the
+// condition variable, or the segment's progress futex), for another write's paced sample to be
+// out (wait_no_partial_locked()), and while paced, the writing thread waits its turn with the
+// lock released (finish_partial_locked()). Intra-process delivery runs on the writing thread
+// with mu_ held while the reader takes its own lock, so a listener must not write back to this
+// writer (on_loans_released(), which it may reach, does not take mu_ again). mu_ is taken after
+// the participant's entities lock and before the transport's (participant_impl.hpp).
 #pragma once
 
 #include <array>
@@ -205,7 +176,7 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
       uint32_t next = 0;
     };
     FragRepair frag_repair;
-    // Acknowledgement delay (see Flow control): the HEARTBEAT it has yet to answer was sent at
+    // Acknowledgement delay (writer_flow.cpp): the HEARTBEAT it has yet to answer was sent at
     // hb_since (epoch: none) - clean when it had acknowledged all before the previous one,
     // hb_last; ack_delay is the smoothed delay of its clean answers (0: none measured yet).
     SteadyTime hb_since{};
@@ -234,12 +205,84 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
     }
   };
 
+  // ---- writer.cpp: construction and matching ----
   static WriterHistory make_history(const WriterConfig& config, shm::WriterSegment* segment);
-  bool have_room_locked(size_t size, size_t window) const;
+  ReaderProxy* find_locked(const Guid& g);
+  std::span<const Locator> reader_locators(const ReaderProxy& p) const;
+  void recompute_destinations_locked();
+  // max_payload_ from the network readers matched now: the smallest datagram any takes.
+  void update_max_payload_locked();
+  // The payload one datagram of the transport's own size carries.
+  size_t transport_payload() const;
+
+  // ---- writer_history.cpp: history and loans ----
+  // Waits (up to max_blocking_time) until no loan is outstanding.
+  Result<void> wait_no_loan_locked(std::unique_lock<std::mutex>& lk, bool may_block);
+  // After a sample entered the history: sends, publishes and hands it to local readers.
+  void commit_locked(CacheChange& c, const WriteRequest& meta, bool may_pace);
+  bool room_now_locked(size_t size, size_t window);
+  Result<void> make_room_locked(std::unique_lock<std::mutex>& lk, size_t size, bool may_block);
+  // KEEP_LAST: drops the oldest samples until `size` fits; false when a reader holds one.
+  bool drop_oldest_locked(size_t size);
+  void remove_through_locked(SequenceNumber sn);
+  // The lowest sample a reader is reading or holds on loan (shm::kNoHold if none): history
+  // space from there on is not reused.
+  SequenceNumber min_hold_locked();
+  SequenceNumber min_acked_locked() const;
+  void release_acked_locked();
   // The oldest sequence number still held (the next one to come when the history is empty).
   SequenceNumber first_held_locked() const {
     return history_.empty() ? history_.last_sn() + 1 : history_.first_sn();
   }
+  // Waits for acknowledgements, releases or matches (condition variable, or the segment's
+  // progress futex when shared-memory readers are matched). False once the deadline passed.
+  bool wait_locked(std::unique_lock<std::mutex>& lk, SteadyTime deadline);
+  void notify_locked();
+
+  // ---- writer_local.cpp: same-host readers (shared memory, intra-process) ----
+  void publish_locked();
+  void refresh_local_acks_locked();
+  void reap_dead_readers_locked(SteadyTime now);
+  // Offers intra-process readers what they have not taken; true if one is still behind.
+  bool deliver_intra_locked();
+  void on_loans_released();
+
+  // ---- writer_transmit.cpp: batching and sending new data ----
+  wire::OutgoingInlineQos inline_qos(const CacheChange& c) const;
+  void send_new_locked(const CacheChange& c, bool may_pace);
+  void append_to_batch_locked(const CacheChange& c, const wire::OutgoingInlineQos& qos,
+                              size_t need);
+  void flush_batch_locked(bool with_heartbeat);
+  void wait_no_partial_locked(std::unique_lock<std::mutex>& lk);
+  // Sends the rest of a fragmented sample whose sending the pacer spread out (partial_),
+  // waiting for its turn with the lock released.
+  void finish_partial_locked(std::unique_lock<std::mutex>& lk);
+  void send_whole_locked(const CacheChange& c, std::span<const Locator> to,
+                         const ReaderProxy* directed, bool heartbeat);
+  void send_fragments_locked(const CacheChange& c, std::span<const Locator> to,
+                             const ReaderProxy* directed, uint32_t first, uint32_t last,
+                             bool heartbeat);
+  void send_heartbeat_locked(std::span<const Locator> to, const ReaderProxy* directed);
+  static uint32_t fragment_size(const CacheChange& c) {
+    return std::min<uint32_t>(0xfff8, c.max_payload & ~uint32_t{7});
+  }
+  static uint32_t fragment_count(const CacheChange& c) {
+    return (c.size + fragment_size(c) - 1) / fragment_size(c);
+  }
+
+  // ---- writer_flow.cpp: congestion window and heartbeat control ----
+  bool have_room_locked(size_t size, size_t window) const;
+  // The window's ceiling: max_unacked_bytes, more for a late answerer (slowest_ack_).
+  size_t window_cap() const;
+  void cut_window_locked(const ReaderProxy& p, SequenceNumber lost, SequenceNumber sent_last);
+  // An ACKNACK from p: its acknowledgement delay, and the slowest reader's.
+  void ack_delay_locked(ReaderProxy& p, SequenceNumber acked_through, SteadyTime now);
+  void update_wrap_ahead_locked();
+  Duration probe_interval() const;
+  // The last sequence number sent: samples still in the open batch have not gone out.
+  SequenceNumber sent_last_locked() const;
+  bool heartbeat_due_locked() const;
+  bool sample_heartbeat_due_locked(const CacheChange& c) const;
   // Appends to b a HEARTBEAT announcing [first held, last] (to `directed` only, else to every
   // reader) and books it with heartbeat_sent_locked(); false when it did not fit.
   bool put_heartbeat_locked(wire::MessageBuilder& b, const ReaderProxy* directed,
@@ -247,61 +290,22 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
   // A HEARTBEAT went out (to every reader, or `directed` only): counts it, restarts the
   // heartbeat-due counters when `due_reset`, starts the readers' acknowledgement-delay clocks.
   void heartbeat_sent_locked(const ReaderProxy* directed, bool due_reset, SequenceNumber announced);
-  // An ACKNACK from p: its acknowledgement delay, and the slowest reader's.
-  void ack_delay_locked(ReaderProxy& p, SequenceNumber acked_through, SteadyTime now);
-  // The window's ceiling: max_unacked_bytes, more for a late answerer (slowest_ack_).
-  size_t window_cap() const;
-  void cut_window_locked(const ReaderProxy& p, SequenceNumber lost, SequenceNumber sent_last);
-  // Waits (up to max_blocking_time) until no loan is outstanding.
-  Result<void> wait_no_loan_locked(std::unique_lock<std::mutex>& lk, bool may_block);
-  // After a sample entered the history: sends, publishes and hands it to local readers.
-  void commit_locked(CacheChange& c, const WriteRequest& meta, bool may_pace);
-  Result<void> make_room_locked(std::unique_lock<std::mutex>& lk, size_t size, bool may_block);
-  bool room_now_locked(size_t size, size_t window);
-  // KEEP_LAST: drops the oldest samples until `size` fits; false when a reader holds one.
-  bool drop_oldest_locked(size_t size);
-  void remove_through_locked(SequenceNumber sn);
-  // Waits for acknowledgements, releases or matches (condition variable, or the segment's
-  // progress futex when shared-memory readers are matched). False once the deadline passed.
-  bool wait_locked(std::unique_lock<std::mutex>& lk, SteadyTime deadline);
-  void notify_locked();
-  void publish_locked();
-  void refresh_local_acks_locked();
-  void reap_dead_readers_locked(SteadyTime now);
-  // Offers intra-process readers what they have not taken; true if one is still behind.
-  bool deliver_intra_locked();
-  // The lowest sample a reader is reading or holds on loan (shm::kNoHold if none): history
-  // space from there on is not reused.
-  SequenceNumber min_hold_locked();
-  void on_loans_released();
-  void send_new_locked(const CacheChange& c, bool may_pace);
-  // Sends the rest of a fragmented sample whose sending the pacer spread out (partial_),
-  // waiting for its turn with the lock released.
-  void finish_partial_locked(std::unique_lock<std::mutex>& lk);
-  void wait_no_partial_locked(std::unique_lock<std::mutex>& lk);
-  void pace_after_loss_locked(SequenceNumber lost, SteadyTime now);
-  void append_to_batch_locked(const CacheChange& c, const wire::OutgoingInlineQos& qos,
-                              size_t need);
-  void flush_batch_locked(bool with_heartbeat);
-  void send_whole_locked(const CacheChange& c, std::span<const Locator> to,
-                         const ReaderProxy* directed, bool heartbeat);
-  void send_fragments_locked(const CacheChange& c, std::span<const Locator> to,
-                             const ReaderProxy* directed, uint32_t first, uint32_t last,
-                             bool heartbeat);
-  void send_heartbeat_locked(std::span<const Locator> to, const ReaderProxy* directed);
+  bool anything_unacked_locked() const;
+
+  // ---- writer_repair.cpp: repairs, pacing, big datagrams ----
   // Returns the highest sequence number it sent (as DATA or GAP), 0 if none.
   SequenceNumber retransmit_locked(ReaderProxy& p, std::span<const SequenceNumber> sns,
                                    SteadyTime now);
-  SteadyTime send_frag_repair_locked(ReaderProxy& p, const CacheChange& c, size_t budget,
-                                     SteadyTime now);
   SteadyTime continue_repairs_locked(SteadyTime now);
   SteadyTime continue_frag_repair_locked(ReaderProxy& p, SteadyTime now);
   uint32_t frag_repair_end(const ReaderProxy& p, const CacheChange& c) const;
   size_t frag_repair_left(const ReaderProxy& p, const CacheChange& c) const;
-  void release_acked_locked();
-  void recompute_destinations_locked();
-  void update_wrap_ahead_locked();
-  Duration probe_interval() const;
+  SteadyTime send_frag_repair_locked(ReaderProxy& p, const CacheChange& c, size_t budget,
+                                     SteadyTime now);
+  void pace_after_loss_locked(SequenceNumber lost, SteadyTime now);
+  // Samples max_unacked_bytes holds fewer than three of leave as one burst each: once a reader
+  // has lost some, the pacer spreads them (pacer.hpp).
+  bool paced_size(size_t size) const { return size * 3 > config_.max_unacked_bytes; }
   // Whether c goes in datagrams above the transport's size (IP-fragmented), and the losses of
   // such datagrams that make a reader fall back to the transport's size.
   bool in_big_datagrams(const CacheChange& c) const;
@@ -310,38 +314,25 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
     return p.info.max_datagram > max_message_;
   }
   bool big_repair_due_locked(ReaderProxy& p, SequenceNumber sn, SteadyTime now);
-  // max_payload_ from the network readers matched now: the smallest datagram any takes.
-  void update_max_payload_locked();
-  // The payload one datagram of the transport's own size carries.
-  size_t transport_payload() const;
-  bool heartbeat_due_locked() const;
-  bool sample_heartbeat_due_locked(const CacheChange& c) const;
-  // The last sequence number sent: samples still in the open batch have not gone out.
-  SequenceNumber sent_last_locked() const;
-  bool anything_unacked_locked() const;
-  SequenceNumber min_acked_locked() const;
-  wire::OutgoingInlineQos inline_qos(const CacheChange& c) const;
-  ReaderProxy* find_locked(const Guid& g);
-  std::span<const Locator> reader_locators(const ReaderProxy& p) const;
-  static uint32_t fragment_size(const CacheChange& c) {
-    return std::min<uint32_t>(0xfff8, c.max_payload & ~uint32_t{7});
-  }
-  // Samples max_unacked_bytes holds fewer than three of leave as one burst each: once a reader
-  // has lost some, the pacer spreads them (pacer.hpp).
-  bool paced_size(size_t size) const { return size * 3 > config_.max_unacked_bytes; }
-  static uint32_t fragment_count(const CacheChange& c) {
-    return (c.size + fragment_size(c) - 1) / fragment_size(c);
-  }
 
+  // ---- State. Set at construction, never changed: ----
   WriterConfig config_;
   std::unique_ptr<shm::WriterSegment> segment_;
   Transport& transport_;
   GuidPrefix local_prefix_;
   const size_t max_message_;  // the transport's datagram size
 
+  // mu_ guards all the state below.
   mutable std::mutex mu_;
   std::condition_variable space_cv_;  // history space freed, readers matched or acknowledged
+
+  // History and loans (writer_history.cpp).
   WriterHistory history_;
+  bool loan_active_ = false;
+  size_t loan_offset_ = 0;
+  size_t loan_size_ = 0;
+
+  // Matching (writer.cpp): the readers, and what they decide.
   std::vector<ReaderProxy> readers_;
   std::vector<Locator> destinations_;  // for new data: shared multicast groups, else unicast
   size_t reliable_readers_ = 0;        // reliable network readers (heartbeats, flow control)
@@ -352,13 +343,13 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
   size_t shm_readers_ = 0;
   size_t intra_readers_ = 0;
   std::vector<shm::DoorbellHeader*> bells_;  // distinct doorbells of shared-memory readers
+
+  // Same-host readers (writer_local.cpp).
   SteadyTime next_reap_{};
   std::atomic<bool> loans_released_{false};  // by a listener during deliver_intra_locked()
-  bool loan_active_ = false;
-  size_t loan_offset_ = 0;
-  size_t loan_size_ = 0;
 
-  // Packer state: the open batch lives in batch_buf_.
+  // Packer state and send buffers (writer_transmit.cpp; send_buf_ and repair_message_ are the
+  // repairs', writer_repair.cpp): the open batch lives in batch_buf_.
   const size_t batch_datagram_limit_;  // the transport's datagram size, less room for a HEARTBEAT
   std::vector<uint8_t> batch_buf_;
   size_t batch_size_ = 0;  // bytes used in batch_buf_, 0 = no open batch
@@ -375,15 +366,8 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
   static constexpr size_t kFragmentScratch = 256;
   std::vector<uint8_t> frag_scratch_;
 
-  // Fragmented data spread over time once a reader lost some (pacer.hpp). While a write() is
-  // sending a sample run by run, partial_ names it and the next fragment; other writes wait.
-  Pacer pacer_;
-  SequenceNumber pacer_recovery_sn_ = 0;  // losses at or below: the current episode
-  struct Partial {
-    SequenceNumber sn = 0;  // 0: none
-    uint32_t next = 0;
-  } partial_;
-
+  // Window and heartbeats (writer_flow.cpp; answers_ is counted by writer_repair.cpp,
+  // heartbeat_frag_count_ by writer_transmit.cpp, next_heartbeat_ kept by on_timer()).
   size_t cwnd_;  // congestion window, bytes
   // The longest ack_delay of the readers whose answers are late by design (not queued_answers).
   std::chrono::nanoseconds slowest_ack_{0};
@@ -396,6 +380,17 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
   size_t bytes_since_heartbeat_ = 0;
   size_t samples_since_heartbeat_ = 0;
   SteadyTime next_heartbeat_{};
+
+  // Pacing (writer_repair.cpp sets it off; writer_transmit.cpp sends a paced sample).
+  // Fragmented data spread over time once a reader lost some (pacer.hpp). While a write() is
+  // sending a sample run by run, partial_ names it and the next fragment; other writes wait.
+  Pacer pacer_;
+  SequenceNumber pacer_recovery_sn_ = 0;  // losses at or below: the current episode
+  struct Partial {
+    SequenceNumber sn = 0;  // 0: none
+    uint32_t next = 0;
+  } partial_;
+
   WriterStats stats_;
 };
 

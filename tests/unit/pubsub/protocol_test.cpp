@@ -357,7 +357,7 @@ WriterStats run_window(std::shared_ptr<FakeNetwork> net, const ReaderQos& rq, ui
 TEST_CASE("A reader that answers HEARTBEATs late on purpose gets a window covering the delay") {
   // heartbeat_response_delay 5 ms, as a Fast DDS reader's: with max_unacked_bytes (4 MiB, which
   // covers 1 ms) the writer would idle most of each round. It measures the delay and lets the
-  // window grow to cover it (writer.hpp, Flow control), up to 8 times.
+  // window grow to cover it (writer_flow.cpp, Flow control), up to 8 times.
   ReaderQos rq;
   rq.heartbeat_response_delay = 5ms;
   const auto ws = run_window(FakeNetwork::create(), rq, 600);  // 38 MiB: rounds of the window
