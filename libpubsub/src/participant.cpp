@@ -246,6 +246,8 @@ Result<std::shared_ptr<WriterImpl>> ParticipantImpl::create_writer(const TopicDe
     e.partitions = topic.partitions;
     e.data_representation = topic.data_representation;
     e.type_information = topic.type_information;
+    e.policies = qos.policies;
+    e.policies.other.clear();  // only remote endpoints carry parameters we do not interpret
     rtps::WriterConfig wc;
     wc.guid = e.guid;
     wc.qos = qos;
@@ -272,7 +274,7 @@ Result<std::shared_ptr<WriterImpl>> ParticipantImpl::create_writer(const TopicDe
       reg.writers[e.guid] = true;
     }
     for (const auto& [g, re] : remote_) {
-      if (!re.data.is_writer() && discovery::match_failure(e, re.data).empty()) {
+      if (!re.data.is_writer() && matches_locked(e, re.data, true)) {
         connect_reader_locked(*w, re);
       }
     }
@@ -305,6 +307,8 @@ Result<std::shared_ptr<ReaderImpl>> ParticipantImpl::create_reader(const TopicDe
     e.reliability = qos.reliability;
     e.durability = qos.durability;
     e.history = qos.history;
+    e.policies = qos.policies;
+    e.policies.other.clear();
     e.partitions = topic.partitions;
     e.data_representation = topic.data_representation.empty()
                                 ? std::vector<int16_t>{wire::kXcdr1, wire::kXcdr2}
@@ -326,7 +330,7 @@ Result<std::shared_ptr<ReaderImpl>> ParticipantImpl::create_reader(const TopicDe
     }
     readers_.push_back(LocalReader{e, impl->rtps, {}, {}, false});
     for (const auto& [g, re] : remote_) {
-      if (re.data.is_writer() && discovery::match_failure(re.data, e).empty()) {
+      if (re.data.is_writer() && matches_locked(re.data, e, false)) {
         connect_writer_locked(readers_.back(), re);
       }
     }
@@ -464,6 +468,10 @@ ParticipantStats ParticipantImpl::stats() const {
   for (const auto& [g, e] : remote_) {
     if (e.local) continue;
     (e.data.is_writer() ? s.remote_writers : s.remote_readers)++;
+  }
+  for (size_t i = 0; i < kQosPolicyCount; ++i) {
+    s.incompatible_by_policy[i] = incompatible_by_policy_[i];
+    s.incompatible_qos += incompatible_by_policy_[i];
   }
   return s;
 }

@@ -329,6 +329,12 @@ void RawReader::resume() {
 size_t RawReader::matched_writers() const {
   return impl_->participant->raw_matched(*impl_);
 }
+std::shared_ptr<const WriterInfo> RawReader::writer_info(const Guid& writer) const {
+  std::lock_guard lk(impl_->writers_mu);
+  auto it = impl_->writer_infos.find(writer);
+  return it == impl_->writer_infos.end() ? nullptr : it->second;
+}
+
 std::vector<TopicInfo> RawReader::topics() const {
   return impl_->participant->raw_topics(*impl_);
 }

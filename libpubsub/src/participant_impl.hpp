@@ -88,6 +88,7 @@
 #include <boost/asio.hpp>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -128,7 +129,9 @@ class ReaderImpl {
 
 class RawReaderImpl {
  public:
-  // One RTPS reader per distinct (topic, type, keyed, reliability, partitions) offered.
+  // One RTPS reader per class of writer: distinct (topic, type, keyed, reliability, partitions,
+  // ownership kind, durable or not), each requesting what every writer of its class accepts
+  // (subscription_for_locked()).
   struct Subscription {
     TopicInfo info;
     wire::EndpointData endpoint;
@@ -139,6 +142,10 @@ class RawReaderImpl {
   RawReaderOptions options;
   RawReaderListener listener;
   std::vector<std::unique_ptr<Subscription>> subscriptions;  // guarded by entities_mu_
+  // Each matched writer's announcement, set under entities_mu_ before the writer is connected.
+  // writers_mu is a leaf lock: the listener may read it from inside delivery.
+  mutable std::mutex writers_mu;
+  std::unordered_map<Guid, std::shared_ptr<const WriterInfo>> writer_infos;
   bool wants(const std::string& topic) const;
 };
 
@@ -235,6 +242,10 @@ class ParticipantImpl final : public TransportReceiver,
   rtps::RemoteReaderInfo reader_path_locked(const WriterImpl& w,
                                             const discovery::RemoteEndpoint& e);
   std::shared_ptr<shm::Doorbell> doorbell_locked(const std::string& name);
+  // Whether writer `w` and reader `r` match (discovery::match); an incompatible pair is counted,
+  // and logged once, as DDS's OFFERED/REQUESTED_INCOMPATIBLE_QOS with the policy named.
+  bool matches_locked(const wire::EndpointData& w, const wire::EndpointData& r, bool local_writer);
+  std::shared_ptr<const WriterInfo> writer_info_locked(const discovery::RemoteEndpoint& e) const;
   LocalReader* find_local_reader_locked(const std::shared_ptr<rtps::StatefulReader>& r);
   RawReaderImpl::Subscription* subscription_for_locked(RawReaderImpl& raw,
                                                        const wire::EndpointData& writer,
@@ -297,6 +308,9 @@ class ParticipantImpl final : public TransportReceiver,
   std::vector<LocalReader> readers_;
   std::vector<std::shared_ptr<RawReaderImpl>> raw_readers_;
   std::unordered_map<Guid, discovery::RemoteEndpoint> remote_;
+  // Incompatible (local, remote) pairs already reported, and the count per policy.
+  std::set<std::pair<Guid, Guid>> incompatible_seen_;
+  uint64_t incompatible_by_policy_[kQosPolicyCount] = {};
   uint32_t next_entity_key_ = 1;
 
   std::atomic<std::shared_ptr<const Routes>> routes_;

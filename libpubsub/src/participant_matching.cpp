@@ -10,10 +10,18 @@
 //   they update remote_, connect or disconnect, and publish the routes; new raw-reader
 //   subscriptions are announced, and raw-reader listeners called (Deferred), after the lock is
 //   released.
-// - A remote writer is matched with every compatible local reader (discovery::match_failure)
-//   and every raw reader that wants its topic: subscription_for_locked() finds or creates the
-//   raw reader's subscription for it, one per topic, type, keyedness, reliability and partitions.
-//   A remote reader is matched with every compatible local writer.
+// - A remote writer is matched with every compatible local reader (discovery::match) and every
+//   raw reader that wants its topic: subscription_for_locked() finds or creates the raw reader's
+//   subscription for it, one per class of writer - topic, type, keyedness, reliability,
+//   partitions, ownership kind and whether it is durable (TRANSIENT_LOCAL or more). The
+//   subscription's reader asks for what every writer of its class accepts: the writer's
+//   reliability, ownership kind and partitions, TRANSIENT_LOCAL from a durable writer (so a raw
+//   reader that joins late gets its history), and the most lenient value of every other policy
+//   (infinite deadline and latency budget, AUTOMATIC liveliness with an infinite lease,
+//   reception order, instance presentation, XCDR1 and XCDR2). A remote reader is matched with
+//   every compatible local writer.
+// - A pair that fails a requested/offered rule is counted per policy and logged once
+//   (matches_locked()); raw readers never fail one, by construction.
 // - Paths (docs/ARCHITECTURE.md, "Delivery paths"): intra-process when both endpoints are in the
 //   process-wide LocalEndpoints registry, else shared memory when the peer announced a segment
 //   or doorbell on this host and it opens, else the network - for a reader only while
@@ -48,7 +56,7 @@ rtps::RemoteReaderInfo reader_info(const discovery::RemoteEndpoint& e) {
   rtps::RemoteReaderInfo r;
   r.guid = e.data.guid;
   r.reliable = e.data.reliability == ReliabilityKind::kReliable;
-  r.durable = e.data.durability == DurabilityKind::kTransientLocal;
+  r.durable = e.data.durability >= DurabilityKind::kTransientLocal;
   r.unicast = e.unicast;
   r.multicast = e.multicast;
   return r;
@@ -76,45 +84,92 @@ bool RawReaderImpl::wants(const std::string& topic) const {
   return true;
 }
 
-RawReaderImpl::Subscription* ParticipantImpl::subscription_for_locked(
-    RawReaderImpl& raw, const wire::EndpointData& w, std::vector<wire::EndpointData>& announce) {
-  const bool reliable = w.reliability == ReliabilityKind::kReliable;
-  for (auto& s : raw.subscriptions) {
-    const auto& i = s->info;
-    if (i.name == w.topic_name && i.type_name == w.type_name && i.keyed == w.keyed() &&
-        (i.reliability == ReliabilityKind::kReliable) == reliable && i.partitions == w.partitions) {
-      return s.get();
-    }
-  }
-  auto s = std::make_unique<RawReaderImpl::Subscription>();
-  s->info.name = w.topic_name;
-  s->info.type_name = w.type_name;
-  s->info.keyed = w.keyed();
-  s->info.reliability = w.reliability;
-  s->info.durability = w.durability;
-  s->info.history = w.history;
-  s->info.max_blocking_time = w.max_blocking_time;
-  s->info.partitions = w.partitions;
-  s->info.data_representation = w.data_representation;
-  s->info.type_information = w.type_information;
+namespace {
 
-  auto& e = s->endpoint;
-  e.guid =
-      Guid{prefix_, next_entity_id(w.keyed() ? wire::kKindReaderWithKey : wire::kKindReaderNoKey)};
+bool durable(DurabilityKind k) {
+  return k >= DurabilityKind::kTransientLocal;
+}
+
+// Whether a raw reader's subscription reads writer `w` (the class of subscription_for_locked).
+bool same_class(const RawReaderImpl::Subscription& s, const wire::EndpointData& w) {
+  const auto& i = s.info;
+  return i.name == w.topic_name && i.type_name == w.type_name && i.keyed == w.keyed() &&
+         i.reliability == w.reliability && i.partitions == w.partitions &&
+         s.endpoint.policies.ownership == w.policies.ownership &&
+         durable(s.endpoint.durability) == durable(w.durability);
+}
+
+// What a raw reader requests from a writer of w's class: all it must match, the most lenient
+// value of everything else.
+wire::EndpointData raw_reader_endpoint(const wire::EndpointData& w) {
+  wire::EndpointData e;
   e.topic_name = w.topic_name;
   e.type_name = w.type_name;
   e.reliability = w.reliability;
-  e.durability = DurabilityKind::kVolatile;
-  e.history = raw.options.qos.history;
+  e.durability =
+      durable(w.durability) ? DurabilityKind::kTransientLocal : DurabilityKind::kVolatile;
   e.partitions = w.partitions;
   e.data_representation = {wire::kXcdr1, wire::kXcdr2};
+  e.policies.ownership = w.policies.ownership;
+  e.policies.deadline = kInfinite;
+  e.policies.latency_budget = kInfinite;
+  e.policies.liveliness = {LivelinessKind::kAutomatic, kInfinite};
+  return e;
+}
+
+TopicInfo topic_info(const wire::EndpointData& w) {
+  TopicInfo t;
+  t.name = w.topic_name;
+  t.type_name = w.type_name;
+  t.keyed = w.keyed();
+  t.reliability = w.reliability;
+  t.durability = w.durability;
+  t.history = w.history;
+  t.max_blocking_time = w.max_blocking_time;
+  t.partitions = w.partitions;
+  t.data_representation = w.data_representation;
+  t.type_information = w.type_information;
+  t.policies = w.policies;
+  return t;
+}
+
+}  // namespace
+
+std::shared_ptr<const WriterInfo> ParticipantImpl::writer_info_locked(
+    const discovery::RemoteEndpoint& e) const {
+  auto info = std::make_shared<WriterInfo>();
+  info->guid = e.data.guid;
+  info->topic = topic_info(e.data);
+  std::memcpy(info->vendor, e.vendor, 2);
+  for (const auto& p : discovery_->participants()) {
+    if (p.guid_prefix != e.data.guid.prefix) continue;
+    info->participant_user_data = p.user_data;
+    info->participant_lease = p.lease_duration;
+  }
+  return info;
+}
+
+RawReaderImpl::Subscription* ParticipantImpl::subscription_for_locked(
+    RawReaderImpl& raw, const wire::EndpointData& w, std::vector<wire::EndpointData>& announce) {
+  for (auto& s : raw.subscriptions) {
+    if (same_class(*s, w)) return s.get();
+  }
+  auto s = std::make_unique<RawReaderImpl::Subscription>();
+  s->info = topic_info(w);
+
+  auto& e = s->endpoint;
+  e = raw_reader_endpoint(w);
+  e.guid =
+      Guid{prefix_, next_entity_id(w.keyed() ? wire::kKindReaderWithKey : wire::kKindReaderNoKey)};
+  e.history = raw.options.qos.history;
   if (shm_) e.shm = wire::ShmLocator{shm::host_id(), shm_->doorbell_name()};
 
   rtps::ReaderConfig rc;
   rc.guid = e.guid;
   rc.qos = raw.options.qos;
-  rc.qos.reliability = w.reliability;
-  rc.qos.durability = DurabilityKind::kVolatile;
+  rc.qos.reliability = e.reliability;
+  rc.qos.durability = e.durability;
+  rc.qos.policies = e.policies;
   rc.max_sample_size = options_.max_sample_size;
   RawReaderImpl* rawp = &raw;
   const TopicInfo* info = &s->info;
@@ -163,9 +218,9 @@ bool ParticipantImpl::connect_writer_locked(LocalReader& lr, const discovery::Re
   if (!local && shm_ && e.data.shm && e.data.shm->host == shm::host_id()) {
     const bool reliable = e.data.reliability == ReliabilityKind::kReliable &&
                           lr.endpoint.reliability == ReliabilityKind::kReliable;
-    const bool durable = e.data.durability == DurabilityKind::kTransientLocal &&
-                         lr.endpoint.durability == DurabilityKind::kTransientLocal;
-    auto r = shm_->attach(g, e.data.shm->name, lr.rtps, reliable, durable);
+    const bool history = e.data.durability >= DurabilityKind::kTransientLocal &&
+                         lr.endpoint.durability >= DurabilityKind::kTransientLocal;
+    auto r = shm_->attach(g, e.data.shm->name, lr.rtps, reliable, history);
     if (r) {
       local = true;
     } else {
@@ -211,11 +266,27 @@ ParticipantImpl::LocalReader* ParticipantImpl::find_local_reader_locked(
   return nullptr;
 }
 
+bool ParticipantImpl::matches_locked(const wire::EndpointData& w, const wire::EndpointData& r,
+                                     bool local_writer) {
+  const discovery::MatchResult m = discovery::match(w, r);
+  if (m.kind != discovery::MatchResult::Kind::kIncompatibleQos) return m.ok();
+  const Guid& local = local_writer ? w.guid : r.guid;
+  const Guid& remote = local_writer ? r.guid : w.guid;
+  if (incompatible_seen_.emplace(local, remote).second) {
+    ++incompatible_by_policy_[static_cast<size_t>(m.policy)];
+    log(std::string(local_writer ? "OFFERED" : "REQUESTED") + "_INCOMPATIBLE_QOS on topic '" +
+        w.topic_name + "': " + (local_writer ? "our writer " : "our reader ") + local.to_string() +
+        (local_writer ? " and reader " : " and writer ") + remote.to_string() + " do not match, " +
+        m.reason);
+  }
+  return false;
+}
+
 void ParticipantImpl::match_remote_writer_locked(const discovery::RemoteEndpoint& e,
                                                  Deferred& deferred,
                                                  std::vector<wire::EndpointData>& announce) {
   for (auto& lr : readers_) {
-    if (lr.raw || !discovery::match_failure(e.data, lr.endpoint).empty()) continue;
+    if (lr.raw || !matches_locked(e.data, lr.endpoint, false)) continue;
     connect_writer_locked(lr, e);
   }
   for (auto& raw : raw_readers_) {
@@ -223,6 +294,11 @@ void ParticipantImpl::match_remote_writer_locked(const discovery::RemoteEndpoint
     auto* sub = subscription_for_locked(*raw, e.data, announce);
     if (std::find(sub->writers.begin(), sub->writers.end(), e.data.guid) != sub->writers.end()) {
       continue;
+    }
+    {
+      auto info = writer_info_locked(e);
+      std::lock_guard wl(raw->writers_mu);
+      raw->writer_infos[e.data.guid] = std::move(info);
     }
     LocalReader* lr = find_local_reader_locked(sub->rtps);
     if (!lr || !connect_writer_locked(*lr, e)) continue;
@@ -296,7 +372,7 @@ rtps::RemoteReaderInfo ParticipantImpl::reader_path_locked(const WriterImpl& w,
 
 void ParticipantImpl::match_remote_reader_locked(const discovery::RemoteEndpoint& e) {
   for (auto& w : writers_) {
-    if (discovery::match_failure(w->endpoint, e.data).empty()) connect_reader_locked(*w, e);
+    if (matches_locked(w->endpoint, e.data, true)) connect_reader_locked(*w, e);
   }
 }
 

@@ -136,6 +136,7 @@ struct DiscoveredParticipant {
   uint8_t vendor[2] = {};
   std::string user_data;
   std::vector<Locator> unicast;
+  Duration lease_duration{};
 };
 
 class Participant {

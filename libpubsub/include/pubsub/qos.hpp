@@ -60,8 +60,11 @@ enum class QosPolicyId : uint8_t {
   kDataRepresentation = 23,
   kTypeConsistencyEnforcement = 24,
 };
+inline constexpr size_t kQosPolicyCount = 25;  // ids 0..24
 // "DURABILITY", "DEADLINE", ... as DDS names the policies (RTI and Cyclone print these).
 const char* to_string(QosPolicyId id);
+// "2 s", "250 ms", "10 us", "0 s", "infinite".
+std::string duration_text(Duration d);
 
 struct LivelinessQos {
   LivelinessKind kind = LivelinessKind::kAutomatic;

@@ -103,6 +103,16 @@ struct TopicInfo {
   std::vector<std::string> partitions;
   std::vector<int16_t> data_representation;
   std::vector<uint8_t> type_information;  // as the writer announced it, byte for byte
+  Policies policies;                      // every other policy it offers
+};
+
+// One remote writer as it announced itself, and its participant (SPDP).
+struct WriterInfo {
+  Guid guid;
+  TopicInfo topic;  // this writer's own offer
+  uint8_t vendor[2] = {};
+  std::string participant_user_data;
+  Duration participant_lease{};
 };
 
 struct RawSample {
@@ -130,7 +140,8 @@ struct RawReaderListener {
   // A sample, in each writer's order. Return false to refuse it for now (back-pressure): it
   // stays unacknowledged and is offered again after resume() or within a few milliseconds.
   std::function<bool(const RawSample&)> on_sample;
-  // A remote writer was matched / lost (lease expired or it was deleted).
+  // A remote writer was matched / lost (lease expired or it was deleted). `TopicInfo` is the
+  // subscription's (RawSample::topic); RawReader::writer_info() has the writer's own offer.
   std::function<void(const TopicInfo&, const Guid& writer)> on_writer_matched;
   std::function<void(const TopicInfo&, const Guid& writer)> on_writer_lost;
 };
@@ -143,6 +154,9 @@ class RawReader {
   size_t matched_writers() const;
   std::vector<TopicInfo> topics() const;
   ReaderStats stats() const;
+  // How a matched writer announced itself (null for a writer never matched). Known before its
+  // first sample is delivered; callable from the listener (it takes only a leaf lock).
+  std::shared_ptr<const WriterInfo> writer_info(const Guid& writer) const;
 
  private:
   friend class Participant;

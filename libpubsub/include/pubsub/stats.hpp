@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "pubsub/qos.hpp"
+
 namespace pubsub {
 
 struct WriterStats {
@@ -86,6 +88,10 @@ struct ParticipantStats {
   size_t remote_participants = 0;
   size_t remote_writers = 0;
   size_t remote_readers = 0;
+  // Pairs of a local and a remote endpoint on the same topic that do not match because a
+  // requested/offered rule fails (DDS's OFFERED/REQUESTED_INCOMPATIBLE_QOS), by QosPolicyId.
+  uint64_t incompatible_qos = 0;
+  uint64_t incompatible_by_policy[kQosPolicyCount] = {};
 };
 
 }  // namespace pubsub

@@ -443,6 +443,7 @@ std::vector<DiscoveredParticipant> Discovery::participants() const {
     d.vendor[1] = p->data.vendor[1];
     d.user_data.assign(p->data.user_data.begin(), p->data.user_data.end());
     d.unicast = p->data.default_unicast;
+    d.lease_duration = p->data.lease_duration;
     out.push_back(std::move(d));
   }
   return out;

@@ -2,7 +2,6 @@
 #include "discovery/matching.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <vector>
 
 #include "common/glob.hpp"
@@ -126,21 +125,6 @@ Failure check_equal_and_sets(const wire::EndpointData& w, const wire::EndpointDa
 }
 
 }  // namespace
-
-std::string duration_text(Duration d) {
-  if (d >= std::chrono::seconds(0x7fffffff)) return "infinite";
-  char buf[48];
-  const double ns = static_cast<double>(d.count());
-  if (d.count() == 0) return "0 s";
-  if (d.count() % 1'000'000'000 == 0 || d >= std::chrono::seconds(10)) {
-    std::snprintf(buf, sizeof buf, "%g s", ns / 1e9);
-  } else if (d.count() % 1'000'000 == 0 || d >= std::chrono::milliseconds(10)) {
-    std::snprintf(buf, sizeof buf, "%g ms", ns / 1e6);
-  } else {
-    std::snprintf(buf, sizeof buf, "%g us", ns / 1e3);
-  }
-  return buf;
-}
 
 QosPolicyId first_incompatible(const wire::EndpointData& w, const wire::EndpointData& r,
                                std::string* reason) {

@@ -47,7 +47,4 @@ QosPolicyId first_incompatible(const wire::EndpointData& writer, const wire::End
 // Empty when the writer and reader match, else match().reason.
 std::string match_failure(const wire::EndpointData& writer, const wire::EndpointData& reader);
 
-// "1 s", "250 ms", "infinite".
-std::string duration_text(Duration d);
-
 }  // namespace pubsub::discovery

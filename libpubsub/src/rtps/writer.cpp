@@ -77,7 +77,13 @@ StatefulWriter::StatefulWriter(const WriterConfig& config, Transport& transport,
       send_buf_(transport.max_message_size()),
       repair_message_(std::min(transport.unfragmented_message_size(), send_buf_.size())),
       frag_scratch_(kFragmentBatch * kFragmentScratch),
-      cwnd_(std::min(kInitialWindow, config.max_unacked_bytes)) {}
+      cwnd_(std::min(kInitialWindow, config.max_unacked_bytes)) {
+  if (config.qos.durability >= DurabilityKind::kTransientLocal) {
+    durable_ =
+        std::make_unique<DurableHistory>(config.qos.history, config.qos.resource_limits.max_samples,
+                                         config.qos.resource_limits.max_bytes);
+  }
+}
 
 StatefulWriter::ReaderProxy* StatefulWriter::find_locked(const Guid& g) {
   for (auto& r : readers_) {

@@ -67,6 +67,7 @@
 #include "pubsub/stats.hpp"
 #include "pubsub/transport.hpp"
 #include "pubsub/types.hpp"
+#include "rtps/durable_history.hpp"
 #include "rtps/history.hpp"
 #include "rtps/pacer.hpp"
 #include "rtps/reader.hpp"
@@ -234,6 +235,21 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
   SequenceNumber first_held_locked() const {
     return history_.empty() ? history_.last_sn() + 1 : history_.first_sn();
   }
+  // The oldest a network reader may still ask for: the ring's, or what a durable writer keeps
+  // for late joiners (durable_), whichever is older. HEARTBEATs announce it.
+  SequenceNumber first_available_locked() const {
+    const SequenceNumber ring = first_held_locked();
+    const SequenceNumber kept = durable_ ? durable_->first_sn() : 0;
+    return kept ? std::min(ring, kept) : ring;
+  }
+  // A sample by sequence number, from the ring or from durable_ (nullptr: gone), and its payload.
+  const CacheChange* sample_locked(SequenceNumber sn) const {
+    const CacheChange* c = history_.find(sn);
+    return c || !durable_ ? c : durable_->find(sn);
+  }
+  const uint8_t* payload(const CacheChange& c) const {
+    return durable_ && durable_->holds(c) ? durable_->data(c) : history_.data(c);
+  }
   // Waits for acknowledgements, releases or matches (condition variable, or the segment's
   // progress futex when shared-memory readers are matched). False once the deadline passed.
   bool wait_locked(std::unique_lock<std::mutex>& lk, SteadyTime deadline);
@@ -328,6 +344,9 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
 
   // History and loans (writer_history.cpp).
   WriterHistory history_;
+  // Durable writers (TRANSIENT_LOCAL and more): the last samples of each instance for readers
+  // that join later (durable_history.hpp); null for volatile writers.
+  std::unique_ptr<DurableHistory> durable_;
   bool loan_active_ = false;
   size_t loan_offset_ = 0;
   size_t loan_size_ = 0;

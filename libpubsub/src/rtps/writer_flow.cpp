@@ -95,7 +95,7 @@ void StatefulWriter::cut_window_locked(const ReaderProxy& p, SequenceNumber lost
   // With room for one only, a writer of big samples (a third of max_unacked_bytes at most, or the
   // pacer would have them) would wait a round trip and the reader's whole processing of each.
   // Within the cap: two of the pacer's samples may not fit.
-  const CacheChange* c = history_.find(lost);
+  const CacheChange* c = sample_locked(lost);
   const size_t floor = std::min(window_cap(), std::max<size_t>(kMinWindow, c ? 2 * c->size : 0));
   cwnd_ = std::max(floor, big_datagram_reader(p) ? cwnd_ / 5 * 4 : cwnd_ / 2);
   recovery_sn_ = sent_last;
@@ -162,7 +162,7 @@ bool StatefulWriter::sample_heartbeat_due_locked(const CacheChange& c) const {
 bool StatefulWriter::put_heartbeat_locked(wire::MessageBuilder& b, const ReaderProxy* directed,
                                           SequenceNumber last, bool due_reset) {
   const EntityId reader = directed ? directed->info.guid.entity : kUnknownReader;
-  if (!b.heartbeat(reader, config_.guid.entity, std::min(first_held_locked(), last + 1), last,
+  if (!b.heartbeat(reader, config_.guid.entity, std::min(first_available_locked(), last + 1), last,
                    ++heartbeat_count_, false)) {
     return false;
   }

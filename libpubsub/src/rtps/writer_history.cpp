@@ -78,6 +78,7 @@ void StatefulWriter::commit_locked(CacheChange& c, const WriteRequest& r, bool m
     c.has_key_hash = true;
     c.key_hash = *r.key_hash;
   }
+  if (durable_) durable_->add(c, history_.data(c));
   stats_.samples_written++;
   stats_.bytes_written += c.size;
   send_new_locked(c, may_pace);

@@ -90,7 +90,7 @@ void StatefulWriter::on_acknack(const GuidPrefix& source, const wire::AckNackSub
   if (n > 0) {
     cut_window_locked(*p, nacks[0], sent_last);
     for (size_t i = 0; i < n; ++i) {  // a sample the pacer spreads was lost: pace
-      const CacheChange* c = history_.find(nacks[i]);
+      const CacheChange* c = sample_locked(nacks[i]);
       if (c && paced_size(c->size) && nacks[i] > p->join_sn) {
         pace_after_loss_locked(nacks[i], now);
         break;
@@ -128,7 +128,7 @@ SteadyTime StatefulWriter::on_nack_frag(const GuidPrefix& source, const wire::Na
   p->has_nackfrag_count = true;
   answers_++;
   p->last_nackfrag_count = m.count;
-  const CacheChange* c = history_.find(m.sn);
+  const CacheChange* c = sample_locked(m.sn);
   if (!c || (!p->info.durable && m.sn <= p->join_sn)) {
     const SequenceNumber sn = m.sn;
     retransmit_locked(*p, {&sn, 1}, now);  // becomes a GAP
@@ -194,7 +194,7 @@ SequenceNumber StatefulWriter::retransmit_locked(ReaderProxy& p,
   // the next heartbeat, instead of overrunning a receiver that is already losing data.
   size_t budget = cwnd_;
   for (SequenceNumber sn : sns) {
-    const CacheChange* c = history_.find(sn);
+    const CacheChange* c = sample_locked(sn);
     const bool irrelevant = !c || (!p.info.durable && sn <= p.join_sn);
     if (!irrelevant && budget == 0) continue;
     highest = sn;
@@ -225,7 +225,7 @@ SequenceNumber StatefulWriter::retransmit_locked(ReaderProxy& p,
     const size_t need = 12 + 24 + (qos.empty() ? 0 : qos.encoded_size()) + c->size + 3;
     if (b.remaining() < need + 32) send();
     b.info_ts(c->timestamp);
-    b.data(reader, config_.guid.entity, c->sn, qos, history_.data(*c), c->size, nullptr, 0,
+    b.data(reader, config_.guid.entity, c->sn, qos, payload(*c), c->size, nullptr, 0,
            c->status_info != 0 && c->size > 0);
   }
   flush_gap();
@@ -246,7 +246,7 @@ SteadyTime StatefulWriter::continue_repairs_locked(SteadyTime now) {
 }
 
 SteadyTime StatefulWriter::continue_frag_repair_locked(ReaderProxy& p, SteadyTime now) {
-  const CacheChange* c = history_.find(p.frag_repair.sn);
+  const CacheChange* c = sample_locked(p.frag_repair.sn);
   if (!c) {
     p.frag_repair.sn = 0;  // acknowledged meanwhile (or gone): nothing left to repair
     return {};

@@ -82,7 +82,7 @@ void StatefulWriter::append_to_batch_locked(const CacheChange& c,
     b.truncate(batch_size_);
   }
   b.info_ts(c.timestamp);
-  b.data(kUnknownReader, config_.guid.entity, c.sn, qos, history_.data(c), c.size, nullptr, 0,
+  b.data(kUnknownReader, config_.guid.entity, c.sn, qos, payload(c), c.size, nullptr, 0,
          c.status_info != 0 && c.size > 0);
   batch_size_ = b.size();
   batch_payload_ += c.size;
@@ -169,7 +169,7 @@ void StatefulWriter::send_whole_locked(const CacheChange& c, std::span<const Loc
     bytes_since_heartbeat_ += c.size;
     samples_since_heartbeat_++;
   }
-  const ConstBuffer parts[3] = {{scratch_, head}, {history_.data(c), c.size}, {tail, tail_size}};
+  const ConstBuffer parts[3] = {{scratch_, head}, {payload(c), c.size}, {tail, tail_size}};
   transport_.send(to, parts);
   stats_.datagrams_sent += to.size();
 }
@@ -232,7 +232,7 @@ void StatefulWriter::send_fragments_locked(const CacheChange& c, std::span<const
     }
     sent_bytes += len;
     parts[n][0] = {area, head};
-    parts[n][1] = {history_.data(c) + begin, len};
+    parts[n][1] = {payload(c) + begin, len};
     parts[n][2] = {tail, tail_size};
     datagrams[n] = {parts[n], 3};
     if (++n == kFragmentBatch) send();

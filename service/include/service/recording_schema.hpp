@@ -1,11 +1,14 @@
 // How pubsub-recorder lays DDS traffic into the storage module, and how pubsub-replay reads it
 // back. The store itself is opaque about these fields; this header is the contract.
 //
-// - One storage topic per discovered (topic name, type name, keyedness, reliability, partitions)
-//   combination, i.e. per pubsub::TopicInfo a RawReader reports. TopicDef::qos holds the QoS
-//   below as compact JSON; TopicDef::type_info holds PID_TYPE_INFORMATION as announced, byte for
-//   byte (empty when the writer sent none).
-// - One storage writer per remote writer GUID (WriterDef::guid = the 16-byte RTPS GUID).
+// - One storage topic per class of writer a RawReader reads (topic name, type name, keyedness,
+//   reliability, partitions, ownership kind, durable or not), i.e. per pubsub::TopicInfo it
+//   reports. TopicDef::qos holds the QoS of the first writer of the class as compact JSON
+//   (RecordedQos below; qos_json.cpp has the form); TopicDef::type_info holds
+//   PID_TYPE_INFORMATION as announced, byte for byte (empty when the writer sent none).
+// - One storage writer per remote writer GUID (WriterDef::guid = the 16-byte RTPS GUID), whose
+//   WriterDef::qos is that writer's own RecordedQos with its participant (format 5 and later;
+//   empty in older recordings, whose writers replay with their topic's QoS).
 // - One record per sample: sequence = the RTPS sequence number, source_ns = INFO_TS (0 if the
 //   writer sent none), reception_ns = when the recorder received it, the RTPS key hash when the
 //   writer sent one, payload = the serialized payload exactly as on the wire (encapsulation
@@ -14,7 +17,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pubsub/participant.hpp"
@@ -29,7 +34,15 @@ inline constexpr uint32_t kFlagKeyOnly = 1u << 1;       // payload is a serializ
 inline constexpr uint32_t kFlagDisposed = 1u << 2;      // PID_STATUS_INFO disposed
 inline constexpr uint32_t kFlagUnregistered = 1u << 3;  // PID_STATUS_INFO unregistered
 
-// The QoS a recorded writer offered, enough to recreate it on replay.
+// The participant of a recorded writer, as it announced itself.
+struct RecordedParticipant {
+  uint16_t vendor_id = 0;  // big-endian RTPS vendor id: 0x0110 Cyclone, 0x010f Fast DDS
+  std::string user_data;
+  pubsub::Duration lease_duration{};
+  bool operator==(const RecordedParticipant&) const = default;
+};
+
+// Every policy a recorded writer offered, enough to recreate it on replay.
 struct RecordedQos {
   pubsub::ReliabilityKind reliability = pubsub::ReliabilityKind::kReliable;
   pubsub::DurabilityKind durability = pubsub::DurabilityKind::kVolatile;
@@ -37,15 +50,31 @@ struct RecordedQos {
   pubsub::Duration max_blocking_time = std::chrono::milliseconds(100);
   std::vector<std::string> partitions;
   std::vector<int16_t> data_representation;
+  pubsub::Policies policies;
+  std::optional<RecordedParticipant> participant;  // writers' QoS only
+  bool operator==(const RecordedQos&) const = default;
 };
 
-// {"reliability":"reliable","durability":"volatile","history":{"kind":"keep_all","depth":1},
-//  "max_blocking_time_ns":100000000,"partitions":[],"data_representation":[0]}
+// {"reliability":"reliable","durability":"transient_local","history":{"kind":"keep_last",
+//  "depth":5},"max_blocking_time_ns":100000000,"partitions":[],"data_representation":[0],
+//  "deadline_ns":-1,"ownership":"exclusive","ownership_strength":7,...} - every policy by its
+// DDS name, durations in nanoseconds (-1: infinite), octets in hex (qos_json.cpp).
 storage::Bytes encode_qos(const RecordedQos& qos);
-// False (with a reason) for bytes that are not such an object; unknown members are ignored.
+std::string qos_json_text(const RecordedQos& qos);
+// One line a person reads: reliability, durability and history always, then every policy off
+// DDS's default ("reliable, transient_local keep_last 5, exclusive (strength 7), deadline 2 s").
+std::string qos_summary(const RecordedQos& qos);
+// False (with a reason) for bytes that are not such an object; unknown members are ignored
+// (a newer recorder's), missing ones keep their defaults (an older recorder's).
 bool decode_qos(storage::ByteSpan bytes, RecordedQos& out, std::string* error = nullptr);
+// Applies the members of a JSON object over `qos` (play --qos): the same members, durations
+// also as text ("2 s", "250 ms", "infinite"). False, `qos` unchanged, with "/path: reason" for
+// an unknown member, a wrong type or value.
+bool apply_qos_overrides(std::string_view json_object, RecordedQos& qos,
+                         std::string* error = nullptr);
 
 RecordedQos recorded_qos(const pubsub::TopicInfo& topic);
+RecordedQos recorded_qos(const pubsub::WriterInfo& writer);
 storage::TopicDef topic_def(const pubsub::TopicInfo& topic);
 
 // The description and writer QoS that replay publishes a recorded topic with.

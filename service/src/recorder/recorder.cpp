@@ -149,6 +149,9 @@ struct Recorder::Impl {
   std::set<std::string> types_asked;
   std::unique_ptr<pubsub::Participant> participant;
   std::unique_ptr<pubsub::RawReader> reader;
+  // `reader` for the delivering threads, which may run before create_raw_reader() returns (a
+  // writer discovered earlier is matched inside it): null until then.
+  std::atomic<const pubsub::RawReader*> reader_ready{nullptr};
   types::TypeCatalog idl_types;  // from types.idl; read-only after create()
 
   // Receive-path state. Callbacks of different readers run at once on the participant's
@@ -386,9 +389,14 @@ struct Recorder::Impl {
     std::lock_guard lk(maps_mu);
     auto it = writers.find(s.writer);
     if (it == writers.end()) {
+      // The writer's own QoS, from its announcement (known before its first sample).
+      const pubsub::RawReader* r = reader_ready.load(std::memory_order_acquire);
+      auto offer = r ? r->writer_info(s.writer) : nullptr;
+      if (!offer) return nullptr;  // refused for now: offered again in a few milliseconds
       TopicState* t = topic_locked(s.topic, s.writer.prefix);
       if (!t) return nullptr;
-      auto id = store->add_writer(storage::WriterDef{t->id, s.writer.bytes()});
+      auto id = store->add_writer(
+          storage::WriterDef{t->id, s.writer.bytes(), encode_qos(recorded_qos(*offer))});
       if (!id) {
         fail(id.error());
         return nullptr;
@@ -634,6 +642,7 @@ pubsub::Result<std::unique_ptr<Recorder>> Recorder::create(const config::Recorde
   auto reader = impl->participant->create_raw_reader(ro, l);
   if (!reader) return reader.error();
   impl->reader = std::move(reader).value();
+  impl->reader_ready.store(impl->reader.get(), std::memory_order_release);
   impl->log->info(
       "recording domain {} on {} into {} (topics {}{})", c.domain,
       impl->participant->unicast_locator().to_string(), c.storage.path.string(),

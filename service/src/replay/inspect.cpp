@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -143,6 +144,50 @@ void print_marks(const std::vector<storage::Mark>& marks, std::ostream& out) {
   print_table(out, rows, {false, false, false, false});
 }
 
+// A writer's recorded QoS: its own (format 5), else its topic's; nullopt when unreadable.
+std::optional<RecordedQos> writer_qos(const storage::WriterInfo& w, const storage::TopicDef* t) {
+  const storage::Bytes& b = !w.def.qos.empty() ? w.def.qos : t ? t->qos : w.def.qos;
+  RecordedQos q;
+  if (b.empty() || !decode_qos(b, q)) return std::nullopt;
+  return q;
+}
+
+nlohmann::json writers_json(const std::vector<storage::WriterInfo>& writers,
+                            const std::map<storage::TopicId, const storage::TopicDef*>& topics) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& w : writers) {
+    auto t = topics.find(w.def.topic);
+    const storage::TopicDef* def = t == topics.end() ? nullptr : t->second;
+    nlohmann::json j;
+    j["topic"] = def ? nlohmann::json(def->name) : nlohmann::json();
+    j["guid"] = detail::hex(w.def.guid);
+    j["samples"] = w.count;
+    j["lost"] = w.lost;
+    const auto q = writer_qos(w, def);
+    j["qos_from"] = w.def.qos.empty() ? "topic" : "writer";
+    j["qos"] = q ? nlohmann::json::parse(qos_json_text(*q)) : nlohmann::json();
+    a.push_back(std::move(j));
+  }
+  return a;
+}
+
+// "writers:" and one line per writer with its QoS, as a person reads them.
+void print_writers(const std::vector<storage::WriterInfo>& writers,
+                   const std::map<storage::TopicId, const storage::TopicDef*>& topics,
+                   std::ostream& out) {
+  if (writers.empty()) return;
+  out << "writers:\n";
+  std::vector<std::vector<std::string>> rows{{"TOPIC", "WRITER", "SAMPLES", "QOS"}};
+  for (const auto& w : writers) {
+    auto t = topics.find(w.def.topic);
+    const storage::TopicDef* def = t == topics.end() ? nullptr : t->second;
+    const auto q = writer_qos(w, def);
+    rows.push_back({def ? def->name : "?", detail::hex(w.def.guid), std::to_string(w.count),
+                    q ? qos_summary(*q) : "?"});
+  }
+  print_table(out, rows, {false, false, true, false});
+}
+
 }  // namespace
 
 int info(const InfoOptions& o, std::ostream& out, std::ostream& err) {
@@ -165,6 +210,8 @@ int info(const InfoOptions& o, std::ostream& out, std::ostream& err) {
   }
   std::map<storage::TopicId, uint64_t> writer_count;
   for (const auto& w : *writers) writer_count[w.def.topic]++;
+  std::map<storage::TopicId, const storage::TopicDef*> topic_defs;
+  for (const auto& t : *topics) topic_defs[t.id] = &t.def;
 
   if (o.json) {
     nlohmann::json j;
@@ -201,6 +248,7 @@ int info(const InfoOptions& o, std::ostream& out, std::ostream& err) {
       tj["rate"] = topic_rate(t.count, t.first_recv_ns, t.last_recv_ns);
       j["topics"].push_back(std::move(tj));
     }
+    j["writers"] = writers_json(*writers, topic_defs);
     j["marks"] = marks_json(*marks);
     out << j.dump(2) << '\n';
     out.flush();
@@ -238,6 +286,7 @@ int info(const InfoOptions& o, std::ostream& out, std::ostream& err) {
         << " (" << dur << ")";
   }
   out << '\n';
+  print_writers(*writers, topic_defs, out);
   print_marks(*marks, out);
   out.flush();
   return kExitOk;

@@ -536,9 +536,11 @@ class Publisher {
 
   std::optional<Error> add_writer(const storage::WriterInfo& w, const storage::TopicInfo& t,
                                   std::ostream& err) {
+    // The writer's own QoS (format 5), else its topic's (older recordings).
+    const storage::Bytes& recorded = w.def.qos.empty() ? t.def.qos : w.def.qos;
     RecordedQos qos;
     std::string why;
-    if (!t.def.qos.empty() && !decode_qos(t.def.qos, qos, &why)) {
+    if (!recorded.empty() && !decode_qos(recorded, qos, &why)) {
       warn(err, "topic " + t.def.name + ": recorded QoS unreadable (" + why +
                     "); replaying it reliable with default QoS");
       qos = RecordedQos{};

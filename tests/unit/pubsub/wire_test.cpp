@@ -983,6 +983,32 @@ EndpointData sample_endpoint(bool writer) {
   return e;
 }
 
+// An endpoint with every standard policy away from its default.
+EndpointData policies_endpoint() {
+  EndpointData e = sample_endpoint(true);
+  Policies& p = e.policies;
+  p.deadline = 2s;
+  p.latency_budget = 5ms;
+  p.liveliness = {LivelinessKind::kManualByTopic, 1500ms};
+  p.lifespan = 30s;
+  p.destination_order = DestinationOrderKind::kBySourceTimestamp;
+  p.presentation = {PresentationScope::kGroup, true, false};
+  p.ownership = OwnershipKind::kExclusive;
+  p.ownership_strength = -7;
+  p.time_based_filter = 100ms;
+  p.transport_priority = 3;
+  p.resource_limits = {1000, 10, 100};
+  p.durability_service = {1s, HistoryKind::kKeepLast, 5, {50, 10, 5}};
+  p.user_data = {'a', 'p', 'p'};
+  p.topic_data = {1, 2, 3, 4, 5};
+  p.group_data = {9};
+  p.type_consistency = TypeConsistencyQos{
+      TypeConsistencyQos::Kind::kDisallowTypeCoercion, false, true, true, false, true};
+  p.content_filter =
+      ContentFilterQos{"cft", "DDSPerfRDataKS", "DDSSQL", "seq > %0 AND seq < %1", {"10", "20"}};
+  return e;
+}
+
 void require_same(const EndpointData& a, const EndpointData& b) {
   REQUIRE(a.guid == b.guid);
   REQUIRE(a.topic_name == b.topic_name);
@@ -998,6 +1024,7 @@ void require_same(const EndpointData& a, const EndpointData& b) {
   REQUIRE(a.partitions == b.partitions);
   REQUIRE(a.data_representation == b.data_representation);
   REQUIRE(a.type_information == b.type_information);
+  REQUIRE(a.policies == b.policies);
 }
 
 // A PL_CDR_LE payload from raw parameters.
@@ -1154,6 +1181,36 @@ TEST_CASE("encode_endpoint_data / decode_endpoint_data round-trip") {
     REQUIRE(got.type_information == padded);
     // ... which re-encodes to the same bytes: what the peer sent is what a replay re-sends.
     REQUIRE(encode_endpoint_data(got) == bytes);
+  }
+}
+
+TEST_CASE("Every standard policy round-trips, and only those off their default are sent") {
+  const EndpointData e = policies_endpoint();
+  const std::vector<uint8_t> bytes = encode_endpoint_data(e);
+  EndpointData got;
+  REQUIRE(decode_endpoint_data(bytes.data(), bytes.size(), true, got));
+  require_same(got, e);
+  // Exact values of a few: Duration_t {seconds, fraction}, kinds as u32, booleans as octets.
+  CHECK(find_param(bytes, kPidDeadline) == Raw().u32(2).u32(0).b);
+  CHECK(find_param(bytes, kPidLiveliness) == Raw().u32(2).u32(1).u32(0x80000000u).b);
+  CHECK(find_param(bytes, kPidOwnership) == Raw().u32(1).b);
+  CHECK(find_param(bytes, kPidOwnershipStrength) == Raw().u32(0xfffffff9u).b);
+  CHECK(find_param(bytes, kPidPresentation) == Raw().u32(2).u8(1).u8(0).zeros(2).b);
+  CHECK(find_param(bytes, kPidDestinationOrder) == Raw().u32(1).b);
+  CHECK(find_param(bytes, kPidUserData) == Raw().u32(3).u8('a').u8('p').u8('p').zeros(1).b);
+  CHECK(find_param(bytes, kPidResourceLimits) == Raw().u32(1000).u32(10).u32(100).b);
+  CHECK(find_param(bytes, kPidTypeConsistencyEnforcement) ==
+        Raw().u16(0).u8(0).u8(1).u8(1).u8(0).u8(1).zeros(1).b);
+  // Defaults are not sent: an endpoint that sets nothing announces none of these.
+  EndpointData plain = sample_endpoint(true);
+  const auto pb = encode_endpoint_data(plain);
+  for (uint16_t pid :
+       {kPidDeadline, kPidLatencyBudget, kPidLiveliness, kPidLifespan, kPidDestinationOrder,
+        kPidPresentation, kPidOwnership, kPidOwnershipStrength, kPidTimeBasedFilter,
+        kPidResourceLimits, kPidDurabilityService, kPidUserData, kPidTopicData, kPidGroupData,
+        kPidTypeConsistencyEnforcement, kPidContentFilterProperty}) {
+    INFO("pid " << pid);
+    CHECK(find_param(pb, pid).empty());
   }
 }
 
@@ -1593,6 +1650,25 @@ Seeds discovery_seeds() {
     s.emplace_back("ok_participant_be", pl_payload(be.b, false));
   }
   s.emplace_back("ok_writer_full", encode_endpoint_data(sample_endpoint(true)));
+  s.emplace_back("ok_writer_policies", encode_endpoint_data(policies_endpoint()));
+  {
+    Raw be(false);
+    be.u16(kPidEndpointGuid).u16(16).prefix(kDst).be32(0x00000102);
+    be.u16(kPidTopicName).u16(8).u32(2).u8('t').u8(0).zeros(2);
+    be.u16(kPidTypeName).u16(8).u32(2).u8('T').u8(0).zeros(2);
+    be.u16(kPidDeadline).u16(8).u32(2).u32(0);
+    be.u16(kPidLiveliness).u16(12).u32(1).u32(0x7fffffffu).u32(0xffffffffu);
+    be.u16(kPidOwnership).u16(4).u32(1);
+    be.u16(kPidOwnershipStrength).u16(4).u32(12);
+    be.u16(kPidPresentation).u16(8).u32(1).u8(1).u8(1).zeros(2);
+    be.u16(0x0062).u16(8).u32(3).u8('w').u8('1').u8(0).zeros(1);  // PID_ENTITY_NAME: kept
+    be.u16(kPidSentinel).u16(0);
+    s.emplace_back("ok_endpoint_policies_be", pl_payload(be.b, false));
+    Raw bad;
+    bad.guid(kPidEndpointGuid, kSrc, 0x00001202).str(kPidTopicName, "t").str(kPidTypeName, "T");
+    bad.param(kPidLiveliness, 12).u32(3).u32(1).u32(0).sentinel();  // no liveliness kind 3
+    s.emplace_back("bad_liveliness_kind", pl_payload(bad.b));
+  }
   s.emplace_back("ok_reader_full", encode_endpoint_data(sample_endpoint(false)));
   {
     EndpointData e;
@@ -1709,6 +1785,35 @@ TEST_CASE("The committed RTPS seed corpus decodes as its file names say") {
   }
   REQUIRE(ok + bad == rtps_seeds().size());
   REQUIRE(ok >= 20);
+}
+
+TEST_CASE("Big-endian policies decode; unknown parameters are kept byte for byte") {
+  const auto seeds = discovery_seeds();
+  const auto it = std::find_if(seeds.begin(), seeds.end(),
+                               [](const auto& s) { return s.first == "ok_endpoint_policies_be"; });
+  REQUIRE(it != seeds.end());
+  EndpointData e;
+  REQUIRE(decode_endpoint_data(it->second.data(), it->second.size(), true, e));
+  CHECK(e.policies.deadline == 2s);
+  CHECK(e.policies.liveliness.kind == LivelinessKind::kManualByParticipant);
+  CHECK(e.policies.liveliness.lease_duration == kInfinite);
+  CHECK(e.policies.ownership == OwnershipKind::kExclusive);
+  CHECK(e.policies.ownership_strength == 12);
+  CHECK(e.policies.presentation == PresentationQos{PresentationScope::kTopic, true, true});
+  REQUIRE(e.policies.other.size() == 1);
+  CHECK(e.policies.other[0].pid == 0x0062);
+  CHECK_FALSE(e.policies.other[0].little_endian);
+  CHECK(e.policies.other[0].value == Raw(false).u32(3).u8('w').u8('1').u8(0).zeros(1).b);
+  // Durabilities beyond TRANSIENT_LOCAL are kept as announced; an unknown one is malformed.
+  for (uint32_t kind : {2u, 3u, 4u}) {
+    Raw r;
+    r.guid(kPidEndpointGuid, kSrc, 0x00001202).str(kPidTopicName, "t").str(kPidTypeName, "T");
+    r.param(kPidDurability, 4).u32(kind).sentinel();
+    const auto b = pl_payload(r.b);
+    EndpointData d;
+    CHECK(decode_endpoint_data(b.data(), b.size(), true, d) == (kind <= 3));
+    if (kind <= 3) CHECK(d.durability == static_cast<DurabilityKind>(kind));
+  }
 }
 
 TEST_CASE("The committed discovery seed corpus decodes as its file names say") {
