@@ -92,6 +92,9 @@ struct Args {
   bool decode = false;
   std::vector<std::string> idl;
   std::string topic;
+  std::string qos_file;
+  std::vector<std::string> remap;
+  bool no_latched = false;
 };
 
 // The play options whose presence matters beyond their value.
@@ -129,15 +132,24 @@ void define_play(CLI::App& app, Args& a, PlayFlags& f) {
   play->add_option("--realtime", a.realtime,
                    "Pace from a SCHED_FIFO thread of this priority (1..99; needs CAP_SYS_NICE)")
       ->check(CLI::Range(1, 99));
+  play->add_option(
+      "--qos", a.qos_file,
+      "JSON file of QoS overrides: {\"TOPIC_GLOB\": {\"durability\": \"volatile\", ...}}");
+  play->add_option("--remap", a.remap, "Publish topic OLD as NEW (OLD=NEW); repeatable")
+      ->allow_extra_args(false);
+  play->add_flag("--no-latched", a.no_latched,
+                 "With --start: do not publish durable writers' last samples before it first");
   play->add_option("--max-message-size", a.max_message_size,
                    "Largest datagram, for every reader (1024..65000; default: MTU - 28, batches "
                    "14792 at MTU 1500, 64 KiB to Fast DDS readers)")
       ->check(CLI::Range(1024, 65000));
   play->footer(
       "One writer per recorded writer, with the recorded topic and type names, keyedness and "
-      "reliability, and new sequence numbers from 1; payloads, key hashes and source timestamps "
-      "as recorded. Without --wait-readers publishing starts at once, and readers discovered "
-      "later miss what went out before them. ^C stops cleanly (exit 0).\n"
+      "every QoS policy the original writer offered, and new sequence numbers from 1; payloads, "
+      "key hashes and source timestamps as recorded (a writer with a finite lifespan stamps the "
+      "replayed time). With --start, durable writers first publish their last samples per "
+      "instance before it. Without --wait-readers publishing starts at once, and volatile "
+      "readers discovered later miss what went out before them. ^C stops cleanly (exit 0).\n"
       "Exit status: 0 ok, 1 run failed (no readers, a write failed, damaged chunks skipped), 2 bad "
       "arguments or unusable recording.");
 }
@@ -275,6 +287,9 @@ int run_play(const Args& a, const PlayFlags& f, const replay::Selection& sel) {
   o.wait_timeout = std::chrono::nanoseconds(static_cast<int64_t>(a.wait_timeout * 1e9));
   o.ack_timeout = std::chrono::nanoseconds(static_cast<int64_t>(a.ack_timeout * 1e9));
   o.progress = !a.quiet;
+  o.qos_file = a.qos_file;
+  o.remap = a.remap;
+  o.latched = !a.no_latched;
   o.realtime_priority = a.realtime;
   o.progress_tty = ::isatty(STDERR_FILENO) != 0;
   o.stop = &g_stop;

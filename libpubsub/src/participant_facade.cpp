@@ -235,7 +235,9 @@ Result<void> Writer::write(Bytes cdr_body, const WriteOptions& options) {
   return impl_->write(cdr_body, options, false);
 }
 Result<void> Writer::write_serialized(Bytes payload, const WriteOptions& options) {
-  if (payload.size() < 4) {
+  // A dispose or unregister may carry only its key hash, as Fast DDS sends them: no payload.
+  const bool key_hash_only = payload.empty() && options.status_info != 0 && options.key_hash;
+  if (payload.size() < 4 && !key_hash_only) {
     return make_error(ErrorCode::kInvalidArgument, "serialized payload shorter than its header");
   }
   return impl_->write(payload, options, true);

@@ -70,6 +70,8 @@ class Writer {
   Result<void> write(Bytes cdr_body, const WriteOptions& options = {});
   // Publishes a payload that already starts with its encapsulation header (replay of recorded
   // samples, byte for byte).
+  // An empty payload is allowed for a dispose or unregister with a key hash (status_info and
+  // key_hash set): it goes out as the key hash alone, as Fast DDS sends them.
   Result<void> write_serialized(Bytes payload, const WriteOptions& options = {});
   // Lends a buffer for a sample of `body_size` bytes (see Loan). Waits for history space as
   // write() does.

@@ -290,6 +290,12 @@ bool Discovery::handle_sedp(const rtps::ReceivedSample& s, bool publications) {
         std::memcmp(it->second->data.vendor, wire::kVendorId, 2) != 0) {
       data.shm.reset();
     }
+    // A Fast DDS 2.9 reader announces no data representation (XCDR1 only, by XTypes) and reads
+    // XCDR2 all the same, by the payload's encapsulation: take it at its deeds.
+    if (it != participants_.end() && !publications && data.data_representation.empty() &&
+        std::memcmp(it->second->data.vendor, wire::kVendorFastDds, 2) == 0) {
+      data.data_representation = {wire::kXcdr1, wire::kXcdr2};
+    }
   }
   RemoteEndpoint e;
   if (!resolve(data, e)) return true;  // participant gone meanwhile

@@ -75,6 +75,10 @@ bool apply_qos_overrides(std::string_view json_object, RecordedQos& qos,
 
 RecordedQos recorded_qos(const pubsub::TopicInfo& topic);
 RecordedQos recorded_qos(const pubsub::WriterInfo& writer);
+// A writer that announces no data representation offers XCDR1 - unless its samples are XCDR2
+// (Fast DDS 2.9 sends XCDR2 without saying so): then {XCDR2}, from the encapsulation of
+// `first_sample` (the serialized payload, header included).
+void infer_representation(RecordedQos& qos, storage::ByteSpan first_sample);
 storage::TopicDef topic_def(const pubsub::TopicInfo& topic);
 
 // The description and writer QoS that replay publishes a recorded topic with.

@@ -196,6 +196,14 @@ struct PlayOptions {
   std::chrono::nanoseconds progress_interval = std::chrono::seconds(1);
   // Set (e.g. by a SIGINT handler) to stop: the run ends cleanly, flushes and reports.
   const std::atomic<bool>* stop = nullptr;
+  // QoS overrides: a JSON file mapping topic globs to QoS members ("" none), applied over each
+  // writer's recorded QoS (see README, "Replaying with other QoS").
+  std::string qos_file;
+  // "OLD=NEW": publish recorded topic OLD as NEW.
+  std::vector<std::string> remap;
+  // With a start time: first publish the latched state - each durable writer's last samples per
+  // instance before it (true by default).
+  bool latched = true;
 };
 
 struct LatenessStats {
@@ -217,11 +225,12 @@ struct PlayedWriter {
 };
 
 struct PlayReport {
-  uint64_t samples = 0;  // samples published
+  uint64_t samples = 0;  // samples published (the latched state included)
   uint64_t bytes = 0;
-  uint64_t loops = 0;        // loops completed
-  uint64_t problems = 0;     // corrupt chunks skipped while reading
-  bool interrupted = false;  // stopped through PlayOptions::stop
+  uint64_t latched_samples = 0;  // published first: the latched state at --start
+  uint64_t loops = 0;            // loops completed
+  uint64_t problems = 0;         // corrupt chunks skipped while reading
+  bool interrupted = false;      // stopped through PlayOptions::stop
   // Wall time from the first sample's due time to the last write (pacing and publishing only;
   // excludes discovery, waiting for readers and for acknowledgements).
   double publish_seconds = 0;

@@ -395,8 +395,9 @@ struct Recorder::Impl {
       if (!offer) return nullptr;  // refused for now: offered again in a few milliseconds
       TopicState* t = topic_locked(s.topic, s.writer.prefix);
       if (!t) return nullptr;
-      auto id = store->add_writer(
-          storage::WriterDef{t->id, s.writer.bytes(), encode_qos(recorded_qos(*offer))});
+      RecordedQos qos = recorded_qos(*offer);
+      infer_representation(qos, s.serialized);
+      auto id = store->add_writer(storage::WriterDef{t->id, s.writer.bytes(), encode_qos(qos)});
       if (!id) {
         fail(id.error());
         return nullptr;

@@ -62,6 +62,7 @@
 
 #include "common.hpp"
 #include "histogram.hpp"
+#include "replay_qos.hpp"
 #include "service/recording_schema.hpp"
 #include "types/type_object.hpp"
 
@@ -263,9 +264,20 @@ struct Source {
   std::vector<storage::WriterInfo> writers;
 };
 
+// Whether recorded writer `w` is durable (TRANSIENT_LOCAL or more) as it will be replayed.
+bool durable_writer(const storage::WriterInfo& w, const storage::TopicInfo& t,
+                    const detail::QosOverrides& overrides) {
+  std::string why;
+  const RecordedQos q =
+      detail::apply_overrides(overrides, t.def.name, detail::recorded_writer_qos(w, t.def, &why));
+  return q.durability >= pubsub::DurabilityKind::kTransientLocal;
+}
+
 // Opens the recording (printing the damage met on the way), resolves the selection and picks the
-// writers.
-Result<Source> select_source(const PlayOptions& o, ProblemSink& problems, std::ostream& err) {
+// writers: those with samples in it, and with a start time the durable ones with samples before
+// it (their latched state).
+Result<Source> select_source(const PlayOptions& o, const detail::QosOverrides& overrides,
+                             ProblemSink& problems, std::ostream& err) {
   auto rec =
       detail::open_recording(o.dir, [&problems](const storage::Problem& p) { problems.note(p); });
   if (!rec) return rec.error();
@@ -289,8 +301,10 @@ Result<Source> select_source(const PlayOptions& o, ProblemSink& problems, std::o
   Source src{std::move(*rec), std::move(*sel), {}};
   for (const auto& w : *all_writers) {
     if (!src.sel.topic_index.count(w.def.topic) || w.count == 0) continue;
-    if (w.last_recv_ns < src.sel.query.start_ns || w.first_recv_ns >= src.sel.query.end_ns) {
-      continue;
+    if (w.first_recv_ns >= src.sel.query.end_ns) continue;
+    if (w.last_recv_ns < src.sel.query.start_ns) {
+      const auto& t = src.sel.topics[src.sel.topic_index.at(w.def.topic)];
+      if (!o.latched || !durable_writer(w, t, overrides)) continue;
     }
     src.writers.push_back(w);
   }
@@ -453,6 +467,8 @@ class Progress {
 struct ReplayWriter {
   std::unique_ptr<pubsub::Writer> writer;
   PlayedWriter info;
+  RecordedQos qos;             // as offered (recorded, then --qos)
+  bool now_timestamp = false;  // a finite lifespan: source timestamps are the replayed times
   bool warned = false;
   bool dirty = false;  // written since the last flush
 };
@@ -474,7 +490,9 @@ pubsub::WriterQos batched_writer_qos(const RecordedQos& qos) {
 class Publisher {
  public:
   // Joins the domain and creates the writers of `src`.
-  std::optional<Error> open(const PlayOptions& o, const Source& src, std::ostream& err) {
+  std::optional<Error> open(const PlayOptions& o, const Source& src,
+                            const detail::QosOverrides& overrides,
+                            const std::map<std::string, std::string>& remap, std::ostream& err) {
     pubsub::ParticipantOptions po = o.participant;
     if (po.user_data.empty()) po.user_data = "pubsub-replay";
     auto participant = pubsub::Participant::create(po);
@@ -486,7 +504,7 @@ class Publisher {
     serve_recorded_types(src.sel.recorded_types);
     for (const storage::WriterInfo& w : src.writers) {
       const storage::TopicInfo& t = src.sel.topics[src.sel.topic_index.at(w.def.topic)];
-      if (auto e = add_writer(w, t, err)) return e;
+      if (auto e = add_writer(w, t, overrides, remap, err)) return e;
     }
     return std::nullopt;
   }
@@ -534,27 +552,32 @@ class Publisher {
     if (!entries.empty()) participant_->add_type_objects(entries);
   }
 
+  // One replay writer for recorded writer `w`: its recorded QoS (its own, else its topic's),
+  // the overrides, the remapped name.
   std::optional<Error> add_writer(const storage::WriterInfo& w, const storage::TopicInfo& t,
+                                  const detail::QosOverrides& overrides,
+                                  const std::map<std::string, std::string>& remap,
                                   std::ostream& err) {
-    // The writer's own QoS (format 5), else its topic's (older recordings).
-    const storage::Bytes& recorded = w.def.qos.empty() ? t.def.qos : w.def.qos;
-    RecordedQos qos;
     std::string why;
-    if (!recorded.empty() && !decode_qos(recorded, qos, &why)) {
+    RecordedQos qos = detail::recorded_writer_qos(w, t.def, &why);
+    if (!why.empty()) {
       warn(err, "topic " + t.def.name + ": recorded QoS unreadable (" + why +
                     "); replaying it reliable with default QoS");
-      qos = RecordedQos{};
     }
+    qos = detail::apply_overrides(overrides, t.def.name, std::move(qos));
+    storage::TopicDef def = t.def;
+    if (auto r = remap.find(t.def.name); r != remap.end()) def.name = r->second;
     const pubsub::WriterQos wq = batched_writer_qos(qos);
-    auto created = participant_->create_writer(replay_topic(t.def, qos), wq);
+    auto created = participant_->create_writer(replay_topic(def, qos), wq);
     if (!created) {
-      return Error{created.error().code, "cannot create a writer on topic " + t.def.name +
-                                             " (type " + t.def.type_name +
-                                             "): " + created.error().message};
+      return Error{created.error().code, "cannot create a writer on topic " + def.name + " (type " +
+                                             def.type_name + "): " + created.error().message};
     }
     ReplayWriter rw;
     rw.writer = std::move(created).value();
-    rw.info.topic = t.def.name;
+    rw.qos = qos;
+    rw.now_timestamp = qos.policies.lifespan != pubsub::kInfinite;
+    rw.info.topic = def.name;
     rw.info.recorded_id = w.id;
     rw.info.recorded_guid = w.def.guid;
     rw.info.replay_guid = rw.writer->guid();
@@ -622,16 +645,22 @@ std::optional<int> wait_for_readers(std::vector<ReplayWriter>& writers, const Pl
 // reception time), dispose/unregister status. Reliable readers that have not acknowledged enough
 // block the write: it is retried (they may be slow), printing progress meanwhile, until the stop
 // flag is set or block_timeout has passed.
+// `blocked()` runs while a write waits (the progress line).
+template <class OnBlocked>
 pubsub::Result<void> write_sample(pubsub::Writer& writer, const storage::RecordMeta& m,
-                                  storage::ByteSpan payload, const PlayOptions& o,
-                                  Progress& progress) {
+                                  storage::ByteSpan payload, bool now_timestamp,
+                                  const PlayOptions& o, OnBlocked&& blocked) {
   pubsub::WriteOptions wo;
   pubsub::KeyHash kh;
   if (m.has_key_hash) {
     kh.value = m.key_hash;
     wo.key_hash = &kh;
   }
-  wo.timestamp = pubsub::Time{(m.flags & kFlagHasSourceTimestamp) ? m.source_ns : m.reception_ns};
+  // A writer with a finite lifespan stamps the replayed time: readers expire a sample its
+  // lifespan after its source timestamp, and a recorded one would have expired long ago.
+  if (!now_timestamp) {
+    wo.timestamp = pubsub::Time{(m.flags & kFlagHasSourceTimestamp) ? m.source_ns : m.reception_ns};
+  }
   wo.status_info =
       ((m.flags & kFlagDisposed) ? 1u : 0u) | ((m.flags & kFlagUnregistered) ? 2u : 0u);
   const int64_t write_start = mono_ns();
@@ -639,7 +668,7 @@ pubsub::Result<void> write_sample(pubsub::Writer& writer, const storage::RecordM
   while (!res && res.error().code == pubsub::ErrorCode::kTimeout) {
     if (stopped(o)) break;
     if (mono_ns() - write_start > o.block_timeout.count()) break;
-    progress.tick(mono_ns());
+    blocked();
     res = writer.write_serialized(pubsub::Bytes(payload.data(), payload.size()), wo);
   }
   return res;
@@ -653,7 +682,8 @@ enum class Sent { kOk, kSkipped, kStopped, kFailed };
 // set stops the run; anything else fails it, with `failure` saying why.
 Sent publish_sample(ReplayWriter& w, const storage::RecordMeta& m, storage::ByteSpan payload,
                     const PlayOptions& o, std::ostream& err, Progress& progress, Error& failure) {
-  const auto res = write_sample(*w.writer, m, payload, o, progress);
+  const auto res = write_sample(*w.writer, m, payload, w.now_timestamp, o,
+                                [&progress] { progress.tick(mono_ns()); });
   if (res) return Sent::kOk;
   const pubsub::Error& e = res.error();
   if (e.code == pubsub::ErrorCode::kTimeout && stopped(o)) return Sent::kStopped;
@@ -961,6 +991,60 @@ class Run {
   int64_t last_write_done_ = 0;  // when the last write returned
 };
 
+// --remap OLD=NEW needs OLD among the selected topics.
+std::optional<Error> check_remaps(const std::map<std::string, std::string>& remap,
+                                  const detail::ResolvedSelection& sel) {
+  for (const auto& [from, to] : remap) {
+    bool found = false;
+    for (const auto& t : sel.topics) found = found || t.def.name == from;
+    if (!found) {
+      std::string names;
+      for (const auto& t : sel.topics) names += (names.empty() ? "" : ", ") + t.def.name;
+      return Error{Errc::kInvalidArgument, "--remap " + from + "=" + to + ": no topic " + from +
+                                               " is played (" + names + ")"};
+    }
+  }
+  return std::nullopt;
+}
+
+// With a start time: the latched state (replay_qos.hpp), published at once, in reception order,
+// before readers are waited for - so it reaches the durable readers that join, as the
+// original's history would have, and not the volatile ones. The number published, or an error.
+Result<size_t> publish_latched(const PlayOptions& o, Source& src, Publisher& pub, std::ostream& err,
+                               PlayReport& rep) {
+  if (!o.latched || src.sel.query.start_ns <= src.sel.recording_first_ns) return size_t{0};
+  std::map<storage::WriterId, pubsub::HistoryQos> durable;
+  std::vector<storage::TopicId> topics;
+  for (const auto& w : src.writers) {
+    const int slot = pub.slot_of(w.id);
+    if (slot < 0) continue;
+    const RecordedQos& q = pub.at(static_cast<size_t>(slot)).qos;
+    if (q.durability < pubsub::DurabilityKind::kTransientLocal) continue;
+    durable[w.id] = q.history;
+    topics.push_back(w.def.topic);
+  }
+  if (durable.empty()) return size_t{0};
+  auto samples = detail::latched_samples(*src.rec, durable, topics, src.sel.query.start_ns);
+  if (!samples) return samples.error();
+  for (const auto& s : *samples) {
+    ReplayWriter& w = pub.at(static_cast<size_t>(pub.slot_of(s.writer)));
+    auto res = write_sample(*w.writer, s.meta, s.payload, w.now_timestamp, o, [] {});
+    if (!res) {
+      if (res.error().code == Errc::kInvalidArgument || res.error().code == Errc::kResourceLimit)
+        continue;  // the paced run reports such a sample
+      return Error{res.error().code, "publishing the latched state on topic " + w.info.topic +
+                                         " failed: " + res.error().message};
+    }
+    w.info.samples++;
+    rep.latched_samples++;
+    rep.samples++;
+    rep.bytes += s.payload.size();
+  }
+  for (auto& w : pub.writers()) w.writer->flush();
+  (void)err;
+  return samples->size();
+}
+
 }  // namespace
 
 int play(const PlayOptions& o, std::ostream& err, PlayReport* report_out) {
@@ -975,8 +1059,17 @@ int play(const PlayOptions& o, std::ostream& err, PlayReport* report_out) {
   // `problems` and is joined when `reader` is destroyed, after the writers.
   ProblemSink problems;
   std::unique_ptr<ReadAhead> reader;
-  auto src = select_source(o, problems, err);
+  detail::QosOverrides overrides;
+  if (!o.qos_file.empty()) {
+    auto loaded = detail::load_qos_overrides(o.qos_file);
+    if (!loaded) return report(err, kExitUsage, loaded.error());
+    overrides = std::move(*loaded);
+  }
+  auto remap = detail::parse_remaps(o.remap);
+  if (!remap) return report(err, kExitUsage, remap.error());
+  auto src = select_source(o, overrides, problems, err);
   if (!src) return report(err, kExitUsage, src.error());
+  if (auto e = check_remaps(*remap, src->sel)) return report(err, kExitUsage, *e);
   rep.recorded_seconds = static_cast<double>(src->sel.last_ns - src->sel.first_ns) / 1e9;
   if (src->writers.empty()) {
     err << "pubsub-replay: nothing to play: the selection holds no samples\n";
@@ -985,10 +1078,16 @@ int play(const PlayOptions& o, std::ostream& err, PlayReport* report_out) {
 
   // Writers, and readers first when asked: all before the first sample is due.
   Publisher pub;
-  if (auto e = pub.open(o, *src, err)) {
+  if (auto e = pub.open(o, *src, overrides, *remap, err)) {
     // No such interface or a bad option is the command line's fault; anything else a failure.
     const bool usage = e->code == Errc::kNotFound || e->code == Errc::kInvalidArgument;
     return report(err, usage ? kExitUsage : kExitProblems, *e);
+  }
+  if (auto latched = publish_latched(o, *src, pub, err, rep); !latched) {
+    return report(err, kExitProblems, latched.error());
+  } else if (*latched > 0 && o.progress) {
+    err << "pubsub-replay: published the latched state at the start: " << *latched
+        << " samples of durable writers before it\n";
   }
   pub.report_to(rep);
   if (auto code = wait_for_readers(pub.writers(), o, err, rep)) return *code;

@@ -173,7 +173,9 @@ void add_run_flags(std::map<std::string, Flag>& f) {
                     }};
   f["--unregister-rest"] = {For::kPub, false,
                             [](S, Options& o) { return o.unregister_rest = true; }};
-  f["--linger"] = {For::kPub, true, [](S v, Options& o) { return parse_seconds(v, 0, o.linger); }};
+  f["--linger"] = {For::kBoth, true, [](S v, Options& o) {
+                     return parse_seconds(v, 0, o.linger) && parse_seconds(v, 0, o.sub_linger);
+                   }};
   f["--timeout"] = {For::kBoth, true, [](S v, Options& o) {
                       return parse_seconds(v, 0, o.timeout) && o.timeout > 0;
                     }};

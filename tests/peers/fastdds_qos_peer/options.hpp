@@ -65,7 +65,8 @@ struct Options {
   int32_t wait_readers = 0;
   std::vector<int32_t> dispose;
   bool unregister_rest = false;
-  double linger = 3;
+  double linger = 3;  // pub; sub: only when given (sub_linger), as cyclone_qos_peer's extension
+  double sub_linger = 0;
   double timeout = 30;
   int64_t assert_every_ms = 0;
   std::string nic;  // --nic IFACE|ADDR: UDPv4 interface whitelist (as fastdds_perftest -nic)

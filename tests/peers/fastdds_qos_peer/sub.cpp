@@ -142,6 +142,11 @@ int receive(const Options& o, Waker& waker, ReaderEvents& events) {
   if (o.count > 0) {
     complete = waker.wait_until(deadline, [&] { return events.samples() >= o.count; });
     if (complete) drain(waker, events);
+    // --linger S (cyclone_qos_peer's extension): keep reading S more seconds.
+    if (complete && o.sub_linger > 0) {
+      waker.sleep_until(Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(o.sub_linger)));
+    }
   } else {
     waker.sleep_until(deadline);
   }
