@@ -22,6 +22,12 @@ Clock::duration seconds(double s) {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
 }
 
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g s", s);
+  return buf;
+}
+
 Line::Line(const char* event) : text_(std::string("{\"event\":\"") + event + "\"") {}
 
 Line& Line::num(const char* key, int64_t v) {

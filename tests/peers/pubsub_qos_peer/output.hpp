@@ -21,6 +21,8 @@ namespace pubsub_peer {
 using Clock = std::chrono::steady_clock;
 
 Clock::duration seconds(double s);
+// A command-line number of seconds for a message: "2.5 s".
+std::string seconds_text(double s);
 
 // One JSON object, field by field: Line("sample").num("id", 3) -> {"event":"sample","id":3}.
 // Text values are written as given: only hex, digits and fixed words go into them.

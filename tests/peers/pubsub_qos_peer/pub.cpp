@@ -40,7 +40,7 @@ Outcome wait_for_readers(Pub& p) {
     if (p.waker.stopped()) return Outcome::kStopped;
     if (Clock::now() >= give_up) {
       err("timeout: " + std::to_string(p.writer.matched_readers()) + " of " + std::to_string(n) +
-          " readers matched (and acknowledged) after " + std::to_string(p.o.timeout) + " s");
+          " readers matched (and acknowledged) after " + seconds_text(p.o.timeout));
       return Outcome::kFailed;
     }
   }

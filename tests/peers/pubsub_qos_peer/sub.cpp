@@ -160,7 +160,7 @@ int receive(const Options& o, Waker& waker, Subscription& sub) {
   }
   if (!complete && !waker.stopped()) {
     err("timeout: " + std::to_string(sub.samples()) + " of " + std::to_string(o.count) +
-        " samples after " + std::to_string(o.timeout) + " s");
+        " samples after " + seconds_text(o.timeout));
     return 1;
   }
   if (sub.bad_samples() > 0) {
