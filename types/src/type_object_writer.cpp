@@ -20,12 +20,12 @@
 
 #include <algorithm>
 #include <array>
-#include <boost/uuid/detail/md5.hpp>
 #include <cstring>
 #include <map>
 #include <set>
 #include <utility>
 
+#include "md5.hpp"
 #include "xtypes_constants.hpp"
 
 namespace types {
@@ -36,19 +36,6 @@ using common::Errc;
 using common::Error;
 
 constexpr uint32_t kMaxMemberId = 0x0fffffff;
-
-std::array<uint8_t, 16> md5(std::span<const uint8_t> bytes) {
-  boost::uuids::detail::md5 h;
-  h.process_bytes(bytes.data(), bytes.size());
-  boost::uuids::detail::md5::digest_type digest;
-  h.get_digest(digest);
-  // Boost 1.71+ stores each 4 digest bytes as one unsigned int, the first byte its most
-  // significant (on any host: its generators swap them back).
-  std::array<uint8_t, 16> out{};
-  for (size_t i = 0; i < out.size(); ++i)
-    out[i] = static_cast<uint8_t>(digest[i / 4] >> (24 - 8 * (i % 4)));
-  return out;
-}
 
 EquivalenceHash equivalence_hash(std::span<const uint8_t> object) {
   const std::array<uint8_t, 16> d = md5(object);

@@ -61,9 +61,11 @@
 #include <vector>
 
 #include "common.hpp"
+#include "decode.hpp"
 #include "histogram.hpp"
 #include "replay_qos.hpp"
 #include "service/recording_schema.hpp"
+#include "types/key_hash.hpp"
 #include "types/type_object.hpp"
 
 namespace service::replay {
@@ -469,6 +471,9 @@ struct ReplayWriter {
   PlayedWriter info;
   RecordedQos qos;             // as offered (recorded, then --qos)
   bool now_timestamp = false;  // a finite lifespan: source timestamps are the replayed times
+  // Keyed topics with a recorded type: key hashes for the samples recorded without one
+  // (instance_key()).
+  std::optional<types::KeyHasher> hasher;
   bool warned = false;
   bool dirty = false;  // written since the last flush
 };
@@ -502,6 +507,10 @@ class Publisher {
     }
     participant_ = std::move(participant).value();
     serve_recorded_types(src.sel.recorded_types);
+    std::vector<std::string> missing, warnings;  // topics without a type simply get no hasher
+    if (auto d = detail::SampleDecoder::create({}, src.sel, missing, warnings, false)) {
+      decoder_ = std::move(*d);
+    }
     for (const storage::WriterInfo& w : src.writers) {
       const storage::TopicInfo& t = src.sel.topics[src.sel.topic_index.at(w.def.topic)];
       if (auto e = add_writer(w, t, overrides, remap, err)) return e;
@@ -575,6 +584,9 @@ class Publisher {
     }
     ReplayWriter rw;
     rw.writer = std::move(created).value();
+    if (const auto* tt = t.def.keyed ? decoder_.type_of(t.id) : nullptr) {
+      if (auto h = types::KeyHasher::create(*tt->lib, tt->id)) rw.hasher = std::move(*h);
+    }
     rw.qos = qos;
     rw.now_timestamp = qos.policies.lifespan != pubsub::kInfinite;
     rw.info.topic = def.name;
@@ -588,6 +600,7 @@ class Publisher {
     return std::nullopt;
   }
 
+  detail::SampleDecoder decoder_;  // the recorded types (KeyHasher points into them)
   std::unique_ptr<pubsub::Participant> participant_;
   std::vector<ReplayWriter> writers_;
   std::vector<int> slots_;     // storage WriterId -> index in writers_, -1 when not played
@@ -645,16 +658,41 @@ std::optional<int> wait_for_readers(std::vector<ReplayWriter>& writers, const Pl
 // reception time), dispose/unregister status. Reliable readers that have not acknowledged enough
 // block the write: it is retried (they may be slow), printing progress meanwhile, until the stop
 // flag is set or block_timeout has passed.
+// The key hash of a recorded sample: as recorded, else computed from the recorded type - for a
+// dispose or unregister (Fast DDS readers take the instance from the key hash only) and for every
+// sample of a durable writer (its history keeps the last samples of each instance). Others go
+// without, as recorded: readers find the key in the payload.
+std::optional<storage::KeyHash> instance_key(const ReplayWriter& w, const storage::RecordMeta& m,
+                                             storage::ByteSpan payload) {
+  if (m.has_key_hash) return m.key_hash;
+  const bool durable = w.qos.durability >= pubsub::DurabilityKind::kTransientLocal;
+  const bool instance_change = (m.flags & (kFlagDisposed | kFlagUnregistered)) != 0;
+  if (!w.hasher || !(durable || instance_change) || payload.empty()) return std::nullopt;
+  const std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(payload.data()),
+                                       payload.size());
+  auto k = (m.flags & kFlagKeyOnly) ? w.hasher->of_key_payload(bytes) : w.hasher->of_sample(bytes);
+  if (!k) return std::nullopt;
+  return *k;
+}
+
 // `blocked()` runs while a write waits (the progress line).
 template <class OnBlocked>
-pubsub::Result<void> write_sample(pubsub::Writer& writer, const storage::RecordMeta& m,
-                                  storage::ByteSpan payload, bool now_timestamp,
-                                  const PlayOptions& o, OnBlocked&& blocked) {
+pubsub::Result<void> write_sample(ReplayWriter& w, const storage::RecordMeta& m,
+                                  storage::ByteSpan payload, const PlayOptions& o,
+                                  OnBlocked&& blocked) {
+  pubsub::Writer& writer = *w.writer;
+  const bool now_timestamp = w.now_timestamp;
   pubsub::WriteOptions wo;
   pubsub::KeyHash kh;
-  if (m.has_key_hash) {
-    kh.value = m.key_hash;
+  if (const auto key = instance_key(w, m, payload)) {
+    kh.value = *key;
     wo.key_hash = &kh;
+    // A dispose or unregister whose key hash is the key itself (not an MD5) goes as the key
+    // hash alone, as Fast DDS sends them: every vendor's reader takes that.
+    if ((m.flags & (kFlagDisposed | kFlagUnregistered)) && (m.flags & kFlagKeyOnly) && w.hasher &&
+        w.hasher->key_fits_hash()) {
+      payload = {};
+    }
   }
   // A writer with a finite lifespan stamps the replayed time: readers expire a sample its
   // lifespan after its source timestamp, and a recorded one would have expired long ago.
@@ -682,8 +720,7 @@ enum class Sent { kOk, kSkipped, kStopped, kFailed };
 // set stops the run; anything else fails it, with `failure` saying why.
 Sent publish_sample(ReplayWriter& w, const storage::RecordMeta& m, storage::ByteSpan payload,
                     const PlayOptions& o, std::ostream& err, Progress& progress, Error& failure) {
-  const auto res = write_sample(*w.writer, m, payload, w.now_timestamp, o,
-                                [&progress] { progress.tick(mono_ns()); });
+  const auto res = write_sample(w, m, payload, o, [&progress] { progress.tick(mono_ns()); });
   if (res) return Sent::kOk;
   const pubsub::Error& e = res.error();
   if (e.code == pubsub::ErrorCode::kTimeout && stopped(o)) return Sent::kStopped;
@@ -1024,11 +1061,15 @@ Result<size_t> publish_latched(const PlayOptions& o, Source& src, Publisher& pub
     topics.push_back(w.def.topic);
   }
   if (durable.empty()) return size_t{0};
-  auto samples = detail::latched_samples(*src.rec, durable, topics, src.sel.query.start_ns);
+  auto key_of = [&pub](const storage::RecordView& r) {
+    const ReplayWriter& w = pub.at(static_cast<size_t>(pub.slot_of(r.meta.writer)));
+    return instance_key(w, r.meta, r.payload);
+  };
+  auto samples = detail::latched_samples(*src.rec, durable, topics, src.sel.query.start_ns, key_of);
   if (!samples) return samples.error();
   for (const auto& s : *samples) {
     ReplayWriter& w = pub.at(static_cast<size_t>(pub.slot_of(s.writer)));
-    auto res = write_sample(*w.writer, s.meta, s.payload, w.now_timestamp, o, [] {});
+    auto res = write_sample(w, s.meta, s.payload, o, [] {});
     if (!res) {
       if (res.error().code == Errc::kInvalidArgument || res.error().code == Errc::kResourceLimit)
         continue;  // the paced run reports such a sample
@@ -1085,7 +1126,7 @@ int play(const PlayOptions& o, std::ostream& err, PlayReport* report_out) {
   }
   if (auto latched = publish_latched(o, *src, pub, err, rep); !latched) {
     return report(err, kExitProblems, latched.error());
-  } else if (*latched > 0 && o.progress) {
+  } else if (*latched > 0) {
     err << "pubsub-replay: published the latched state at the start: " << *latched
         << " samples of durable writers before it\n";
   }

@@ -80,7 +80,7 @@ struct Instances {
 
 Result<std::vector<LatchedSample>> latched_samples(
     storage::Recording& rec, const std::map<storage::WriterId, pubsub::HistoryQos>& durable,
-    const std::vector<storage::TopicId>& topics, int64_t start_ns) {
+    const std::vector<storage::TopicId>& topics, int64_t start_ns, const InstanceKeyFn& key_of) {
   std::map<storage::WriterId, Instances> kept;
   for (const auto& [id, h] : durable) {
     kept[id].depth = h.kind == pubsub::HistoryKind::kKeepAll
@@ -95,7 +95,7 @@ Result<std::vector<LatchedSample>> latched_samples(
   while (const storage::RecordView* r = cur->next()) {
     auto w = kept.find(r->meta.writer);
     if (w == kept.end()) continue;
-    const storage::KeyHash key = r->meta.has_key_hash ? r->meta.key_hash : storage::KeyHash{};
+    const storage::KeyHash key = key_of(*r).value_or(storage::KeyHash{});
     auto& dq = w->second.by_key[key];
     dq.push_back({r->meta.writer, r->meta, storage::Bytes(r->payload.begin(), r->payload.end())});
     if (dq.size() > w->second.depth) dq.pop_front();

@@ -11,7 +11,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,11 +49,13 @@ struct LatchedSample {
   storage::RecordMeta meta;
   storage::Bytes payload;
 };
-// For each writer in `durable` (recorded id -> its history), the last samples per instance (key
-// hash; one instance without) received before `start_ns`, up to the history depth (KEEP_ALL:
-// every one, at most 65536 per writer): in reception order.
+// A record's instance: its key hash, recorded or computed (nullopt: the writer's one instance).
+using InstanceKeyFn = std::function<std::optional<storage::KeyHash>(const storage::RecordView&)>;
+// For each writer in `durable` (recorded id -> its history), the last samples per instance
+// (key_of) received before `start_ns`, up to the history depth (KEEP_ALL: every one, at most
+// 65536 per writer): in reception order.
 Result<std::vector<LatchedSample>> latched_samples(
     storage::Recording& rec, const std::map<storage::WriterId, pubsub::HistoryQos>& durable,
-    const std::vector<storage::TopicId>& topics, int64_t start_ns);
+    const std::vector<storage::TopicId>& topics, int64_t start_ns, const InstanceKeyFn& key_of);
 
 }  // namespace service::replay::detail

@@ -1,0 +1,17 @@
+# Fidelity to the system recorded (tests/integration/qos/): writers of every QoS policy recorded
+# from one vendor and replayed into readers of another that request what the original offered.
+# Three pairs cover every vendor on each side: recorded from Cyclone DDS, Fast DDS and libpubsub,
+# replayed into Fast DDS, libpubsub and Cyclone DDS (README, "QoS fidelity").
+set(IT ${CMAKE_CURRENT_SOURCE_DIR})
+foreach(pair "cyclone fastdds" "fastdds pubsub" "pubsub cyclone")
+  string(REPLACE " " ";" ends "${pair}")
+  list(GET ends 0 from)
+  list(GET ends 1 to)
+  pubsub_netns_test("qos: every policy recorded from ${from} and replayed into ${to} readers that ask for it"
+                    ${IT}/qos/fidelity.sh ${from} ${to})
+endforeach()
+# Latched state: play --start after a durable writer's last sample still gives a durable reader
+# its last samples per instance, and a durable reader joining a running replay gets them from the
+# replay writer's history (Cyclone DDS readers; key hashes computed from the recorded type).
+pubsub_netns_test("qos: durable writers' latched state at play --start and for late joiners of a replay"
+                  ${IT}/qos/latched.sh)
