@@ -31,6 +31,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -113,6 +114,10 @@ struct RecorderStatus {
   std::vector<TopicStatus> topics;         // by name
   std::string mode = "record";             // "record" or "snapshot"
   std::optional<SnapshotStatus> snapshot;  // snapshot mode
+  // Endpoint pairs that do not match because a requested/offered QoS rule fails, by policy name
+  // ("DEADLINE"): the recorder's own endpoints (DDS control) against others. The recorder's
+  // readers ask for what each writer offers, so none of its readers is ever among them.
+  std::map<std::string, uint64_t> incompatible_qos;
 };
 
 // Where the control socket of a recorder with this configuration is: control.socket, relative to

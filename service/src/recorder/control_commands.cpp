@@ -105,7 +105,7 @@ json status_json(const RecorderStatus& s) {
               {"writers", s.writers}, {"queue_fill", s.queue_fill},
               {"paused", s.paused},   {"seconds", s.seconds},
               {"path", s.path},       {"topics", topics},
-              {"mode", s.mode}};
+              {"mode", s.mode},       {"incompatible_qos", s.incompatible_qos}};
   if (s.snapshot) {
     const SnapshotStatus& n = *s.snapshot;
     out["snapshot"] = {{"buffered_samples", n.buffered_samples},

@@ -86,6 +86,12 @@ std::string prometheus_text(const RecorderStatus& s) {
     total({"pubsub_recorder_snapshots_total", "counter", "Snapshot mode: snapshots written."},
           static_cast<double>(n.snapshots));
   }
+  const Series incompatible{"pubsub_recorder_incompatible_qos_total", "counter",
+                            "Endpoint pairs not matched: a requested/offered QoS rule fails."};
+  header(out, incompatible);
+  for (const auto& [policy, n] : s.incompatible_qos) {
+    value(out, incompatible.name, "{policy=\"" + policy + "\"}", static_cast<double>(n));
+  }
   const Series per_topic[] = {
       {"pubsub_recorder_topic_samples_total", "counter", "Samples recorded, per topic."},
       {"pubsub_recorder_topic_bytes_total", "counter", "Payload bytes recorded, per topic."},

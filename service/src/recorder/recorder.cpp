@@ -533,13 +533,16 @@ struct Recorder::Impl {
     const double fill = ws.max_bytes ? 100.0 * static_cast<double>(ws.in_use_bytes) /
                                            static_cast<double>(ws.max_bytes)
                                      : 0;
-    const std::string line = fmt::format(
+    std::string line = fmt::format(
         "{:.0f} samples/s, {}/s, queue {:.0f}% of {}, {} samples total ({} over shared "
         "memory), {} lost, {} held back, {} writers matched",
         static_cast<double>(now.samples - prev.samples) / interval_s,
         mb(static_cast<double>(now.bytes - prev.bytes) / interval_s), fill,
         mb(static_cast<double>(ws.max_bytes)), now.samples, reader->stats().samples_shm, now.lost,
         now.refused - prev.refused, reader->matched_writers());
+    if (const uint64_t n = participant->stats().incompatible_qos; n > 0) {
+      line += fmt::format(", {} endpoint pairs with incompatible QoS", n);
+    }
     log->info("{}", line);
     if (opts.on_stats) opts.on_stats(line);
     std::string per_topic;
@@ -707,6 +710,12 @@ RecorderStatus Recorder::status() {
   }
   st.samples_shm = m.reader->stats().samples_shm;
   st.writers = m.reader->matched_writers();
+  const pubsub::ParticipantStats ps = m.participant->stats();
+  for (size_t i = 0; i < pubsub::kQosPolicyCount; ++i) {
+    if (ps.incompatible_by_policy[i] == 0) continue;
+    st.incompatible_qos[pubsub::to_string(static_cast<pubsub::QosPolicyId>(i))] =
+        ps.incompatible_by_policy[i];
+  }
   st.seconds = std::chrono::duration<double>(Clock::now() - m.started).count();
   st.path = m.cfg.storage.path.string();
   std::lock_guard lk(m.maps_mu);

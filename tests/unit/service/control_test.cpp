@@ -151,6 +151,7 @@ TEST_CASE("Prometheus text of a status, exactly, with label escaping") {
   s.paused = true;
   s.seconds = 1.5;
   s.topics.push_back({"a\"b\\c\nd", 12, 3400, 1, 2, 3, true});
+  s.incompatible_qos = {{"DEADLINE", 2}, {"OWNERSHIP", 1}};
   const std::string want =
       "# HELP pubsub_recorder_samples_total Samples recorded.\n"
       "# TYPE pubsub_recorder_samples_total counter\n"
@@ -181,6 +182,11 @@ TEST_CASE("Prometheus text of a status, exactly, with label escaping") {
       "# HELP pubsub_recorder_uptime_seconds Seconds since recording started.\n"
       "# TYPE pubsub_recorder_uptime_seconds gauge\n"
       "pubsub_recorder_uptime_seconds 1.5\n"
+      "# HELP pubsub_recorder_incompatible_qos_total Endpoint pairs not matched: a "
+      "requested/offered QoS rule fails.\n"
+      "# TYPE pubsub_recorder_incompatible_qos_total counter\n"
+      "pubsub_recorder_incompatible_qos_total{policy=\"DEADLINE\"} 2\n"
+      "pubsub_recorder_incompatible_qos_total{policy=\"OWNERSHIP\"} 1\n"
       "# HELP pubsub_recorder_topic_samples_total Samples recorded, per topic.\n"
       "# TYPE pubsub_recorder_topic_samples_total counter\n"
       "pubsub_recorder_topic_samples_total{topic=\"a\\\"b\\\\c\\nd\"} 12\n"
