@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <ctime>
 
+#include "service/recording_schema.hpp"
 #include "text.hpp"
 
 namespace service {
@@ -16,6 +17,8 @@ using storage::ErrorCode;
 // it are still on their way into the ring.
 constexpr int64_t kFinishGraceNs = 200'000'000;
 constexpr auto kPollPeriod = std::chrono::milliseconds(20);
+// Latched records kept per instance of a KEEP_ALL durable writer.
+constexpr size_t kLatchedKeepAll = 1024;
 
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -50,6 +53,11 @@ struct SnapshotSink::Job {
   uint64_t samples = 0, bytes = 0, missed_chunks = 0;
   int64_t first_ns = 0, last_ns = 0;  // of the records written
   bool failed = false;
+  // The latched state older than the window, written first; then, per writer, the last
+  // sequence number written, so the jump to its first record of the window is a skip, not loss.
+  std::vector<Latched> latched;
+  std::map<storage::WriterId, int64_t> latched_seq;
+  uint64_t latched_samples = 0;
 };
 
 SnapshotSink::SnapshotSink(SnapshotSinkOptions options, std::shared_ptr<spdlog::logger> log)
@@ -88,7 +96,58 @@ storage::Result<storage::WriterId> SnapshotSink::add_writer(const storage::Write
   if (def.topic == 0 || def.topic > topics_.size())
     return Error{ErrorCode::kInvalidArgument, "add_writer: unknown topic id"};
   writers_.push_back(def);
-  return static_cast<storage::WriterId>(writers_.size());
+  const auto id = static_cast<storage::WriterId>(writers_.size());
+  RecordedQos q;
+  if (!def.qos.empty() && decode_qos(def.qos, q) &&
+      q.durability >= pubsub::DurabilityKind::kTransientLocal) {
+    std::lock_guard ll(latched_mu_);
+    latched_[id].depth = q.history.kind == pubsub::HistoryKind::kKeepLast
+                             ? static_cast<size_t>(std::max(q.history.depth, 1))
+                             : kLatchedKeepAll;
+    durable_writers_.fetch_add(1, std::memory_order_release);
+  }
+  return id;
+}
+
+void SnapshotSink::keep_latched(const storage::RecordMeta& meta, storage::ByteSpan payload) {
+  std::lock_guard lk(latched_mu_);
+  auto w = latched_.find(meta.writer);
+  if (w == latched_.end()) return;
+  auto& dq = w->second.instances[meta.has_key_hash ? meta.key_hash : storage::KeyHash{}];
+  dq.push_back({meta, storage::Bytes(payload.begin(), payload.end())});
+  if (dq.size() > w->second.depth) dq.pop_front();
+}
+
+std::vector<SnapshotSink::Latched> SnapshotSink::latched_before(int64_t before_ns) {
+  std::vector<Latched> out;
+  std::lock_guard lk(latched_mu_);
+  for (const auto& [id, w] : latched_) {
+    for (const auto& [key, dq] : w.instances) {
+      for (const auto& l : dq) {
+        if (l.meta.reception_ns < before_ns) out.push_back(l);
+      }
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Latched& a, const Latched& b) {
+    return a.meta.reception_ns < b.meta.reception_ns;
+  });
+  return out;
+}
+
+// Writes the job's latched state, each writer's records as a run of skips and records: the
+// sequence numbers between them were not lost, only superseded.
+storage::Status SnapshotSink::write_latched(Job& job) {
+  for (const Latched& l : job.latched) {
+    auto last = job.latched_seq.find(l.meta.writer);
+    if (last != job.latched_seq.end() && l.meta.sequence > last->second + 1) {
+      if (auto s = job.w->skip_to(l.meta.writer, l.meta.sequence - 1); !s) return s;
+    }
+    if (auto s = job.w->append(l.meta, l.payload); !s) return s;
+    job.latched_seq[l.meta.writer] = l.meta.sequence;
+    ++job.latched_samples;
+  }
+  job.latched.clear();
+  return {};
 }
 
 storage::Status SnapshotSink::add_type(const storage::TypeDef& def) {
@@ -109,7 +168,9 @@ storage::Status SnapshotSink::skip_to(storage::WriterId writer, int64_t sequence
 
 storage::Status SnapshotSink::try_append(const storage::RecordMeta& meta,
                                          storage::ByteSpan payload) {
-  return ring_.append(meta, payload);
+  auto s = ring_.append(meta, payload);
+  if (s && durable_writers_.load(std::memory_order_acquire) > 0) keep_latched(meta, payload);
+  return s;
 }
 
 storage::Result<uint64_t> SnapshotSink::split() {
@@ -183,6 +244,7 @@ storage::Result<SnapshotTrigger> SnapshotSink::trigger(const std::string& tag) {
   for (auto& c : ring_.chunks_from(0)) {
     if (c->last_ns >= job->from_ns) job->held.push_back(std::move(c));
   }
+  job->latched = latched_before(job->from_ns);
   ring_.add_mark(mark);
   last_until_ns_ = now + after;
   last_path_ = job->path.string();
@@ -248,6 +310,13 @@ storage::Status SnapshotSink::copy_chunk(Job& job, const storage::SnapshotChunk&
         if (e.kind == EntryKind::kData) {
           const auto& m = e.record.meta;
           if (m.reception_ns < job.from_ns || m.reception_ns > until_ns) return {};
+          if (auto l = job.latched_seq.find(m.writer); l != job.latched_seq.end()) {
+            // The first record of the window after a writer's latched state.
+            if (m.sequence > l->second + 1) {
+              if (auto s = job.w->skip_to(m.writer, m.sequence - 1); !s) return s;
+            }
+            job.latched_seq.erase(l);
+          }
           if (auto s = job.w->append(m, e.record.payload); !s) return s;
           if (job.samples++ == 0) job.first_ns = m.reception_ns;
           job.first_ns = std::min(job.first_ns, m.reception_ns);
@@ -274,6 +343,12 @@ bool SnapshotSink::advance(Job& job, int64_t until_ns, bool finish_now) {
     job.held.clear();
   }
   define_new(job);
+  if (!job.latched.empty() && !job.failed) {
+    if (auto s = write_latched(job); !s) {
+      log_->error("snapshot {}: {}", job.path.string(), s.error().message);
+      job.failed = true;
+    }
+  }
   for (const auto& c : chunks) {
     if (job.failed) break;
     if (auto s = copy_chunk(job, *c, until_ns); !s) {
@@ -305,9 +380,13 @@ void SnapshotSink::finish(Job& job, int64_t until_ns) {
       job.samples ? static_cast<double>(job.last_ns - job.trigger_ns) / 1e9 : 0.0,
       static_cast<double>(job.trigger_ns - job.from_ns) / 1e9,
       static_cast<double>(until_ns - job.trigger_ns) / 1e9,
-      job.missed_chunks ? "; " + std::to_string(job.missed_chunks) +
-                              " chunk(s) of it had left memory first (snapshot.max_bytes)"
-                        : "");
+      (job.missed_chunks ? "; " + std::to_string(job.missed_chunks) +
+                               " chunk(s) of it had left memory first (snapshot.max_bytes)"
+                         : std::string()) +
+          (job.latched_samples
+               ? "; and first the latched state: " + std::to_string(job.latched_samples) +
+                     " earlier samples of durable writers"
+               : std::string()));
 }
 
 storage::Status SnapshotSink::close() {

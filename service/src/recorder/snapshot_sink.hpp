@@ -6,6 +6,11 @@
 // moves its end to the new trigger + after_s (one recording, no duplicate data). A later
 // snapshot starts after the previous one's end at the earliest, so two snapshots never hold the
 // same record. Every trigger puts a tag into the snapshot (its TAG, or "snapshot").
+// Latched state: for each durable (TRANSIENT_LOCAL or more) writer the sink also keeps its last
+// records per instance (key hash; up to its history depth), however old, and a snapshot starts
+// with those received before its window - what a late joiner of the original would have got -
+// so that replaying any snapshot gives durable readers their state (the skips in between are
+// no loss).
 //
 // OVERVIEW
 // - Receive threads: add_topic/add_writer/add_type (definitions, kept here for every snapshot
@@ -24,9 +29,11 @@
 
 #include <spdlog/logger.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -83,9 +90,26 @@ class SnapshotSink final : public Sink {
   storage::Status copy_chunk(Job& job, const storage::SnapshotChunk& chunk, int64_t until_ns);
   void finish(Job& job, int64_t until_ns);
 
+  // The latched state: durable writers' last records per instance, whatever their age.
+  struct Latched {
+    storage::RecordMeta meta;
+    storage::Bytes payload;
+  };
+  struct LatchedWriter {
+    size_t depth = 1;
+    std::map<storage::KeyHash, std::deque<Latched>> instances;  // no key hash: one instance
+  };
+  void keep_latched(const storage::RecordMeta& meta, storage::ByteSpan payload);
+  // The latched records received before `before_ns`, in reception order.
+  std::vector<Latched> latched_before(int64_t before_ns);
+  storage::Status write_latched(Job& job);
+
   const SnapshotSinkOptions opt_;
   std::shared_ptr<spdlog::logger> log_;
   storage::SnapshotRing ring_;
+  std::atomic<size_t> durable_writers_{0};  // so that other writers' appends skip latched_mu_
+  std::mutex latched_mu_;
+  std::map<storage::WriterId, LatchedWriter> latched_;
 
   mutable std::mutex defs_mu_;
   std::vector<storage::TopicDef> topics_;

@@ -233,3 +233,50 @@ TEST_CASE("snapshot sink: a snapshot directory that exists is refused, nothing t
   CHECK(sink->status().snapshots == 0);
   for (const auto& d : snapshot_dirs(tmp.path)) CHECK(fs::is_empty(d));
 }
+
+TEST_CASE("snapshot sink: every snapshot starts with durable writers' latched state") {
+  TempDir tmp;
+  auto sink = make_sink(tmp.path, 0.3, 0.1);
+  const auto topic = *sink->add_topic({"tf_static", "m::Tf", true, {}, {}});
+  const std::string durable =
+      R"({"durability":"transient_local","history":{"kind":"keep_last","depth":2}})";
+  const auto w1 = *sink->add_writer(
+      {topic, storage::Guid{1},
+       storage::Bytes(reinterpret_cast<const std::byte*>(durable.data()),
+                      reinterpret_cast<const std::byte*>(durable.data()) + durable.size())});
+  // Two instances, three samples each, long before any window: 1..6.
+  const storage::Bytes payload(16, std::byte{3});
+  for (int64_t seq = 1; seq <= 6; ++seq) {
+    storage::RecordMeta m;
+    m.topic = topic;
+    m.writer = w1;
+    m.sequence = seq;
+    m.reception_ns = m.source_ns = now_ns();
+    m.has_key_hash = true;
+    m.key_hash[3] = static_cast<uint8_t>(seq % 2);
+    REQUIRE(sink->try_append(m, payload).ok());
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));   // out of the ring's window
+  const auto w2 = *sink->add_writer({topic, storage::Guid{2}});  // volatile: no latched state
+  Feeder f2(*sink, topic, w2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  auto t1 = sink->trigger("one");
+  REQUIRE(t1.ok());
+  for (int i = 0; i < 100 && sink->status().snapshots < 1; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  auto t2 = sink->trigger("two");
+  REQUIRE(t2.ok());
+  REQUIRE(sink->close().ok());
+  CHECK(f2.failures == 0);
+  const auto dirs = snapshot_dirs(tmp.path);
+  REQUIRE(dirs.size() == 2);
+  for (const auto& d : dirs) {
+    INFO(d.string());
+    const Read r = read(d);
+    // The last two of each instance, in order: 3, 4, 5, 6 - superseded ones skipped, not lost.
+    CHECK(r.seqs[1] == std::vector<int64_t>{3, 4, 5, 6});
+    CHECK(r.lost == 0);
+    CHECK(continuous(r.seqs[2]));
+    CHECK(r.seqs[2].front() > 1);  // the volatile writer: only its window
+  }
+}
