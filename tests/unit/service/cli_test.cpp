@@ -48,6 +48,39 @@ TEST_CASE("pubsub-replay: bad arguments give one clear message and exit 2") {
   check_usage_error("export " + rec + " -o " + tmp.sub("no/such/dir/out.jsonl"), "cannot write");
 }
 
+TEST_CASE("pubsub-replay: bad --qos files and --remap arguments name the problem, exit 2") {
+  TempDir tmp;
+  const std::string rec = tmp.sub("rec");
+  Model m = make_shapes(8);
+  write_recording(rec, m);
+  auto qos_file = [&](const std::string& name, const std::string& text) {
+    std::ofstream(tmp.sub(name)) << text;
+    return tmp.sub(name);
+  };
+  check_usage_error("play " + rec + " --qos " + tmp.sub("none.json"),
+                    "--qos " + tmp.sub("none.json") + ": cannot read the file");
+  const auto not_object = qos_file("a.json", "[1, 2]");
+  check_usage_error("play " + rec + " --qos " + not_object,
+                    "--qos " + not_object + ": must be a JSON object of topic globs to QoS objects");
+  const auto bad_member = qos_file("b.json", R"({"Square": {"deadlin": "2 s"}})");
+  check_usage_error("play " + rec + " --qos " + bad_member,
+                    "--qos " + bad_member + ": topic \"Square\": /deadlin: unknown QoS member");
+  const auto bad_value = qos_file("c.json", R"({"*": {"deadline": "soon"}})");
+  check_usage_error("play " + rec + " --qos " + bad_value,
+                    "topic \"*\": /deadline: must be nanoseconds (-1: infinite) or a text like "
+                    "\"2 s\", \"250 ms\", \"infinite\"");
+  const auto bad_kind = qos_file("d.json", R"({"*": {"durability": "forever"}})");
+  check_usage_error("play " + rec + " --qos " + bad_kind,
+                    "/durability: \"forever\" is not one of \"volatile\", \"transient_local\", "
+                    "\"transient\", \"persistent\"");
+  const auto bad_glob = qos_file("e.json", R"({"[ab": {}})");
+  check_usage_error("play " + rec + " --qos " + bad_glob, "topic \"[ab\": ");
+  check_usage_error("play " + rec + " --remap Square", "--remap Square: expected OLD=NEW");
+  check_usage_error("play " + rec + " --remap Square=A --remap Square=B",
+                    "--remap Square=B: topic Square is remapped twice");
+  check_usage_error("play " + rec + " --remap Hexagon=X", "--remap Hexagon=X: no topic Hexagon");
+}
+
 TEST_CASE("pubsub-replay: bad times give one clear message and exit 2") {
   TempDir tmp;
   const std::string rec = tmp.sub("rec");
