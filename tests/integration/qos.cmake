@@ -15,3 +15,6 @@ endforeach()
 # replay writer's history (Cyclone DDS readers; key hashes computed from the recorded type).
 pubsub_netns_test("qos: durable writers' latched state at play --start and for late joiners of a replay"
                   ${IT}/qos/latched.sh)
+# MANUAL_BY_TOPIC liveliness asserted by the replay writer through gaps longer than the lease.
+pubsub_netns_test("qos: a MANUAL_BY_TOPIC writer replayed with gaps longer than its lease stays alive"
+                  ${IT}/qos/liveliness.sh)

@@ -22,6 +22,7 @@ struct WriterStats {
   uint64_t datagram_fallbacks = 0;  // readers that lost too many big datagrams (IP fragments)
   uint64_t heartbeat_probes = 0;    // HEARTBEATs repeated by a blocked writer that heard nothing
   uint64_t repairs_held_back = 0;   // requests for big-datagram samples left to their backoff
+  uint64_t liveliness_asserted = 0;  // MANUAL_BY_TOPIC liveliness HEARTBEATs sent
   size_t matched_readers = 0;
   size_t history_samples = 0;
   size_t history_bytes = 0;

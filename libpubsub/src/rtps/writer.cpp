@@ -273,6 +273,9 @@ SteadyTime StatefulWriter::on_timer(SteadyTime now) {
   if (const SteadyTime more = continue_repairs_locked(now); more != SteadyTime{}) {
     next = std::min(next, more);
   }
+  if (const SteadyTime at = assert_liveliness_locked(now); at != SteadyTime{}) {
+    next = std::min(next, at);
+  }
   if (reliable_readers_ > 0 && anything_unacked_locked()) {
     if (now >= next_heartbeat_) {
       send_heartbeat_locked(destinations_, nullptr);

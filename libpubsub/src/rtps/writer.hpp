@@ -298,6 +298,11 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
   // The last sequence number sent: samples still in the open batch have not gone out.
   SequenceNumber sent_last_locked() const;
   bool heartbeat_due_locked() const;
+  // MANUAL_BY_TOPIC liveliness with a finite lease: a HEARTBEAT with the liveliness flag to every
+  // reader each third of the lease (writes assert it too), so that a writer that goes quiet for
+  // longer than its lease - a replay of a gap - stays alive for its readers. When it next runs
+  // (epoch: not needed).
+  SteadyTime assert_liveliness_locked(SteadyTime now);
   bool sample_heartbeat_due_locked(const CacheChange& c) const;
   // Appends to b a HEARTBEAT announcing [first held, last] (to `directed` only, else to every
   // reader) and books it with heartbeat_sent_locked(); false when it did not fit.
@@ -399,6 +404,7 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
   size_t bytes_since_heartbeat_ = 0;
   size_t samples_since_heartbeat_ = 0;
   SteadyTime next_heartbeat_{};
+  SteadyTime next_liveliness_{};  // MANUAL_BY_TOPIC: the next liveliness HEARTBEAT
 
   // Pacing (writer_repair.cpp sets it off; writer_transmit.cpp sends a paced sample).
   // Fragmented data spread over time once a reader lost some (pacer.hpp). While a write() is

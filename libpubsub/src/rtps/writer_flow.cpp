@@ -159,6 +159,31 @@ bool StatefulWriter::sample_heartbeat_due_locked(const CacheChange& c) const {
   return paced_size(c.size) || heartbeat_due_locked();
 }
 
+SteadyTime StatefulWriter::assert_liveliness_locked(SteadyTime now) {
+  const LivelinessQos& l = config_.qos.policies.liveliness;
+  if (l.kind != LivelinessKind::kManualByTopic || l.lease_duration >= kInfinite ||
+      l.lease_duration <= Duration::zero()) {
+    return {};
+  }
+  const auto period = std::chrono::duration_cast<SteadyTime::duration>(l.lease_duration / 3);
+  if (next_liveliness_ == SteadyTime{}) next_liveliness_ = now + period;
+  if (now < next_liveliness_) return next_liveliness_;
+  next_liveliness_ = now + period;
+  if (destinations_.empty()) return next_liveliness_;
+  wire::MessageBuilder b(scratch_, sizeof scratch_);
+  b.header(local_prefix_);
+  const SequenceNumber last = sent_last_locked();
+  if (!b.heartbeat(kUnknownReader, config_.guid.entity, std::min(first_available_locked(), last + 1),
+                   last, ++heartbeat_count_, true, true)) {
+    return next_liveliness_;
+  }
+  const ConstBuffer part{scratch_, b.size()};
+  transport_.send(destinations_, {&part, 1});
+  stats_.datagrams_sent += destinations_.size();
+  stats_.liveliness_asserted++;
+  return next_liveliness_;
+}
+
 bool StatefulWriter::put_heartbeat_locked(wire::MessageBuilder& b, const ReaderProxy* directed,
                                           SequenceNumber last, bool due_reset) {
   const EntityId reader = directed ? directed->info.guid.entity : kUnknownReader;

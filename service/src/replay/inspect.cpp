@@ -248,7 +248,7 @@ int info(const InfoOptions& o, std::ostream& out, std::ostream& err) {
       tj["rate"] = topic_rate(t.count, t.first_recv_ns, t.last_recv_ns);
       j["topics"].push_back(std::move(tj));
     }
-    j["writers"] = writers_json(*writers, topic_defs);
+    j["recorded_writers"] = writers_json(*writers, topic_defs);
     j["marks"] = marks_json(*marks);
     out << j.dump(2) << '\n';
     out.flush();

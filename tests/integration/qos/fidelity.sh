@@ -107,7 +107,7 @@ check_recorded() {  # check_recorded NAME WANT_JSON SAMPLES
 import json, sys
 info = json.load(open(sys.argv[1]))
 topic, want, samples = sys.argv[2], json.loads(sys.argv[3]), int(sys.argv[4])
-ws = [w for w in info["writers"] if w["topic"] == topic]
+ws = [w for w in info["recorded_writers"] if w["topic"] == topic]
 if len(ws) != 1:
     sys.exit(f"{topic}: {len(ws)} writers recorded, expected 1")
 w = ws[0]

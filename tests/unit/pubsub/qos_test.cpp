@@ -118,6 +118,14 @@ TEST_CASE("A late volatile reader gets none of a durable writer's history") {
 
 TEST_CASE("A raw reader reads writers of every QoS and knows each writer's own offer") {
   Pair pair;
+  // The durable writer writes 6 samples before the raw reader exists: the last 4 (its depth)
+  // must reach it from its history.
+  WriterQos dq;
+  dq.durability = DurabilityKind::kTransientLocal;
+  dq.history = {HistoryKind::kKeepLast, 4};
+  auto durable = pair.pub->create_writer({"durable", "test::T"}, dq);
+  REQUIRE(durable);
+  for (int i = 0; i < 6; ++i) REQUIRE(durable.value()->write(test::as_bytes(test::pattern(i, 8))));
   std::mutex mu;
   std::map<std::string, int> samples;
   RawReaderListener l;
@@ -148,11 +156,6 @@ TEST_CASE("A raw reader reads writers of every QoS and knows each writer's own o
          q.policies.destination_order = DestinationOrderKind::kBySourceTimestamp;
        }},
       {"budget", [](WriterQos& q) { q.policies.latency_budget = 10ms; }},
-      {"durable",
-       [](WriterQos& q) {
-         q.durability = DurabilityKind::kTransientLocal;
-         q.history = {HistoryKind::kKeepLast, 4};
-       }},
   };
   std::vector<std::unique_ptr<Writer>> ws;
   for (const W& w : writers) {
@@ -160,33 +163,34 @@ TEST_CASE("A raw reader reads writers of every QoS and knows each writer's own o
     w.set(q);
     auto created = pair.pub->create_writer({w.topic, "test::T"}, q);
     REQUIRE(created);
-    // The durable one writes before the raw reader matches it: its history must arrive.
-    if (std::string(w.topic) == "durable") {
-      for (int i = 0; i < 6; ++i)
-        REQUIRE(created.value()->write(test::as_bytes(test::pattern(i, 8))));
-    }
     ws.push_back(std::move(created).value());
   }
-  for (size_t i = 0; i + 1 < ws.size(); ++i) {
-    REQUIRE(ws[i]->wait_for_readers(1, 10s));
-    for (int k = 0; k < 3; ++k) REQUIRE(ws[i]->write(test::as_bytes(test::pattern(k, 8))));
+  for (auto& w : ws) {
+    REQUIRE(w->wait_for_readers(1, 10s));
+    for (int k = 0; k < 3; ++k) REQUIRE(w->write(test::as_bytes(test::pattern(k, 8))));
   }
   const std::map<std::string, int> want{{"exclusive", 3}, {"deadline", 3}, {"liveliness", 3},
                                         {"by_source", 3}, {"budget", 3},   {"durable", 4}};
-  REQUIRE(test::eventually([&] {
+  const bool all = test::eventually([&] {
     std::lock_guard lk(mu);
     return samples == want;
-  }));
+  });
+  {
+    std::lock_guard lk(mu);
+    for (const auto& [topic, n] : samples) INFO(topic << ": " << n);
+    CHECK(samples == want);
+  }
+  REQUIRE(all);
   CHECK(raw.value()->matched_writers() == 6);
   auto info = raw.value()->writer_info(ws[0]->guid());
   REQUIRE(info);
   CHECK(info->topic.name == "exclusive");
   CHECK(info->topic.policies.ownership == OwnershipKind::kExclusive);
   CHECK(info->topic.policies.ownership_strength == 7);
-  auto durable = raw.value()->writer_info(ws[5]->guid());
-  REQUIRE(durable);
-  CHECK(durable->topic.durability == DurabilityKind::kTransientLocal);
-  CHECK(durable->topic.history == HistoryQos{HistoryKind::kKeepLast, 4});
+  auto d = raw.value()->writer_info(durable.value()->guid());
+  REQUIRE(d);
+  CHECK(d->topic.durability == DurabilityKind::kTransientLocal);
+  CHECK(d->topic.history == HistoryQos{HistoryKind::kKeepLast, 4});
   CHECK(raw.value()->writer_info(Guid{}) == nullptr);
   CHECK(pair.sub->stats().incompatible_qos == 0);
 }

@@ -1787,7 +1787,7 @@ TEST_CASE("The committed RTPS seed corpus decodes as its file names say") {
   REQUIRE(ok >= 20);
 }
 
-TEST_CASE("Big-endian policies decode; unknown parameters are kept byte for byte") {
+TEST_CASE("Big-endian policies decode, and unknown parameters are kept byte for byte") {
   const auto seeds = discovery_seeds();
   const auto it = std::find_if(seeds.begin(), seeds.end(),
                                [](const auto& s) { return s.first == "ok_endpoint_policies_be"; });

@@ -108,6 +108,14 @@ TEST_CASE("info --json gives exact totals and per-topic statistics") {
   CHECK(j["end"] == "2026-11-21T23:38:02.993Z");
   CHECK(j["writers"] == 5);
   CHECK(j["state"] == "clean");
+  REQUIRE(j["recorded_writers"].size() == 5);
+  const json& w0 = j["recorded_writers"][0];
+  CHECK(w0["topic"] == "Square");
+  CHECK(w0["guid"] == "404142434445464748494a4b00000102");
+  CHECK(w0["samples"] == 300);
+  CHECK(w0["qos_from"] == "topic");  // no QoS of its own (written as before format 5)
+  CHECK(w0["qos"]["reliability"] == "reliable");
+  CHECK(w0["qos"]["deadline_ns"] == -1);
   REQUIRE(j["topics"].size() == 4);
   const json& sq = j["topics"][0];
   CHECK(sq["name"] == "Square");
@@ -154,8 +162,19 @@ TEST_CASE("info prints an aligned table and a totals line") {
   std::istringstream in(s);
   std::vector<std::string> lines;
   for (std::string l; std::getline(in, l);) lines.push_back(l);
-  REQUIRE(lines.size() == 7);  // recording line, header, 4 topics, total
+  INFO(s);
+  // recording line, header, 4 topics, total; "writers:", header, 5 writers
+  REQUIRE(lines.size() == 14);
   CHECK(lines[1].rfind("TOPIC", 0) == 0);
+  CHECK(lines[7] == "writers:");
+  CHECK(lines[8] == "TOPIC       WRITER                            SAMPLES  QOS");
+  // Writers recorded without QoS of their own (as before format 5) show their topic's.
+  CHECK(lines[9] ==
+        "Square      404142434445464748494a4b00000102      300  reliable, volatile keep_all");
+  CHECK(lines[11] ==
+        "Circle      4e4f5051525354555657585900000302      150  best_effort, volatile keep_all");
+  CHECK(lines[13] ==
+        "Empty       5c5d5e5f606162636465666700000503        0  reliable, volatile keep_all");
   // Columns line up: SAMPLES ends at the same column in every row.
   const size_t end_col = lines[1].find("SAMPLES") + std::string("SAMPLES").size();
   CHECK(lines[2].substr(end_col - 3, 3) == "596");
