@@ -17,11 +17,11 @@ struct WriterStats {
   uint64_t samples_retransmitted = 0;
   uint64_t fragments_retransmitted = 0;
   uint64_t gaps_sent = 0;
-  uint64_t write_blocked = 0;       // write() calls that had to wait for acknowledgements
-  uint64_t write_timeouts = 0;      // ... and gave up after max_blocking_time
-  uint64_t datagram_fallbacks = 0;  // readers that lost too many big datagrams (IP fragments)
-  uint64_t heartbeat_probes = 0;    // HEARTBEATs repeated by a blocked writer that heard nothing
-  uint64_t repairs_held_back = 0;   // requests for big-datagram samples left to their backoff
+  uint64_t write_blocked = 0;        // write() calls that had to wait for acknowledgements
+  uint64_t write_timeouts = 0;       // ... and gave up after max_blocking_time
+  uint64_t datagram_fallbacks = 0;   // readers that lost too many big datagrams (IP fragments)
+  uint64_t heartbeat_probes = 0;     // HEARTBEATs repeated by a blocked writer that heard nothing
+  uint64_t repairs_held_back = 0;    // requests for big-datagram samples left to their backoff
   uint64_t liveliness_asserted = 0;  // MANUAL_BY_TOPIC liveliness HEARTBEATs sent
   size_t matched_readers = 0;
   size_t history_samples = 0;

@@ -173,8 +173,9 @@ SteadyTime StatefulWriter::assert_liveliness_locked(SteadyTime now) {
   wire::MessageBuilder b(scratch_, sizeof scratch_);
   b.header(local_prefix_);
   const SequenceNumber last = sent_last_locked();
-  if (!b.heartbeat(kUnknownReader, config_.guid.entity, std::min(first_available_locked(), last + 1),
-                   last, ++heartbeat_count_, true, true)) {
+  if (!b.heartbeat(kUnknownReader, config_.guid.entity,
+                   std::min(first_available_locked(), last + 1), last, ++heartbeat_count_, true,
+                   true)) {
     return next_liveliness_;
   }
   const ConstBuffer part{scratch_, b.size()};

@@ -60,8 +60,9 @@ TEST_CASE("pubsub-replay: bad --qos files and --remap arguments name the problem
   check_usage_error("play " + rec + " --qos " + tmp.sub("none.json"),
                     "--qos " + tmp.sub("none.json") + ": cannot read the file");
   const auto not_object = qos_file("a.json", "[1, 2]");
-  check_usage_error("play " + rec + " --qos " + not_object,
-                    "--qos " + not_object + ": must be a JSON object of topic globs to QoS objects");
+  check_usage_error(
+      "play " + rec + " --qos " + not_object,
+      "--qos " + not_object + ": must be a JSON object of topic globs to QoS objects");
   const auto bad_member = qos_file("b.json", R"({"Square": {"deadlin": "2 s"}})");
   check_usage_error("play " + rec + " --qos " + bad_member,
                     "--qos " + bad_member + ": topic \"Square\": /deadlin: unknown QoS member");
