@@ -18,6 +18,7 @@ set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib/netns.sh"
 . "$HERE/../lib/ddsperf.sh"
+. "$HERE/../lib/peers.sh"
 BIN=${BIN:?set BIN to the bin directory of the build}
 FROM=${1:?FROM: cyclone, fastdds or pubsub}
 TO=${2:?TO: cyclone, fastdds or pubsub}
@@ -35,18 +36,6 @@ fail() {
   status=1
 }
 
-# peer NS VENDOR ARGS... &: runs VENDOR's peer in namespace NS on its veth; `exec`, so that $!
-# is the peer itself (killed by PID).
-peer() {
-  local ns=$1 vendor=$2
-  shift 2
-  case $vendor in
-    cyclone) exec ip netns exec "${NS_PREFIX}$ns" env "$(ddsperf_env "$ns")" \
-      "$BIN/cyclone_qos_peer" "$@" --domain "$DOMAIN" ;;
-    *) exec ip netns exec "${NS_PREFIX}$ns" "$BIN/${vendor}_qos_peer" "$@" --domain "$DOMAIN" \
-      --nic "veth$ns" ;;
-  esac
-}
 
 # name | writer's QoS options | reader's QoS options | recorded QoS (JSON subset of the writer's)
 POLICIES=(

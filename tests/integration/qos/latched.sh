@@ -12,6 +12,7 @@ set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib/netns.sh"
 . "$HERE/../lib/ddsperf.sh"
+. "$HERE/../lib/peers.sh"
 BIN=${BIN:?set BIN to the bin directory of the build}
 DOMAIN=$((70 + $$ % 50))
 netns_setup 3
@@ -22,12 +23,6 @@ fail() {
   echo "FAIL: $*"
   status=1
 }
-peer() {  # peer NS ARGS... &: cyclone_qos_peer in namespace NS (exec: $! is the peer)
-  local ns=$1
-  shift
-  exec ip netns exec "${NS_PREFIX}$ns" env "$(ddsperf_env "$ns")" "$BIN/cyclone_qos_peer" "$@" \
-    --domain "$DOMAIN"
-}
 seqs() {  # the seq of every sample line of a peer's output, sorted
   grep -o '"event":"sample","id":[0-9]*,"seq":[0-9]*' "$1" | sed 's/.*"seq"://' | sort -n | xargs
 }
@@ -37,10 +32,10 @@ echo '{"domain": '"$DOMAIN"', "interface": "veth1", "storage": {"path": "'"$rec"
 netns_spawn 1 60 "$BIN/pubsub-recorder" --config "$out/r.json" >"$out/rec.log" 2>&1
 recorder=$SPAWNED
 wait_for 10 "recording directory" test -e "$rec/index.sqlite3" || fail "no recording"
-peer 0 pub --topic Q_tl --durability transient_local --history keep_last:3 --keys 2 --count 30 \
+peer 0 cyclone pub --topic Q_tl --durability transient_local --history keep_last:3 --keys 2 --count 30 \
   --rate 30 --wait-readers 1 --linger 1 >"$out/pub-tl.out" 2>&1 &
 tl=$!
-peer 0 pub --topic Q_clock --count 70 --rate 10 --wait-readers 1 --linger 1 >"$out/pub-clock.out" 2>&1 &
+peer 0 cyclone pub --topic Q_clock --count 70 --rate 10 --wait-readers 1 --linger 1 >"$out/pub-clock.out" 2>&1 &
 clock=$!
 wait "$tl" || fail "durable writer exit $?"
 wait "$clock" || fail "clock writer exit $?"
@@ -48,10 +43,10 @@ ip netns exec "${NS_PREFIX}1" "$BIN/pubsub-recorder" ctl --path "$rec" stop >/de
 wait "$recorder" || fail "recorder exit $?"
 
 # 1. play --start 2: the latched state first.
-peer 2 sub --topic Q_tl --durability transient_local --count 6 --timeout 30 --linger 1 \
+peer 2 cyclone sub --topic Q_tl --durability transient_local --count 6 --timeout 30 --linger 1 \
   >"$out/sub1.out" 2>&1 &
 s1=$!
-peer 2 sub --topic Q_clock --count 0 --timeout 12 >"$out/clock1.out" 2>&1 &
+peer 2 cyclone sub --topic Q_clock --count 0 --timeout 12 >"$out/clock1.out" 2>&1 &
 c1=$!
 ip netns exec "${NS_PREFIX}1" "$BIN/pubsub-replay" play "$rec" --domain "$DOMAIN" --nic veth1 \
   --start 2 --wait-readers 1 --wait-timeout 20 -q >"$out/play1.out" 2>&1 || fail "play --start exit $?"
@@ -70,10 +65,10 @@ ip netns exec "${NS_PREFIX}1" "$BIN/pubsub-replay" play "$rec" --domain "$DOMAIN
   >"$out/play2.out" 2>&1 &
 play=$!
 sleep 3.5
-peer 2 sub --topic Q_tl --durability transient_local --count 6 --timeout 20 --linger 1 \
+peer 2 cyclone sub --topic Q_tl --durability transient_local --count 6 --timeout 20 --linger 1 \
   >"$out/sub2.out" 2>&1 &
 s2=$!
-peer 2 sub --topic Q_tl --count 0 --timeout 4 >"$out/vol2.out" 2>&1 &
+peer 2 cyclone sub --topic Q_tl --count 0 --timeout 4 >"$out/vol2.out" 2>&1 &
 v2=$!
 wait "$s2" || fail "late durable reader exit $?"
 got=$(seqs "$out/sub2.out")

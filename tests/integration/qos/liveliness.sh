@@ -8,6 +8,7 @@ set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib/netns.sh"
 . "$HERE/../lib/ddsperf.sh"
+. "$HERE/../lib/peers.sh"
 BIN=${BIN:?set BIN to the bin directory of the build}
 DOMAIN=$((130 + $$ % 50))
 netns_setup 3
@@ -18,25 +19,19 @@ fail() {
   echo "FAIL: $*"
   status=1
 }
-peer() {  # peer NS ARGS... &: cyclone_qos_peer in namespace NS (exec: $! is the peer)
-  local ns=$1
-  shift
-  exec ip netns exec "${NS_PREFIX}$ns" env "$(ddsperf_env "$ns")" "$BIN/cyclone_qos_peer" "$@" \
-    --domain "$DOMAIN"
-}
 rec=$out/rec
 echo '{"domain": '"$DOMAIN"', "interface": "veth1", "storage": {"path": "'"$rec"'", "chunk_max_age_ms": 20}}' >"$out/r.json"
 netns_spawn 1 60 "$BIN/pubsub-recorder" --config "$out/r.json" >"$out/rec.log" 2>&1
 recorder=$SPAWNED
 wait_for 10 "recording directory" test -e "$rec/index.sqlite3" || fail "no recording"
-peer 0 pub --topic Q_live --liveliness manual_by_topic:1000 --assert-every 300 --count 4 \
+peer 0 cyclone pub --topic Q_live --liveliness manual_by_topic:1000 --assert-every 300 --count 4 \
   --rate 0.5 --wait-readers 1 --linger 1 >"$out/pub.out" 2>&1 &
 pub=$!
 wait "$pub" || fail "writer exit $?"
 ip netns exec "${NS_PREFIX}1" "$BIN/pubsub-recorder" ctl --path "$rec" stop >/dev/null || fail "ctl stop"
 wait "$recorder" || fail "recorder exit $?"
 
-peer 2 sub --topic Q_live --liveliness manual_by_topic:1000 --count 4 --timeout 30 \
+peer 2 cyclone sub --topic Q_live --liveliness manual_by_topic:1000 --count 4 --timeout 30 \
   >"$out/sub.out" 2>&1 &
 sub=$!
 ip netns exec "${NS_PREFIX}1" "$BIN/pubsub-replay" play "$rec" --domain "$DOMAIN" --nic veth1 \
