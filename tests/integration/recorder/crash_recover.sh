@@ -43,6 +43,12 @@ for i in $(seq 1 "$rounds"); do
   # The recorder has the topic and is storing, then dies at a random moment 0-1.5 s later.
   wait_for 10 "'writer ... matched' in the recorder's log" grep -q " matched" "$out/rec$i.log" ||
     fail "the recorder never matched the writer"
+  # ... and has written its first chunk of samples (the writer starts sending only once it has
+  # matched the recorder's reader in turn: a kill right after "matched" could find nothing).
+  wait_for 10 "a first chunk of samples in $dir/segments" \
+    sh -c 'stat -c %s "$1"/segments/*.seg 2>/dev/null | awk "{s += \$1} END {exit !(s > 65536)}"' \
+    _ "$dir" ||
+    fail "nothing written 10 s after the writer matched"
   sleep "0.$((RANDOM % 10))$((RANDOM % 10))"
   sleep "$((RANDOM % 2))"
   recorder_pid=$(pgrep -P "$rec" -x pubsub-recorder)
