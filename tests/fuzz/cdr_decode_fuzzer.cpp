@@ -7,7 +7,10 @@
 // The first input byte selects the top type (low 4 bits) and the limits (bit 7: the defaults,
 // else small ones); the rest is the sample, encapsulation header included.
 // Invariants beyond "no crash, no over-read": decode_cdr never throws, and every value it returns
-// dumps as JSON (strict UTF-8) without throwing.
+// dumps as JSON (strict UTF-8) without throwing. Every input also goes through the key hashers
+// (types/key_hash.hpp) of two keyed types - a long key, and a string key after an int64 key (MD5,
+// PLAIN_CDR2 alignment) - as a sample and as a key-only payload: an error or 16 bytes, never a
+// crash.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -16,6 +19,7 @@
 #include <vector>
 
 #include "types/cdr.hpp"
+#include "types/key_hash.hpp"
 
 using namespace types;
 
@@ -26,6 +30,7 @@ volatile size_t sink;
 struct Fixture {
   TypeLibrary lib;
   std::vector<TypeId> tops;
+  std::vector<TypeId> keyed;  // the key hashers' types
 };
 
 TypeId add(TypeLibrary& lib, Kind kind, auto&& init) {
@@ -175,13 +180,34 @@ Fixture make_fixture() {
   const TypeId keyed = struct_of(
       lib, "KeyedSeq", fin,
       {mem("seq", p(Kind::kUInt32), 0), key, mem("baggage", seq_of(lib, p(Kind::kOctet)), 2)});
-  f.tops = {top, mutable_t, inner, node, holder, u, um, ua, pt, empties, derived, keyed};
+  Member k64 = mem("id", p(Kind::kInt64), 0);
+  k64.key = true;
+  Member kname = mem("name", p(Kind::kString), 1);
+  kname.key = true;
+  const TypeId keyed2 =
+      struct_of(lib, "m::Keyed2", fin, {k64, mem("x", p(Kind::kInt16), 2), kname});
+  f.tops = {top, mutable_t, inner, node, holder, u, um, ua, pt, empties, derived, keyed, keyed2};
+  f.keyed = {keyed, keyed2};
   return f;
 }
 
 const Fixture& fixture() {
   static const Fixture f = make_fixture();
   return f;
+}
+
+// Built over the fixture in its final place (a KeyHasher points into its library).
+const std::vector<KeyHasher>& hashers() {
+  static const std::vector<KeyHasher> h = [] {
+    std::vector<KeyHasher> v;
+    for (TypeId t : fixture().keyed) {
+      auto k = KeyHasher::create(fixture().lib, t);
+      if (!k) std::abort();  // both keys are of supported kinds
+      v.push_back(std::move(*k));
+    }
+    return v;
+  }();
+  return h;
 }
 
 }  // namespace
@@ -201,6 +227,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } else {
     sink = r.error().message.size();
     if (r.error().message.empty()) std::abort();
+  }
+  const std::span<const uint8_t> sample(data + 1, size - 1);
+  for (const KeyHasher& h : hashers()) {
+    for (const auto& k : {h.of_sample(sample), h.of_key_payload(sample)}) {
+      sink = k.ok() ? k.value()[0] : k.error().message.size();
+    }
   }
   return 0;
 }
