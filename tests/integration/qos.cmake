@@ -15,7 +15,14 @@ endforeach()
 # its last samples per instance, and a durable reader joining a running replay gets them from the
 # replay writer's history (Cyclone DDS readers; key hashes computed from the recorded type).
 pubsub_netns_test("qos: durable writers' latched state at play --start and for late joiners of a replay"
-                  ${IT}/qos/latched.sh)
+                  ${IT}/qos/latched.sh cyclone cyclone)
+foreach(pair "pubsub fastdds" "cyclone pubsub")
+  string(REPLACE " " ";" ends "${pair}")
+  list(GET ends 0 from)
+  list(GET ends 1 to)
+  pubsub_netns_test("qos: latched state of a ${from} durable writer for ${to} readers"
+                    ${IT}/qos/latched.sh ${from} ${to})
+endforeach()
 # MANUAL_BY_TOPIC liveliness asserted by the replay writer through gaps longer than the lease.
 pubsub_netns_test("qos: a MANUAL_BY_TOPIC writer replayed with gaps longer than its lease stays alive"
                   ${IT}/qos/liveliness.sh)
