@@ -478,6 +478,23 @@ struct ReplayWriter {
   bool dirty = false;  // written since the last flush
 };
 
+// The shortest finite lease of the writers that will replay with AUTOMATIC liveliness (infinite
+// when none).
+pubsub::Duration shortest_automatic_lease(const Source& src,
+                                          const detail::QosOverrides& overrides) {
+  pubsub::Duration shortest = pubsub::kInfinite;
+  for (const storage::WriterInfo& w : src.writers) {
+    const storage::TopicInfo& t = src.sel.topics[src.sel.topic_index.at(w.def.topic)];
+    std::string why;
+    const RecordedQos q =
+        detail::apply_overrides(overrides, t.def.name, detail::recorded_writer_qos(w, t.def, &why));
+    if (q.policies.liveliness.kind == pubsub::LivelinessKind::kAutomatic) {
+      shortest = std::min(shortest, q.policies.liveliness.lease_duration);
+    }
+  }
+  return shortest;
+}
+
 // Batching: samples recorded together (a burst, one datagram of the original writer) go out
 // packed together; before the pacing thread sleeps it flushes, so a sample that is due alone is
 // sent at once.
@@ -500,6 +517,13 @@ class Publisher {
                             const std::map<std::string, std::string>& remap, std::ostream& err) {
     pubsub::ParticipantOptions po = o.participant;
     if (po.user_data.empty()) po.user_data = "pubsub-replay";
+    // Readers renew an AUTOMATIC writer's liveliness from its participant's announcements: make
+    // them come at least twice per the shortest such lease, or the writers would lapse between
+    // announcements (every 3 s) when their lease is shorter.
+    if (const auto lease = shortest_automatic_lease(src, overrides);
+        lease < po.announce_period * 2) {
+      po.announce_period = std::max<pubsub::Duration>(lease / 2, std::chrono::milliseconds(50));
+    }
     auto participant = pubsub::Participant::create(po);
     if (!participant) {
       return Error{participant.error().code, "cannot join domain " + std::to_string(po.domain_id) +

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# MANUAL_BY_TOPIC liveliness through a replay's gaps (Cyclone DDS): a writer with a 1-s lease
-# writes a sample every 2 s and asserts its liveliness every 300 ms in between; pubsub-recorder
-# records it. Replayed, the writer's gaps are longer than its lease: a Cyclone reader asking for
-# MANUAL_BY_TOPIC with a 1-s lease must get every sample and never see the writer lose its
-# liveliness (no "not_alive":1), because the replay writer asserts it each third of the lease.
+# Liveliness through a replay's gaps (Cyclone DDS): a MANUAL_BY_TOPIC writer with a 1-s lease
+# writes a sample every 2 s and asserts its liveliness every 300 ms in between, and an AUTOMATIC
+# writer with a 1-s lease writes a sample every 2 s; pubsub-recorder records both. Replayed, the
+# writers' gaps are longer than their leases: Cyclone readers asking for the same kind and lease
+# must get every sample and never see a writer lose its liveliness (no "not_alive":1) - the
+# replay writer asserts MANUAL_BY_TOPIC each third of the lease, and the replay's participant
+# announces itself twice per the shortest AUTOMATIC lease.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib/netns.sh"
@@ -27,18 +29,28 @@ wait_for 10 "recording directory" test -e "$rec/index.sqlite3" || fail "no recor
 peer 0 cyclone pub --topic Q_live --liveliness manual_by_topic:1000 --assert-every 300 --count 4 \
   --rate 0.5 --wait-readers 1 --linger 1 >"$out/pub.out" 2>&1 &
 pub=$!
+peer 0 cyclone pub --topic Q_auto --liveliness automatic:1000 --count 4 --rate 0.5 \
+  --wait-readers 1 --linger 1 >"$out/pub-auto.out" 2>&1 &
+auto=$!
 wait "$pub" || fail "writer exit $?"
+wait "$auto" || fail "automatic writer exit $?"
 ip netns exec "${NS_PREFIX}1" "$BIN/pubsub-recorder" ctl --path "$rec" stop >/dev/null || fail "ctl stop"
 wait "$recorder" || fail "recorder exit $?"
 
 peer 2 cyclone sub --topic Q_live --liveliness manual_by_topic:1000 --count 4 --timeout 30 \
   >"$out/sub.out" 2>&1 &
 sub=$!
+peer 2 cyclone sub --topic Q_auto --liveliness automatic:1000 --count 4 --timeout 30 \
+  >"$out/sub-auto.out" 2>&1 &
+sub_auto=$!
 ip netns exec "${NS_PREFIX}1" "$BIN/pubsub-replay" play "$rec" --domain "$DOMAIN" --nic veth1 \
   --wait-readers 1 --wait-timeout 20 -q >"$out/play.out" 2>&1 || fail "play exit $?"
 wait "$sub" || fail "reader exit $?"
-grep -q '"event":"done","samples":4,"ok":true' "$out/sub.out" || fail "not 4 intact samples"
-grep -q '"not_alive":1' "$out/sub.out" &&
-  { fail "the reader saw the replayed writer lose its liveliness"; grep liveliness "$out/sub.out"; }
-[ $status -eq 0 ] && echo "liveliness: $(grep -c '"event":"sample"' "$out/sub.out") samples replayed, the writer alive throughout"
+wait "$sub_auto" || fail "automatic reader exit $?"
+for f in sub sub-auto; do
+  grep -q '"event":"done","samples":4,"ok":true' "$out/$f.out" || fail "$f: not 4 intact samples"
+  grep -q '"not_alive":1' "$out/$f.out" &&
+    { fail "$f: the reader saw the replayed writer lose its liveliness"; grep liveliness "$out/$f.out"; }
+done
+[ $status -eq 0 ] && echo "liveliness: $(cat "$out"/sub*.out | grep -c '"event":"sample"') samples replayed, both writers alive throughout"
 exit $status
