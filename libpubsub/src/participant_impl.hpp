@@ -155,6 +155,9 @@ struct Routes {
   std::unordered_map<uint32_t, std::shared_ptr<rtps::StatefulWriter>> writers;  // by entity id
   std::vector<std::shared_ptr<rtps::StatefulReader>> readers;
   Duration min_flush_delay = Duration::max();  // of batching writers
+  // The shortest finite lease of our MANUAL_BY_PARTICIPANT writers (max: none): the event
+  // thread asserts the participant's liveliness each third of it.
+  Duration manual_participant_lease = Duration::max();
 };
 
 // The endpoints of every participant in this process that allows intra-process delivery: a
@@ -326,6 +329,7 @@ class ParticipantImpl final : public TransportReceiver,
 
   boost::asio::io_context io_;
   boost::asio::steady_timer timer_{io_};
+  rtps::SteadyTime next_participant_assertion_{};  // event thread only
   std::thread event_thread_;
 };
 

@@ -179,6 +179,10 @@ void ParticipantImpl::publish_routes_locked() {
     r->writers.emplace(w->endpoint.guid.entity.value, w->rtps);
     const auto& b = w->rtps->config().qos.batching;
     if (b.enabled) r->min_flush_delay = std::min(r->min_flush_delay, b.max_flush_delay);
+    const auto& l = w->rtps->config().qos.policies.liveliness;
+    if (l.kind == LivelinessKind::kManualByParticipant && l.lease_duration > Duration::zero()) {
+      r->manual_participant_lease = std::min(r->manual_participant_lease, l.lease_duration);
+    }
   }
   for (const auto& lr : readers_) {
     r->readers.push_back(lr.rtps);

@@ -5,7 +5,8 @@
 // One steady_timer (timer_) on io_, run by event_thread_ (started by start(), joined by close()).
 // on_timer() runs Discovery's timer (SPDP announcements, lease expiry, the SEDP endpoints'
 // timers), then the timer of every writer and reader in the current Routes snapshot (HEARTBEATs,
-// batch flushes, paced repairs, pre-emptive and held-back ACKNACKs, retried deliveries), and
+// batch flushes, paced repairs, pre-emptive and held-back ACKNACKs, retried deliveries), asserts
+// the participant's liveliness for its MANUAL_BY_PARTICIPANT writers, and
 // re-arms for the earliest deadline they return: at least 50 us ahead, and no later than the
 // shortest flush delay of a batching writer. timer_ is touched only on the event thread (start()
 // arms it before the thread exists); other threads call wake_at(), which posts to io_ and can
@@ -44,6 +45,16 @@ void ParticipantImpl::on_timer() {
   rtps::SteadyTime next = discovery_->on_timer(now);
   for (const auto& [id, w] : routes->writers) next = std::min(next, w->on_timer(now));
   for (const auto& r : routes->readers) next = std::min(next, r->on_timer(now));
+  // MANUAL_BY_PARTICIPANT writers: the participant asserts its liveliness each third of their
+  // shortest lease (writes do not reach readers of other participants' liveliness).
+  if (routes->manual_participant_lease < std::chrono::seconds(0x7fffffff)) {
+    if (now >= next_participant_assertion_) {
+      discovery_->assert_participant_liveliness();
+      next_participant_assertion_ =
+          now + std::chrono::duration_cast<Clock::duration>(routes->manual_participant_lease / 3);
+    }
+    next = std::min(next, next_participant_assertion_);
+  }
   // Batches open between ticks: come back within the shortest flush delay.
   if (routes->min_flush_delay != Duration::max()) {
     next = std::min(

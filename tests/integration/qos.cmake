@@ -23,6 +23,7 @@ foreach(pair "pubsub fastdds" "cyclone pubsub")
   pubsub_netns_test("qos: latched state of a ${from} durable writer for ${to} readers"
                     ${IT}/qos/latched.sh ${from} ${to})
 endforeach()
-# MANUAL_BY_TOPIC liveliness asserted by the replay writer through gaps longer than the lease.
+# Liveliness through gaps longer than the lease: MANUAL_BY_TOPIC (the replay writer's liveliness
+# HEARTBEATs), MANUAL_BY_PARTICIPANT (participant messages) and AUTOMATIC (SPDP announcements).
 pubsub_netns_test("qos: a MANUAL_BY_TOPIC writer replayed with gaps longer than its lease stays alive"
                   ${IT}/qos/liveliness.sh)

@@ -69,7 +69,8 @@ Discovery::Discovery(const DiscoveryConfig& config, Transport& transport, const 
       wire::kBuiltinPublicationsAnnouncer | wire::kBuiltinPublicationsDetector |
       wire::kBuiltinSubscriptionsAnnouncer | wire::kBuiltinSubscriptionsDetector |
       wire::kBuiltinTypeLookupRequestWriter | wire::kBuiltinTypeLookupReplyReader |
-      wire::kBuiltinTypeLookupRequestReader | wire::kBuiltinTypeLookupReplyWriter;
+      wire::kBuiltinTypeLookupRequestReader | wire::kBuiltinTypeLookupReplyWriter |
+      wire::kBuiltinParticipantMessageWriter;
   me.lease_duration = config.lease_duration;
   const auto& loc = transport.locators();
   me.default_unicast.push_back(loc.user_unicast);
@@ -83,6 +84,10 @@ Discovery::Discovery(const DiscoveryConfig& config, Transport& transport, const 
       sedp_writer_config(prefix, wire::kEntityIdSedpPubWriter), transport, prefix);
   sub_writer_ = std::make_unique<rtps::StatefulWriter>(
       sedp_writer_config(prefix, wire::kEntityIdSedpSubWriter), transport, prefix);
+  auto pmd = builtin_writer_config(prefix, wire::kEntityIdPmdWriter,
+                                   DurabilityKind::kTransientLocal, true, 16, 4096);
+  pmd.qos.history = {HistoryKind::kKeepLast, 1};  // per instance (kind): the latest assertion
+  pmd_writer_ = std::make_unique<rtps::StatefulWriter>(pmd, transport, prefix);
   pub_reader_ = std::make_unique<rtps::StatefulReader>(
       sedp_reader_config(prefix, wire::kEntityIdSedpPubReader, config.max_sample_size), transport,
       prefix, [this](const rtps::ReceivedSample& s) { return handle_sedp(s, true); });
@@ -198,6 +203,9 @@ void Discovery::add_builtin_proxies(const wire::ParticipantData& p, rtps::Steady
   if (set & wire::kBuiltinSubscriptionsAnnouncer) {
     sub_reader_->add_writer(writer_info(wire::kEntityIdSedpSubWriter), now);
   }
+  if (set & wire::kBuiltinParticipantMessageReader) {
+    pmd_writer_->add_reader(reader_info(wire::kEntityIdPmdReader), now);
+  }
   type_lookup_.add_participant(p, now);
   type_server_.add_participant(p, now);
 }
@@ -215,6 +223,7 @@ void Discovery::remove_participant(const GuidPrefix& prefix) {
   sub_writer_->remove_reader(builtin(prefix, wire::kEntityIdSedpSubReader));
   pub_reader_->remove_writer(builtin(prefix, wire::kEntityIdSedpPubWriter));
   sub_reader_->remove_writer(builtin(prefix, wire::kEntityIdSedpSubWriter));
+  pmd_writer_->remove_reader(builtin(prefix, wire::kEntityIdPmdReader));
   type_lookup_.remove_participant(prefix);
   type_server_.remove_participant(prefix);
   for (const Guid& g : gone->endpoints) listener_.on_endpoint_lost(g);
@@ -336,11 +345,34 @@ void Discovery::withdraw(const wire::EndpointData& endpoint) {
   (void)w.write(r, false);
 }
 
+// ---- participant messages -------------------------------------------------------------------
+
+void Discovery::assert_participant_liveliness() {
+  // ParticipantMessageData {GuidPrefix_t participantGuidPrefix; octet kind[4]; sequence<octet>
+  // data;} in CDR big endian, as Cyclone DDS and Fast DDS send it; the key is prefix and kind.
+  static constexpr uint8_t kManualLivelinessUpdate[4] = {0x00, 0x00, 0x00, 0x02};
+  uint8_t body[12 + 4 + 4] = {};
+  std::memcpy(body, prefix_.data(), 12);
+  std::memcpy(body + 12, kManualLivelinessUpdate, 4);  // data: an empty sequence (length 0)
+  static constexpr uint8_t kCdrBe[4] = {0x00, 0x00, 0x00, 0x00};
+  KeyHash key;
+  std::memcpy(key.value.data(), body, 16);
+  rtps::WriteRequest r;
+  r.encapsulation = kCdrBe;
+  r.encapsulation_size = 4;
+  r.body = body;
+  r.body_size = sizeof body;
+  r.key_hash = &key;
+  r.timestamp = Time::now();
+  (void)pmd_writer_->write(r, false);  // KEEP_LAST 1: never waits
+}
+
 // ---- routing of builtin traffic -------------------------------------------------------------
 
 rtps::StatefulWriter* Discovery::builtin_writer(EntityId id) {
   if (id.value == wire::kEntityIdSedpPubWriter) return pub_writer_.get();
   if (id.value == wire::kEntityIdSedpSubWriter) return sub_writer_.get();
+  if (id.value == wire::kEntityIdPmdWriter) return pmd_writer_.get();
   if (id.value == wire::kEntityIdTypeLookupRequestWriter) return &type_lookup_.writer();
   if (id.value == wire::kEntityIdTypeLookupReplyWriter) return &type_server_.writer();
   return nullptr;
@@ -419,6 +451,7 @@ rtps::SteadyTime Discovery::on_timer(rtps::SteadyTime now) {
   rtps::SteadyTime next = next_announce_;
   next = std::min(next, pub_writer_->on_timer(now));
   next = std::min(next, sub_writer_->on_timer(now));
+  next = std::min(next, pmd_writer_->on_timer(now));
   next = std::min(next, pub_reader_->on_timer(now));
   next = std::min(next, sub_reader_->on_timer(now));
   next = std::min(next, type_lookup_.on_timer(now));

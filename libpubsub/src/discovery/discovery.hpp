@@ -9,6 +9,10 @@
 //   two builtin readers, built from the same StatefulWriter/StatefulReader as user endpoints.
 //   Each discovered participant gets proxies on them (metatraffic unicast locators).
 // - The XTypes TypeLookup client (type_lookup.hpp) is two more builtin endpoints, routed here.
+// - The participant message writer (RTPS 8.4.13, "writer liveliness protocol") asserts the
+//   liveliness of our MANUAL_BY_PARTICIPANT writers: assert_participant_liveliness() writes one
+//   ParticipantMessageData of kind MANUAL_LIVELINESS_UPDATE to every participant that has a
+//   participant message reader (a reliable, transient-local, KEEP_LAST 1 writer).
 // - The receive thread feeds builtin traffic in through the on_* methods and renews leases with
 //   renew_lease() on every datagram. The event thread calls on_timer(): announcements, lease
 //   expiry, and the builtin endpoints' own timers.
@@ -75,6 +79,9 @@ class Discovery {
 
   // Our endpoints, published through SEDP.
   void announce(const wire::EndpointData& endpoint);
+  // A ParticipantMessageData MANUAL_LIVELINESS_UPDATE: readers renew the liveliness of this
+  // participant's MANUAL_BY_PARTICIPANT writers. Any thread.
+  void assert_participant_liveliness();
   void withdraw(const wire::EndpointData& endpoint);
   // Sends our SPDP announcement now (start-up) / a dispose of it (shutdown).
   void announce_participant();
@@ -115,6 +122,7 @@ class Discovery {
   std::mutex spdp_mu_;
 
   std::unique_ptr<rtps::StatefulWriter> pub_writer_, sub_writer_;
+  std::unique_ptr<rtps::StatefulWriter> pmd_writer_;  // participant messages (liveliness)
   std::unique_ptr<rtps::StatefulReader> pub_reader_, sub_reader_;
   TypeLookupClient type_lookup_;
   TypeLookupServer type_server_;

@@ -81,6 +81,8 @@ inline constexpr uint32_t kBuiltinPublicationsDetector = 1u << 3;
 inline constexpr uint32_t kBuiltinSubscriptionsAnnouncer = 1u << 4;
 inline constexpr uint32_t kBuiltinSubscriptionsDetector = 1u << 5;
 // DDS-XTypes 1.3, 7.6.3.3.4: the TypeLookup service's builtin endpoints.
+inline constexpr uint32_t kBuiltinParticipantMessageWriter = 1u << 10;
+inline constexpr uint32_t kBuiltinParticipantMessageReader = 1u << 11;
 inline constexpr uint32_t kBuiltinTypeLookupRequestWriter = 1u << 12;
 inline constexpr uint32_t kBuiltinTypeLookupRequestReader = 1u << 13;
 inline constexpr uint32_t kBuiltinTypeLookupReplyWriter = 1u << 14;
