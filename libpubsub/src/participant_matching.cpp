@@ -295,6 +295,9 @@ void ParticipantImpl::match_remote_writer_locked(const discovery::RemoteEndpoint
     if (std::find(sub->writers.begin(), sub->writers.end(), e.data.guid) != sub->writers.end()) {
       continue;
     }
+    // What a raw reader asks for suits every writer of its class but one whose data
+    // representation it cannot take (neither XCDR1 nor XCDR2): counted and logged, not matched.
+    if (!matches_locked(e.data, sub->endpoint, false)) continue;
     {
       auto info = writer_info_locked(e);
       std::lock_guard wl(raw->writers_mu);

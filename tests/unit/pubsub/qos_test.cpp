@@ -275,3 +275,30 @@ TEST_CASE("DurableHistory keeps depth per instance within max_samples and max_by
     CHECK(h.size() == 2);
   }
 }
+
+TEST_CASE("A raw reader refuses a writer whose data representation it cannot take, counted") {
+  Pair pair;
+  std::atomic<int> got{0};
+  RawReaderListener l;
+  l.on_sample = [&](const RawSample&) {
+    got++;
+    return true;
+  };
+  auto raw = pair.sub->create_raw_reader({}, l);
+  REQUIRE(raw);
+  TopicDescription xml{"Xml", "test::T"};
+  xml.data_representation = {1};  // XML: neither XCDR1 nor XCDR2
+  auto w = pair.pub->create_writer(xml);
+  REQUIRE(w);
+  auto ok = pair.pub->create_writer({"Cdr", "test::T"});
+  REQUIRE(ok);
+  REQUIRE(ok.value()->wait_for_readers(1, 10s));
+  REQUIRE(ok.value()->write(test::as_bytes(test::pattern(1, 8))));
+  REQUIRE(test::eventually([&] { return got == 1; }));
+  REQUIRE(test::eventually([&] {
+    return pair.sub->stats()
+               .incompatible_by_policy[static_cast<size_t>(QosPolicyId::kDataRepresentation)] == 1;
+  }));
+  CHECK(raw.value()->matched_writers() == 1);
+  CHECK(w.value()->matched_readers() == 0);
+}
