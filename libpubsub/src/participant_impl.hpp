@@ -94,6 +94,7 @@
 #include <vector>
 
 #include "discovery/discovery.hpp"
+#include "discovery/matching.hpp"
 #include "pubsub/participant.hpp"
 #include "rtps/reader.hpp"
 #include "rtps/writer.hpp"
@@ -247,7 +248,9 @@ class ParticipantImpl final : public TransportReceiver,
   std::shared_ptr<shm::Doorbell> doorbell_locked(const std::string& name);
   // Whether writer `w` and reader `r` match (discovery::match); an incompatible pair is counted,
   // and logged once, as DDS's OFFERED/REQUESTED_INCOMPATIBLE_QOS with the policy named.
-  bool matches_locked(const wire::EndpointData& w, const wire::EndpointData& r, bool local_writer);
+  // `newly`: set true when this pair is reported now for the first time.
+  bool matches_locked(const wire::EndpointData& w, const wire::EndpointData& r, bool local_writer,
+                      discovery::MatchResult* result = nullptr, bool* newly = nullptr);
   std::shared_ptr<const WriterInfo> writer_info_locked(const discovery::RemoteEndpoint& e) const;
   LocalReader* find_local_reader_locked(const std::shared_ptr<rtps::StatefulReader>& r);
   RawReaderImpl::Subscription* subscription_for_locked(RawReaderImpl& raw,

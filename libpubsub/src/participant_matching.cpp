@@ -267,12 +267,16 @@ ParticipantImpl::LocalReader* ParticipantImpl::find_local_reader_locked(
 }
 
 bool ParticipantImpl::matches_locked(const wire::EndpointData& w, const wire::EndpointData& r,
-                                     bool local_writer) {
-  const discovery::MatchResult m = discovery::match(w, r);
+                                     bool local_writer, discovery::MatchResult* result,
+                                     bool* newly) {
+  discovery::MatchResult local_result;
+  discovery::MatchResult& m = result ? *result : local_result;
+  m = discovery::match(w, r);
   if (m.kind != discovery::MatchResult::Kind::kIncompatibleQos) return m.ok();
   const Guid& local = local_writer ? w.guid : r.guid;
   const Guid& remote = local_writer ? r.guid : w.guid;
   if (incompatible_seen_.emplace(local, remote).second) {
+    if (newly) *newly = true;
     ++incompatible_by_policy_[static_cast<size_t>(m.policy)];
     log(std::string(local_writer ? "OFFERED" : "REQUESTED") + "_INCOMPATIBLE_QOS on topic '" +
         w.topic_name + "': " + (local_writer ? "our writer " : "our reader ") + local.to_string() +
@@ -295,13 +299,23 @@ void ParticipantImpl::match_remote_writer_locked(const discovery::RemoteEndpoint
     if (std::find(sub->writers.begin(), sub->writers.end(), e.data.guid) != sub->writers.end()) {
       continue;
     }
-    // What a raw reader asks for suits every writer of its class but one whose data
-    // representation it cannot take (neither XCDR1 nor XCDR2): counted and logged, not matched.
-    if (!matches_locked(e.data, sub->endpoint, false)) continue;
     {
       auto info = writer_info_locked(e);
       std::lock_guard wl(raw->writers_mu);
       raw->writer_infos[e.data.guid] = std::move(info);
+    }
+    // What a raw reader asks for suits every writer of its class but one whose data
+    // representation it cannot take (neither XCDR1 nor XCDR2): counted, logged and reported to
+    // the listener once, not matched.
+    discovery::MatchResult m;
+    bool newly = false;
+    if (!matches_locked(e.data, sub->endpoint, false, &m, &newly)) {
+      if (newly && raw->listener.on_writer_incompatible) {
+        deferred.push_back([raw, info = &sub->info, g = e.data.guid, m] {
+          raw->listener.on_writer_incompatible(*info, g, m.policy, m.reason);
+        });
+      }
+      continue;
     }
     LocalReader* lr = find_local_reader_locked(sub->rtps);
     if (!lr || !connect_writer_locked(*lr, e)) continue;

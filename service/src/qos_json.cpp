@@ -364,7 +364,8 @@ constexpr std::initializer_list<const char*> kMembers = {
     "time_based_filter_ns", "time_based_filter",  "transport_priority",
     "resource_limits",      "durability_service", "user_data",
     "topic_data",           "group_data",         "type_consistency",
-    "content_filter",       "other_parameters",   "participant"};
+    "content_filter",       "other_parameters",   "participant",
+    "not_matched"};
 
 void read_qos(Reader& r, const json& j, RecordedQos& q) {
   r.object(j, "", kMembers, [&](const std::string& k, const json& v, const std::string& p) {
@@ -393,6 +394,12 @@ void read_qos(Reader& r, const json& j, RecordedQos& q) {
       return;
     }
     if (k == "participant") return read_participant(r, v, p, q);
+    if (k == "not_matched") {
+      if (r.strict()) return r.fail(p, "not a QoS policy (it says why a writer was not recorded)");
+      if (!v.is_string()) return r.fail(p, "must be a string");
+      q.not_matched = v.get<std::string>();
+      return;
+    }
     read_policy(r, k, v, p, q.policies);
   });
 }
@@ -412,6 +419,7 @@ storage::Bytes encode_qos(const RecordedQos& q) {
                         {"user_data", q.participant->user_data},
                         {"lease_duration_ns", ns_of(q.participant->lease_duration)}};
   }
+  if (!q.not_matched.empty()) j["not_matched"] = q.not_matched;
   const std::string s = j.dump();
   storage::Bytes out(s.size());
   std::memcpy(out.data(), s.data(), s.size());

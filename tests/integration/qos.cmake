@@ -27,3 +27,6 @@ endforeach()
 # HEARTBEATs), MANUAL_BY_PARTICIPANT (participant messages) and AUTOMATIC (SPDP announcements).
 pubsub_netns_test("qos: a MANUAL_BY_TOPIC writer replayed with gaps longer than its lease stays alive"
                   ${IT}/qos/liveliness.sh)
+# A writer the recorder cannot read (XML data representation) is listed with the reason, not lost.
+pubsub_netns_test("qos: a writer the recorder cannot read is listed in info with the reason"
+                  ${IT}/qos/not_matched.sh)

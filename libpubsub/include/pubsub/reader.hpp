@@ -144,6 +144,13 @@ struct RawReaderListener {
   // subscription's (RawSample::topic); RawReader::writer_info() has the writer's own offer.
   std::function<void(const TopicInfo&, const Guid& writer)> on_writer_matched;
   std::function<void(const TopicInfo&, const Guid& writer)> on_writer_lost;
+  // A writer on a wanted topic that the raw reader cannot read (it offers a data representation
+  // other than XCDR1 and XCDR2): not matched, reported once with the policy and both values.
+  // `TopicInfo` is the subscription's (stable while the raw reader lives, as RawSample::topic);
+  // writer_info() has the writer's offer.
+  std::function<void(const TopicInfo&, const Guid& writer, QosPolicyId policy,
+                     const std::string& reason)>
+      on_writer_incompatible;
 };
 
 class RawReader {

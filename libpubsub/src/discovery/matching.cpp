@@ -68,7 +68,10 @@ std::string representation_text(const std::vector<int16_t>& r) {
   std::string s;
   for (int16_t v : r) {
     if (!s.empty()) s += "|";
-    s += v == wire::kXcdr1 ? "XCDR1" : v == wire::kXcdr2 ? "XCDR2" : std::to_string(v);
+    s += v == wire::kXcdr1   ? "XCDR1"
+         : v == wire::kXcdr2 ? "XCDR2"
+         : v == wire::kXml   ? "XML"
+                             : std::to_string(v);
   }
   return s;
 }

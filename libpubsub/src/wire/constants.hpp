@@ -155,6 +155,7 @@ inline constexpr size_t kEncapsulationSize = 4;
 
 // Data representation ids (PID_DATA_REPRESENTATION).
 inline constexpr int16_t kXcdr1 = 0;
+inline constexpr int16_t kXml = 1;
 inline constexpr int16_t kXcdr2 = 2;
 
 // ---- port mapping (RTPS 9.6.1.1) ------------------------------------------------------------

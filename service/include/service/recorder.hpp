@@ -65,7 +65,8 @@ struct RecorderTotals {
   uint64_t lost = 0;     // sequence gaps of best-effort writers (samples never received)
   uint64_t topics = 0;
   uint64_t writers = 0;
-  uint64_t samples_shm = 0;  // of samples: read from publishers' shared memory (same host)
+  uint64_t writers_not_matched = 0;  // writers the recorder could not read (stored, 0 samples)
+  uint64_t samples_shm = 0;          // of samples: read from publishers' shared memory (same host)
   double seconds = 0;
 };
 
@@ -115,8 +116,9 @@ struct RecorderStatus {
   std::string mode = "record";             // "record" or "snapshot"
   std::optional<SnapshotStatus> snapshot;  // snapshot mode
   // Endpoint pairs that do not match because a requested/offered QoS rule fails, by policy name
-  // ("DEADLINE"): the recorder's own endpoints (DDS control) against others. The recorder's
-  // readers ask for what each writer offers, so none of its readers is ever among them.
+  // ("DEADLINE"): the recorder's own endpoints (DDS control) against others, and writers the
+  // recorder cannot read (a data representation other than XCDR1/XCDR2: "DATA_REPRESENTATION").
+  // Otherwise its readers ask for what each writer offers, so every other writer matches.
   std::map<std::string, uint64_t> incompatible_qos;
 };
 

@@ -52,6 +52,9 @@ struct RecordedQos {
   std::vector<int16_t> data_representation;
   pubsub::Policies policies;
   std::optional<RecordedParticipant> participant;  // writers' QoS only
+  // Writers' QoS only: why the recorder could not read this writer ("DATA_REPRESENTATION: ...",
+  // the policy as DDS names it, then the reason); empty for a writer whose samples are recorded.
+  std::string not_matched;
   bool operator==(const RecordedQos&) const = default;
 };
 

@@ -172,8 +172,9 @@ struct Recorder::Impl {
   Clock::time_point started = Clock::now();
 
   std::atomic<uint64_t> writer_count{0};
-  std::atomic<bool> refused_flag{false};  // a sample was refused since run() last looked
-  std::string io_logged;                  // stats thread: the storage description last logged
+  std::atomic<uint64_t> refused_writers{0};  // writers the raw reader cannot read (stored)
+  std::atomic<bool> refused_flag{false};     // a sample was refused since run() last looked
+  std::string io_logged;                     // stats thread: the storage description last logged
   std::mutex mu;
   std::condition_variable cv;
   bool stop_requested = false;
@@ -413,6 +414,28 @@ struct Recorder::Impl {
     return cache.state;
   }
 
+  // Discovery thread: a writer the raw reader cannot read (e.g. an XML data representation). It
+  // is stored with its QoS and the reason, so `pubsub-replay info` says why it has no samples.
+  void on_writer_refused(const pubsub::TopicInfo& t, const pubsub::Guid& g,
+                         pubsub::QosPolicyId policy, const std::string& reason) {
+    (void)policy;  // named at the start of `reason` ("DATA_REPRESENTATION: requested ...")
+    const std::string& why = reason;
+    log->warn("writer {} on {} not recorded: {}", g.to_string(), t.name, why);
+    std::lock_guard lk(maps_mu);
+    if (writers.count(g)) return;
+    const pubsub::RawReader* r = reader_ready.load(std::memory_order_acquire);
+    auto offer = r ? r->writer_info(g) : nullptr;
+    TopicState* ts = topic_locked(&t, g.prefix);
+    if (!ts) return;
+    RecordedQos qos = offer ? recorded_qos(*offer) : recorded_qos(t);
+    qos.not_matched = why;
+    if (auto id = store->add_writer(storage::WriterDef{ts->id, g.bytes(), encode_qos(qos)}); !id) {
+      fail(id.error());
+      return;
+    }
+    refused_writers.fetch_add(1, std::memory_order_relaxed);
+  }
+
   // Delivering thread, under the writer's reader lock. True = stored in a chunk buffer, so the
   // sample may be acknowledged.
   bool on_sample(const pubsub::RawSample& s) {
@@ -640,6 +663,10 @@ pubsub::Result<std::unique_ptr<Recorder>> Recorder::create(const config::Recorde
   l.on_writer_matched = [self](const pubsub::TopicInfo& t, const pubsub::Guid& g) {
     self->log->info("writer {} on {} matched", g.to_string(), t.name);
   };
+  l.on_writer_incompatible = [self](const pubsub::TopicInfo& t, const pubsub::Guid& g,
+                                    pubsub::QosPolicyId policy, const std::string& reason) {
+    self->on_writer_refused(t, g, policy, reason);
+  };
   l.on_writer_lost = [self](const pubsub::TopicInfo& t, const pubsub::Guid& g) {
     self->log->info("writer {} on {} gone", g.to_string(), t.name);
   };
@@ -865,6 +892,7 @@ pubsub::Result<RecorderTotals> Recorder::run() {
   t.refused = sums.refused;
   t.lost = sums.lost;
   t.writers = m.writer_count.load();
+  t.writers_not_matched = m.refused_writers.load();
   t.samples_shm = shm_samples;
   {
     std::lock_guard lk(m.maps_mu);
@@ -876,6 +904,12 @@ pubsub::Result<RecorderTotals> Recorder::run() {
       "deliveries held back by back-pressure; {} samples over shared memory, {} over UDP",
       t.samples, mb(static_cast<double>(t.bytes)), t.writers, t.topics, t.seconds, t.lost,
       t.refused, t.samples_shm, t.samples - std::min(t.samples, t.samples_shm));
+  if (t.writers_not_matched > 0) {
+    m.log->warn(
+        "{} writers not recorded: they offer QoS the recorder cannot read (pubsub-replay "
+        "info lists them with the reason)",
+        t.writers_not_matched);
+  }
   m.participant.reset();
   if (m.failed) {
     // After the disk guard's stop, close() says whether the recording was still finished

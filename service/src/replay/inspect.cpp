@@ -166,9 +166,22 @@ nlohmann::json writers_json(const std::vector<storage::WriterInfo>& writers,
     const auto q = writer_qos(w, def);
     j["qos_from"] = w.def.qos.empty() ? "topic" : "writer";
     j["qos"] = q ? nlohmann::json::parse(qos_json_text(*q)) : nlohmann::json();
+    // Why the recorder could not read it (null: recorded).
+    j["not_matched"] =
+        q && !q->not_matched.empty() ? nlohmann::json(q->not_matched) : nlohmann::json();
     a.push_back(std::move(j));
   }
   return a;
+}
+
+// Writers the recorder saw but could not read (stored with the reason, no samples).
+uint64_t not_matched_count(const std::vector<storage::WriterInfo>& writers) {
+  uint64_t n = 0;
+  for (const auto& w : writers) {
+    RecordedQos q;
+    if (!w.def.qos.empty() && decode_qos(w.def.qos, q) && !q.not_matched.empty()) ++n;
+  }
+  return n;
 }
 
 // "writers:" and one line per writer with its QoS, as a person reads them.
@@ -182,8 +195,9 @@ void print_writers(const std::vector<storage::WriterInfo>& writers,
     auto t = topics.find(w.def.topic);
     const storage::TopicDef* def = t == topics.end() ? nullptr : t->second;
     const auto q = writer_qos(w, def);
-    rows.push_back({def ? def->name : "?", detail::hex(w.def.guid), std::to_string(w.count),
-                    q ? qos_summary(*q) : "?"});
+    std::string qos = q ? qos_summary(*q) : "?";
+    if (q && !q->not_matched.empty()) qos = "not recorded (" + q->not_matched + "); " + qos;
+    rows.push_back({def ? def->name : "?", detail::hex(w.def.guid), std::to_string(w.count), qos});
   }
   print_table(out, rows, {false, false, true, false});
 }
@@ -224,6 +238,7 @@ int info(const InfoOptions& o, std::ostream& out, std::ostream& err) {
                           ? static_cast<double>(totals->last_recv_ns - totals->first_recv_ns) / 1e9
                           : 0.0;
     j["writers"] = totals->writers;
+    j["writers_not_matched"] = not_matched_count(*writers);
     j["segments"] = totals->segments;
     j["chunks"] = totals->chunks;
     j["state"] = state_name(**rec);
@@ -280,7 +295,9 @@ int info(const InfoOptions& o, std::ostream& out, std::ostream& err) {
   out << "total: " << topics->size() << " topic" << (topics->size() == 1 ? "" : "s") << ", "
       << totals->records << " samples, " << totals->bytes << " bytes ("
       << detail::human_bytes(totals->bytes) << "), " << totals->writers << " writer"
-      << (totals->writers == 1 ? "" : "s") << ", " << totals->lost << " lost";
+      << (totals->writers == 1 ? "" : "s");
+  if (const uint64_t n = not_matched_count(*writers)) out << " (" << n << " not matched)";
+  out << ", " << totals->lost << " lost";
   if (totals->records) {
     out << ", " << format_iso(totals->first_recv_ns) << " .. " << format_iso(totals->last_recv_ns)
         << " (" << dur << ")";

@@ -261,10 +261,11 @@ constexpr Flag kQosFlags[] = {
      [](const std::string& v, Options& o) {
        return to_duration(v, o.qos.policies.time_based_filter);
      }},
-    {"--data-representation", For::kBoth, true, "xcdr1 or xcdr2",
+    {"--data-representation", For::kBoth, true, "xcdr1, xcdr2 or xml",
      [](const std::string& v, Options& o) {
-       if (v != "xcdr1" && v != "xcdr2") return false;
-       o.qos.representation = static_cast<int16_t>(v == "xcdr1" ? 0 : 2);
+       // xml (id 1): a writer no raw reader can read, for the recorder's "not matched" test.
+       if (v != "xcdr1" && v != "xcdr2" && v != "xml") return false;
+       o.qos.representation = static_cast<int16_t>(v == "xcdr1" ? 0 : v == "xml" ? 1 : 2);
        return true;
      }},
 };
@@ -366,7 +367,7 @@ std::string usage() {
          "       --lifespan MS (pub)  --destination-order reception|source\n"
          "       --presentation instance|topic|group[:coherent][:ordered]  --partition NAME\n"
          "       --user-data TEXT  --topic-data TEXT  --group-data TEXT\n"
-         "       --time-based-filter MS (sub)  --data-representation xcdr1|xcdr2\n"
+         "       --time-based-filter MS (sub)  --data-representation xcdr1|xcdr2|xml\n"
          "stdout: JSON lines; exit 0 ok, 1 timeout or failure, 2 bad arguments\n";
 }
 

@@ -284,6 +284,13 @@ TEST_CASE("A raw reader refuses a writer whose data representation it cannot tak
     got++;
     return true;
   };
+  std::mutex mu;
+  std::vector<std::string> refused;  // "topic writer policy: reason", in order
+  l.on_writer_incompatible = [&](const TopicInfo& t, const Guid& g, QosPolicyId p,
+                                 const std::string& reason) {
+    std::lock_guard lk(mu);
+    refused.push_back(t.name + " " + g.to_string() + " " + to_string(p) + " / " + reason);
+  };
   auto raw = pair.sub->create_raw_reader({}, l);
   REQUIRE(raw);
   TopicDescription xml{"Xml", "test::T"};
@@ -301,4 +308,16 @@ TEST_CASE("A raw reader refuses a writer whose data representation it cannot tak
   }));
   CHECK(raw.value()->matched_writers() == 1);
   CHECK(w.value()->matched_readers() == 0);
+  REQUIRE(test::eventually([&] {
+    std::lock_guard lk(mu);
+    return !refused.empty();
+  }));
+  std::lock_guard lk(mu);
+  REQUIRE(refused.size() == 1);  // once, though discovery repeats the writer
+  CHECK(refused[0] == "Xml " + w.value()->guid().to_string() +
+                          " DATA_REPRESENTATION / DATA_REPRESENTATION: requested XCDR1|XCDR2, "
+                          "offered XML");
+  const auto info = raw.value()->writer_info(w.value()->guid());
+  REQUIRE(info);
+  CHECK(info->topic.name == "Xml");
 }

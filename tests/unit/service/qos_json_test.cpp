@@ -40,6 +40,7 @@ RecordedQos every_policy() {
   p.content_filter = pubsub::ContentFilterQos{"c", "t", "DDSSQL", "x > %0", {"1"}};
   p.other = {{0x8007, false, {1, 2, 3, 4}}};
   q.participant = RecordedParticipant{0x0110, "app", 10s};
+  q.not_matched = "DATA_REPRESENTATION: requested XCDR1|XCDR2, offered XML";
   return q;
 }
 
@@ -63,6 +64,10 @@ TEST_CASE("Recorded QoS: every policy survives encode and decode") {
       text.find("\"liveliness\":{\"kind\":\"manual_by_topic\",\"lease_duration_ns\":1500000000}") !=
       std::string::npos);
   CHECK(text.find("\"user_data\":\"6869\"") != std::string::npos);
+  CHECK(text.find(R"("not_matched":"DATA_REPRESENTATION: requested XCDR1|XCDR2, offered XML")") !=
+        std::string::npos);
+  // A recorded writer has no such member.
+  CHECK(qos_json_text(RecordedQos{}).find("not_matched") == std::string::npos);
   // Infinite durations are -1.
   CHECK(qos_json_text(RecordedQos{}).find("\"deadline_ns\":-1") != std::string::npos);
   CHECK(qos_summary(q) ==
@@ -109,6 +114,8 @@ TEST_CASE("QoS overrides: only the members given, text durations, exact errors")
       {R"({"deadline_ns":-5})", "/deadline_ns: must be >= 0, or -1 for infinite"},
       {R"({"user_data":"zz"})", "/user_data: not hex"},
       {R"({"partitions":"a"})", "/partitions: must be an array of strings"},
+      {R"({"not_matched":""})",
+       "/not_matched: not a QoS policy (it says why a writer was not recorded)"},
       {R"([1])", "/: must be an object"},
       {"not json", "/: not JSON"},
   };
