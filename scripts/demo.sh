@@ -52,11 +52,7 @@ pub -topic Status -datalen 32 -best -pubRate 10 2>"$OUT/pub-status.log" & pids+=
 # (pubsub-recorder ctl talks to control.sock in the recording directory).
 sleep 2
 echo "== pubsub-recorder ctl --path $OUT/recording status | tag demo-midpoint"
-"$BIN/pubsub-recorder" ctl --path "$OUT/recording" status | python3 -c '
-import json, sys
-s = json.load(sys.stdin)
-print("   %d samples so far, %d lost, queue %.0f%% full, topics: %s" % (s["samples"], s["lost"],
-      100 * s["queue_fill"], ", ".join("%s %d" % (n, t["samples"]) for n, t in sorted(s["topics"].items()))))'
+"$BIN/pubsub-recorder" ctl --path "$OUT/recording" status | sed 's/^/   /'
 echo "   $("$BIN/pubsub-recorder" ctl --path "$OUT/recording" tag demo-midpoint --note "2 s in")"
 wait "${pids[@]}" || true
 for t in lidar imu status; do

@@ -1,6 +1,9 @@
 // pubsub-recorder: records every matching topic of a DDS domain into a recording directory.
-//   pubsub-recorder --config FILE [--path DIR] [--duration SECONDS] [--check-config]
+//   pubsub-recorder [-c FILE] [-o DIR] [-d N] [-i IF] [TOPIC...] [flags] [--duration SECONDS]
+//                   [--check-config]
 //   pubsub-recorder ctl ... (service/ctl.hpp: the control client)
+// The configuration is the file (optional) with the flags' keys over it (config::
+// compose_recorder_config); with neither a file nor -o it records into rec-YYYYmmdd-HHMMSS.
 // Exit status: 0 recorded and closed cleanly (or --check-config found no problem), 1 the
 // recording failed (e.g. disk full) or the disk guard stopped it (storage.on_low_space "stop":
 // the recording is closed cleanly), 2 bad command line or configuration (nothing created).
@@ -12,13 +15,17 @@
 #include <systemd/sd-daemon.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "config/recorder_config.hpp"
 #include "service/ctl.hpp"
@@ -97,19 +104,123 @@ void keep_freed_memory() {
   (void)mallopt(M_MMAP_THRESHOLD, 32 << 20);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  if (argc > 1 && std::string_view(argv[1]) == "ctl") return service::run_ctl(argc - 1, argv + 1);
-  keep_freed_memory();
-  CLI::App app{"pubsub-recorder: records DDS (RTPS) traffic into a recording directory"};
-  std::string config_file, path;
+// The command line: every flag but --config, --duration and --check-config sets a configuration
+// key (over the file's; --set reaches any key).
+struct CommandLine {
+  std::string config_file, output;
   double duration = 0;
   bool check_only = false;
+  bool all = false;
   std::chrono::milliseconds::rep storage_delay_ms = 0;
-  app.add_option("--config", config_file, "JSON configuration file")->required();
-  app.add_option("--path", path, "recording directory (overrides storage.path)");
-  app.add_option("--duration", duration, "stop after SECONDS (default: until SIGINT/SIGTERM)")
+  std::vector<std::string> set_options;  // --set KEY=VALUE, applied last
+};
+
+// A flag that sets one configuration key; its value becomes JSON by `kind`.
+struct KeyFlag {
+  const char* names;
+  const char* value;  // in --help
+  const char* pointer;
+  const char* help;
+  enum Kind { kNumber, kString, kStrings, kBytes } kind;
+};
+
+constexpr KeyFlag kKeyFlags[] = {
+    {"-d,--domain", "N", "/domain", "DDS domain id (domain; default 0)", KeyFlag::kNumber},
+    {"-i,--interface", "NAME|IPV4", "/interface",
+     "network interface name or IPv4 address (interface; default: the first up, "
+     "multicast-capable one)",
+     KeyFlag::kString},
+    {"--peer", "IPV4", "/peers", "IPv4 address for unicast discovery, repeatable (peers)",
+     KeyFlag::kStrings},
+    {"TOPIC", "GLOB", "/topics/include",
+     "topic names or globs (* ? [a-z]) to record (topics.include; default: every topic)",
+     KeyFlag::kStrings},
+    {"-x,--exclude", "GLOB", "/topics/exclude",
+     "a topic glob not to record, repeatable (topics.exclude)", KeyFlag::kStrings},
+    {"--mode", "MODE", "/mode", "record or snapshot (mode)", KeyFlag::kString},
+    {"--compression", "KIND", "/storage/compression", "lz4 or none (storage.compression)",
+     KeyFlag::kString},
+    {"--split-size", "BYTES", "/storage/segment_max_bytes",
+     "a new segment file past BYTES: 512M, 1G (storage.segment_max_bytes)", KeyFlag::kBytes},
+    {"--split-duration", "SECONDS", "/storage/segment_max_duration_s",
+     "a new segment file every SECONDS (storage.segment_max_duration_s)", KeyFlag::kNumber},
+    {"--max-bytes", "BYTES", "/storage/retention/max_bytes",
+     "keep at most BYTES, removing the oldest segments (storage.retention.max_bytes)",
+     KeyFlag::kBytes},
+    {"--idl", "FILE", "/types/idl", "an IDL file of topic types, repeatable (types.idl)",
+     KeyFlag::kStrings},
+    {"--metrics", "IPV4:PORT", "/metrics/listen",
+     "IPV4:PORT of a Prometheus endpoint (metrics.listen)", KeyFlag::kString},
+    {"--log-level", "LEVEL", "/log/level", "trace, debug, info, warn, error or off (log.level)",
+     KeyFlag::kString},
+    {"--stats-interval", "SECONDS", "/stats_interval_s",
+     "SECONDS between statistics lines (stats_interval_s)", KeyFlag::kNumber},
+};
+
+// "512M", "1G", "100000": bytes with an optional K, M, G or T (powers of 1024), as JSON; else the
+// text as a JSON string (the configuration's check then names it).
+nlohmann::json bytes_value(const std::string& v) {
+  static const std::string kSuffixes = "KMGT";
+  std::string digits = v;
+  uint64_t mult = 1;
+  if (!v.empty()) {
+    if (const size_t at = kSuffixes.find(static_cast<char>(std::toupper(v.back())));
+        at != std::string::npos) {
+      mult = uint64_t{1} << (10 * (at + 1));
+      digits.pop_back();
+    }
+  }
+  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos ||
+      digits.size() > 15) {
+    return v;
+  }
+  return std::stoull(digits) * mult;
+}
+
+nlohmann::json flag_value(KeyFlag::Kind kind, const std::vector<std::string>& values) {
+  switch (kind) {
+    case KeyFlag::kStrings:
+      return values;
+    case KeyFlag::kBytes:
+      return bytes_value(values.back());
+    case KeyFlag::kNumber: {
+      const auto j = nlohmann::json::parse(values.back(), nullptr, false);
+      return j.is_number() ? j : nlohmann::json(values.back());
+    }
+    case KeyFlag::kString:
+      break;
+  }
+  return values.back();
+}
+
+// The flags' names without dashes for messages: "-d,--domain" -> "--domain".
+std::string long_name(const char* names) {
+  const std::string n = names;
+  return n.substr(n.rfind(',') == std::string::npos ? 0 : n.rfind(',') + 1);
+}
+
+void define_flags(CLI::App& app, CommandLine& cl, std::vector<std::vector<std::string>>& keyed) {
+  app.add_option("-c,--config", cl.config_file,
+                 "JSON configuration file (optional: the flags override its keys)")
+      ->type_name("FILE");
+  app.add_option("-o,--output,--path", cl.output,
+                 "recording directory (storage.path, taken as it is; without it or --config: "
+                 "rec-YYYYmmdd-HHMMSS)")
+      ->type_name("DIR");
+  keyed.resize(std::size(kKeyFlags));
+  for (size_t i = 0; i < std::size(kKeyFlags); ++i) {
+    const KeyFlag& f = kKeyFlags[i];
+    CLI::Option* o = app.add_option(f.names, keyed[i], f.help);
+    if (*f.value) o->type_name(f.value);
+    // One value per flag (repeat the flag for more): `-i veth1 'rt/*'` leaves the topic alone.
+    if (f.pointer != std::string_view("/topics/include")) o->allow_extra_args(false);
+  }
+  app.add_flag("-a,--all", cl.all, "record every topic (the default: topics.include [\"*\"])");
+  app.add_option("--set", cl.set_options,
+                 "any configuration key, e.g. --set storage.fsync=none --set "
+                 "snapshot.before_s=60 (VALUE is JSON, or else a string); applied last")
+      ->type_name("KEY=VALUE");
+  app.add_option("--duration", cl.duration, "stop after SECONDS (default: until SIGINT/SIGTERM)")
       ->check(CLI::Validator(
           [](std::string& s) {
             char* end = nullptr;
@@ -119,34 +230,77 @@ int main(int argc, char** argv) {
                        : "must be a positive number of seconds";
           },
           "SECONDS"));
-  app.add_flag("--check-config", check_only, "validate the configuration and exit (0 or 2)");
-  app.add_option("--test-storage-delay-ms", storage_delay_ms,
+  app.add_flag("--check-config", cl.check_only,
+               "check the configuration and what the start tries (interface, ports, paths, IDL "
+               "files), create nothing, exit 0 or 2");
+  app.add_option("--test-storage-delay-ms", cl.storage_delay_ms,
                  "testing only: slow the storage writer down by this much per chunk")
       ->group("");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? kExitOk : kExitUsage;
-  }
+  app.set_version_flag("--version", std::string("pubsub-recorder ") + PUBSUB_VERSION);
+  app.footer(
+      "Control a running recorder: pubsub-recorder ctl status|pause|resume|split|tag|snapshot|"
+      "stop (see pubsub-recorder ctl --help).\n"
+      "Exit status: 0 recorded and closed cleanly (or --check-config found nothing wrong), 1 the "
+      "recording failed or the disk guard stopped it, 2 bad command line or configuration "
+      "(nothing created).");
+}
 
-  auto loaded = config::load_recorder_config(config_file);
-  if (!loaded) {
-    std::cerr << loaded.error().to_string();
-    return kExitUsage;
+// The settings of the flags given, in table order, then --set's; an error line or "".
+std::string settings_of(const CommandLine& cl, const std::vector<std::vector<std::string>>& keyed,
+                        std::vector<config::Setting>& out) {
+  if (!cl.output.empty()) {
+    out.push_back({"/storage/path", nlohmann::json(cl.output).dump(), "--output " + cl.output});
   }
-  config::RecorderConfig cfg = std::move(loaded).value();
-  // The recording directory: --path as it is, or storage.path with its strftime conversions
-  // expanded to the time of this start; then checked.
-  auto check_storage_path = [&]() -> config::ConfigResult<void> {
-    if (!path.empty()) {
-      cfg.storage.path = path;
-    } else if (auto r = config::expand_storage_path(cfg, std::chrono::system_clock::now()); !r) {
-      return r;
+  for (size_t i = 0; i < std::size(kKeyFlags); ++i) {
+    if (keyed[i].empty()) continue;
+    const KeyFlag& f = kKeyFlags[i];
+    std::string shown = long_name(f.names);
+    if (f.kind != KeyFlag::kStrings) shown += " " + keyed[i].back();
+    out.push_back({f.pointer, flag_value(f.kind, keyed[i]).dump(), shown});
+  }
+  if (cl.all) {
+    for (size_t i = 0; i < std::size(kKeyFlags); ++i) {
+      if (std::string_view(kKeyFlags[i].pointer) == "/topics/include" && !keyed[i].empty()) {
+        return "--all records every topic: give no TOPIC with it";
+      }
     }
-    return config::validate_storage_path(cfg);
-  };
+    out.push_back({"/topics/include", R"(["*"])", "--all"});
+  }
+  for (const auto& text : cl.set_options) {
+    auto s = config::parse_set_option(text);
+    if (!s) return s.error().messages.front();
+    out.push_back(std::move(s).value());
+  }
+  if (cl.config_file.empty() && cl.output.empty()) {
+    bool has_path = false;
+    for (const auto& s : out) {
+      has_path = has_path || s.pointer == "/storage/path" || s.pointer == "/storage";
+    }
+    // The default directory, unless --set gave storage (storage.path, or an object with it).
+    if (!has_path) out.insert(out.begin(), {"/storage/path", R"("rec-%Y%m%d-%H%M%S")", "default"});
+  }
+  return {};
+}
+
+// The configuration and its recording directory; false after printing every problem.
+bool configure(const CommandLine& cl, const std::vector<config::Setting>& settings,
+               config::RecorderConfig& cfg) {
+  auto composed = config::compose_recorder_config(cl.config_file, settings);
+  if (!composed) {
+    std::cerr << composed.error().to_string();
+    return false;
+  }
+  cfg = std::move(composed).value();
   bool ok = true;
-  if (auto r = check_storage_path(); !r) {
+  // --output as it is; storage.path (from the file, --set or the default) with its strftime
+  // conversions expanded to the time of this start; then checked.
+  if (cl.output.empty()) {
+    if (auto r = config::expand_storage_path(cfg, std::chrono::system_clock::now()); !r) {
+      std::cerr << r.error().to_string();
+      return false;
+    }
+  }
+  if (auto r = config::validate_storage_path(cfg); !r) {
     std::cerr << r.error().to_string();
     ok = false;
   }
@@ -158,12 +312,50 @@ int main(int argc, char** argv) {
     std::cerr << r.error().message << '\n';
     ok = false;
   }
-  if (!ok) return kExitUsage;
-  if (check_only) {
-    std::printf("%s: configuration OK (recording would go to %s)\n", config_file.c_str(),
-                cfg.storage.path.c_str());
-    return kExitOk;
+  return ok;
+}
+
+// --check-config: also what the start tries; exit status.
+int check_config(const CommandLine& cl, const config::RecorderConfig& cfg) {
+  const std::string source = cl.config_file.empty() ? "command line" : cl.config_file;
+  const auto problems = service::check_start(cfg);
+  for (const auto& p : problems) std::cerr << source << ": " << p << '\n';
+  if (!problems.empty()) return kExitUsage;
+  std::printf("%s: configuration OK (recording would go to %s)\n", source.c_str(),
+              cfg.storage.path.c_str());
+  return kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc > 1 && std::string_view(argv[1]) == "ctl") return service::run_ctl(argc - 1, argv + 1);
+  keep_freed_memory();
+  CLI::App app{
+      "pubsub-recorder: records DDS (RTPS) traffic into a recording directory.\n"
+      "  pubsub-recorder -o rec                   every topic of domain 0 into rec\n"
+      "  pubsub-recorder -o rec -d 3 'rt/*'       the rt/ topics of domain 3\n"
+      "  pubsub-recorder -c recorder.json -o rec  a configuration file, its storage.path "
+      "replaced"};
+  app.name("pubsub-recorder");
+  CommandLine cl;
+  std::vector<std::vector<std::string>> keyed;
+  define_flags(app, cl, keyed);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? kExitOk : kExitUsage;
   }
+  std::vector<config::Setting> settings;
+  if (auto error = settings_of(cl, keyed, settings); !error.empty()) {
+    std::cerr << "pubsub-recorder: " << error << '\n';
+    return kExitUsage;
+  }
+  config::RecorderConfig cfg;
+  if (!configure(cl, settings, cfg)) return kExitUsage;
+  if (cl.check_only) return check_config(cl, cfg);
+  const double duration = cl.duration;
+  const auto storage_delay_ms = cl.storage_delay_ms;
 
   // SIGINT/SIGTERM/SIGUSR1 go to a dedicated thread (blocked everywhere else, before any thread
   // starts).

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "service/replay.hpp"
+#include "storage/format.hpp"
 
 namespace {
 
@@ -302,6 +303,9 @@ int run(int argc, char** argv) {
   app.name("pubsub-replay");
   app.require_subcommand(1);
   app.fallthrough(false);
+  app.set_version_flag("--version", std::string("pubsub-replay ") + PUBSUB_VERSION +
+                                        " (recording format " +
+                                        std::to_string(storage::format::kFormatVersion) + ")");
   Args a;
   PlayFlags play;
   define_info(app, a);  // in the order --help lists them

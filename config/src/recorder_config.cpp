@@ -606,7 +606,7 @@ ConfigResult<RecorderConfig> parse_recorder_config(std::string_view json_text,
   }
 }
 
-ConfigResult<RecorderConfig> load_recorder_config(const std::filesystem::path& file) {
+ConfigResult<std::string> read_config_file(const std::filesystem::path& file) {
   // Configuration files are small; refuse to read anything unreasonably large.
   constexpr off_t kMaxConfigBytes = 16 << 20;
   const std::string name = file.string();
@@ -647,7 +647,13 @@ ConfigResult<RecorderConfig> load_recorder_config(const std::filesystem::path& f
     }
   }
   ::close(fd);
-  return parse_recorder_config(text, name);
+  return text;
+}
+
+ConfigResult<RecorderConfig> load_recorder_config(const std::filesystem::path& file) {
+  auto text = read_config_file(file);
+  if (!text) return text.error();
+  return parse_recorder_config(*text, file.string());
 }
 
 }  // namespace config

@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <random>
 
 #include <arpa/inet.h>
@@ -449,6 +450,26 @@ void ParticipantImpl::remove_raw_reader(RawReaderImpl& raw) {
 
 std::vector<DiscoveredParticipant> ParticipantImpl::discovered_participants() const {
   return discovery_->participants();
+}
+
+std::vector<DiscoveredTopic> ParticipantImpl::discovered_topics() const {
+  std::map<std::string, DiscoveredTopic> by_name;
+  {
+    std::lock_guard lk(entities_mu_);
+    for (const auto& [g, e] : remote_) {
+      if (e.local) continue;
+      DiscoveredTopic& t = by_name[e.data.topic_name];
+      if (t.name.empty()) t.name = e.data.topic_name;
+      if (t.type_name.empty() || (e.data.is_writer() && t.writers == 0)) {
+        t.type_name = e.data.type_name;
+      }
+      (e.data.is_writer() ? t.writers : t.readers)++;
+    }
+  }
+  std::vector<DiscoveredTopic> out;
+  out.reserve(by_name.size());
+  for (auto& [name, t] : by_name) out.push_back(std::move(t));
+  return out;
 }
 
 ParticipantStats ParticipantImpl::stats() const {

@@ -219,6 +219,9 @@ void Participant::add_type_objects(std::span<const TypeObjectEntry> types) {
 std::vector<DiscoveredParticipant> Participant::discovered_participants() const {
   return impl_->discovered_participants();
 }
+std::vector<DiscoveredTopic> Participant::discovered_topics() const {
+  return impl_->discovered_topics();
+}
 ParticipantStats Participant::stats() const {
   return impl_->stats();
 }

@@ -196,6 +196,7 @@ class ParticipantImpl final : public TransportReceiver,
   Transport& transport() { return *transport_; }
   bool closed() const { return closed_.load(); }
   std::vector<DiscoveredParticipant> discovered_participants() const;
+  std::vector<DiscoveredTopic> discovered_topics() const;
   void request_types(const GuidPrefix& participant, std::span<const wire::HashedTypeId> type_ids,
                      Duration timeout, TypeLookupCallback done) {
     discovery_->request_types(participant, type_ids, timeout, std::move(done));

@@ -1,9 +1,15 @@
 // pubsub-perftest entry point: parse the RTI-style flags and run one side.
 #include <cstdio>
+#include <string_view>
 
 #include "perftest.hpp"
 
 int main(int argc, char** argv) {
+  if (argc == 2 &&
+      (std::string_view(argv[1]) == "--version" || std::string_view(argv[1]) == "-version")) {
+    std::printf("pubsub-perftest %s\n", PUBSUB_VERSION);
+    return 0;
+  }
   perftest::Options o;
   std::string error;
   if (!perftest::parse_options(argc, argv, o, error)) {

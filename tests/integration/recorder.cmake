@@ -37,6 +37,12 @@ pubsub_netns_test("recorder: SIGKILL x10 with direct I/O then recover - verify e
 #     recover, recover and reindex refuse (exit 4, nothing changed); after the end nothing lost.
 pubsub_netns_test("recorder: info, verify, recover and reindex on a live recording - refused, nothing lost"
                   ${IT}/recorder/live_tools.sh)
+# 6c. Empty recordings say why: the topics topics.include left out, no participant on the domain.
+pubsub_netns_test("recorder: an empty recording names the topics the filters left out, or no participant on the domain"
+                  ${IT}/recorder/empty_hints.sh)
+# 6d. Recording from the command line alone: -o, -d, -i, topic globs and -x; ctl status as text.
+pubsub_netns_test("recorder: records from the command line alone (-o -d -i TOPIC -x), ctl status as text"
+                  ${IT}/recorder/cli_record.sh)
 # 7. Remote control: pubsub-recorder ctl status/pause/resume/split/tag/stop, refusals, tags in
 #    info and as --start tag:NAME, a second recorder on the same socket refused.
 pubsub_netns_test("recorder: ctl status, pause/resume, split, tag, stop against a running recorder"

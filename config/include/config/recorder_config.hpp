@@ -276,6 +276,31 @@ using ConfigResult = common::Expected<T, ConfigErrors>;
 // "FILE: /json/path: ...".
 ConfigResult<RecorderConfig> load_recorder_config(const std::filesystem::path& file);
 
+// The text of a configuration file, read as load_recorder_config reads it (same errors).
+ConfigResult<std::string> read_config_file(const std::filesystem::path& file);
+
+// One key set on the command line (pubsub-recorder --domain 3, --set storage.fsync=none): the
+// key's JSON pointer ("/storage/fsync"), its value as JSON text, and the flag as the user wrote
+// it (for messages).
+struct Setting {
+  std::string pointer;
+  std::string json;
+  std::string flag;
+};
+
+// "--set KEY=VALUE": KEY dotted ("storage.fsync") or a JSON pointer ("/storage/fsync"); VALUE
+// JSON ("5", "true", "[\"a\"]", "\"x\"") or else taken as a string ("none"). Errors: no "=",
+// an empty key.
+ConfigResult<Setting> parse_set_option(std::string_view text);
+
+// The configuration of `file` (empty: none, as "{}") with `settings` applied over it, later ones
+// winning; then validated as one document. Errors of the file alone come first, prefixed with
+// its name, except those about keys a setting replaces (a file without storage.path is
+// complete with -o DIR); errors of the composed document are prefixed "command line: ". With no
+// settings this is load_recorder_config(file).
+ConfigResult<RecorderConfig> compose_recorder_config(const std::filesystem::path& file,
+                                                     const std::vector<Setting>& settings);
+
 // Parses and validates configuration text (strict JSON: no comments, no trailing commas; every
 // key may appear once per object). Messages are prefixed with "source_name: " (or
 // "source_name:LINE:COLUMN: " for syntax errors; columns count bytes), or nothing when

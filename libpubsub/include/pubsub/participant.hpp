@@ -139,6 +139,14 @@ struct DiscoveredParticipant {
   Duration lease_duration{};
 };
 
+// A topic other participants announce endpoints on (remote ones only), as discovery knows it now.
+struct DiscoveredTopic {
+  std::string name;
+  std::string type_name;  // of its first writer (else reader) discovered
+  size_t writers = 0;
+  size_t readers = 0;
+};
+
 class Participant {
  public:
   static Result<std::unique_ptr<Participant>> create(const ParticipantOptions& options);
@@ -174,6 +182,8 @@ class Participant {
   Guid guid() const;
   const ParticipantOptions& options() const;
   std::vector<DiscoveredParticipant> discovered_participants() const;
+  // Every topic remote participants have writers or readers on, by name.
+  std::vector<DiscoveredTopic> discovered_topics() const;
   ParticipantStats stats() const;
   // Unicast locator of this participant's user traffic (its address and port).
   Locator unicast_locator() const;

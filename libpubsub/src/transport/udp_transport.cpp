@@ -35,6 +35,7 @@
 #include <cstring>
 #include <thread>
 
+#include "pubsub/network.hpp"
 #include "pubsub/transport.hpp"
 #include "wire/constants.hpp"
 
@@ -44,64 +45,12 @@ namespace {
 namespace asio = boost::asio;
 using asio::ip::udp;
 
-struct Interface {
-  std::string name;
-  uint32_t address = 0;  // host order
-  bool multicast = false;
-  bool loopback = false;
-  int mtu = 1500;
-};
+using Interface = NetworkInterface;
 
 // The largest datagram IP sends in one packet of this MTU (IPv4 and UDP headers off), kept
 // within what the transport accepts.
 size_t mtu_payload(int mtu) {
   return std::clamp<size_t>(static_cast<size_t>(mtu) - 28, 1024, 65000);
-}
-
-int interface_mtu(const std::string& name) {
-  ifreq req{};
-  std::strncpy(req.ifr_name, name.c_str(), IFNAMSIZ - 1);
-  const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
-  int mtu = 1500;
-  if (fd >= 0 && ::ioctl(fd, SIOCGIFMTU, &req) == 0) mtu = req.ifr_mtu;
-  if (fd >= 0) ::close(fd);
-  return mtu;
-}
-
-Result<Interface> find_interface(const std::string& wanted) {
-  ifaddrs* list = nullptr;
-  if (getifaddrs(&list) != 0) {
-    return make_error(ErrorCode::kNetwork, std::string("getifaddrs: ") + std::strerror(errno));
-  }
-  std::optional<Interface> found, loopback;
-  in_addr wanted_addr{};
-  const bool by_address = !wanted.empty() && inet_pton(AF_INET, wanted.c_str(), &wanted_addr) == 1;
-  for (ifaddrs* i = list; i; i = i->ifa_next) {
-    if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP)) continue;
-    Interface c;
-    c.name = i->ifa_name;
-    c.address = ntohl(reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr.s_addr);
-    c.multicast = i->ifa_flags & IFF_MULTICAST;
-    c.loopback = i->ifa_flags & IFF_LOOPBACK;
-    if (wanted.empty()) {
-      if (c.loopback) {
-        if (!loopback) loopback = c;
-      } else if (!found || (!found->multicast && c.multicast)) {
-        found = c;
-      }
-    } else if ((by_address && c.address == ntohl(wanted_addr.s_addr)) || c.name == wanted) {
-      found = c;
-      break;
-    }
-  }
-  freeifaddrs(list);
-  if (!found && wanted.empty()) found = loopback;
-  if (found) found->mtu = interface_mtu(found->name);
-  if (!found) {
-    return make_error(ErrorCode::kNotFound,
-                      "no network interface '" + wanted + "' that is up with an IPv4 address");
-  }
-  return *found;
 }
 
 sockaddr_in to_sockaddr(const Locator& l) {
@@ -123,7 +72,7 @@ class UdpTransport final : public Transport {
   }
 
   Result<void> open() {
-    auto itf = find_interface(options_.interface);
+    auto itf = find_network_interface(options_.interface);
     if (!itf) return itf.error();
     itf_ = itf.value();
     unfragmented_ = mtu_payload(itf_.mtu);

@@ -130,6 +130,12 @@ std::filesystem::path control_socket_path(const config::RecorderConfig& config);
 // parser's "FILE:LINE:COLUMN: message", or the file's read error.
 pubsub::Result<types::TypeCatalog> load_idl_types(const config::RecorderConfig& config);
 
+// What --check-config tries beyond the file (the start tries the same): the interface exists
+// (the message lists those that do), metrics.listen can be bound, a control socket outside the
+// recording can be listened on. Creates nothing that outlives the call. Each problem is one line
+// "/json/path: reason"; empty = the start would get past them.
+std::vector<std::string> check_start(const config::RecorderConfig& config);
+
 class Recorder {
  public:
   // Creates the participant and the recording (the configuration must have been validated,

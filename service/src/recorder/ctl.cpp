@@ -1,6 +1,7 @@
 #include "service/ctl.hpp"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -29,6 +30,7 @@ struct CtlArgs {
   std::vector<std::string> topics;
   std::string tag_name, note;
   std::string snapshot_tag;
+  bool json = false;  // status: the JSON object instead of the text
 };
 
 // The socket from --socket, --path DIR (DIR/control.sock) or --config FILE (its control.socket).
@@ -84,6 +86,76 @@ nlohmann::json request_of(const std::string& cmd, const CtlArgs& a) {
   return req;
 }
 
+// "12.3 MB" (10^6 bytes, as the recorder's log lines).
+std::string mb_text(double bytes) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f MB", bytes / 1e6);
+  return b;
+}
+
+// `ctl status` for a person: the totals, then a line per topic, then what is unusual.
+std::string status_text(const nlohmann::json& s) {
+  auto u = [&](const char* k) { return s.value(k, uint64_t{0}); };
+  char head[512];
+  std::snprintf(
+      head, sizeof head,
+      "%s %s, %.1f s: %llu samples, %s, %llu lost, %llu held back by back-pressure, "
+      "%llu skipped while paused; %llu writers matched; queue %.0f%% full%s\n",
+      s.value("mode", std::string("record")) == "snapshot" ? "snapshot mode in" : "recording",
+      s.value("path", std::string("?")).c_str(), s.value("seconds", 0.0),
+      static_cast<unsigned long long>(u("samples")),
+      mb_text(static_cast<double>(u("bytes"))).c_str(), static_cast<unsigned long long>(u("lost")),
+      static_cast<unsigned long long>(u("held_back")),
+      static_cast<unsigned long long>(u("skipped")), static_cast<unsigned long long>(u("writers")),
+      100.0 * s.value("queue_fill", 0.0), s.value("paused", false) ? "; PAUSED" : "");
+  std::string out = head;
+  const auto topics = s.value("topics", nlohmann::json::object());
+  size_t width = 5;
+  for (const auto& [name, t] : topics.items()) width = std::max(width, name.size());
+  if (!topics.empty()) {
+    char line[256];
+    std::snprintf(line, sizeof line, "  %-*s %10s %10s %6s %7s\n", static_cast<int>(width), "TOPIC",
+                  "SAMPLES", "MB", "LOST", "WRITERS");
+    out += line;
+  }
+  for (const auto& [name, t] : topics.items()) {
+    char line[512];
+    std::snprintf(line, sizeof line, "  %-*s %10llu %10.1f %6llu %7llu%s\n",
+                  static_cast<int>(width), name.c_str(),
+                  static_cast<unsigned long long>(t.value("samples", uint64_t{0})),
+                  static_cast<double>(t.value("bytes", uint64_t{0})) / 1e6,
+                  static_cast<unsigned long long>(t.value("lost", uint64_t{0})),
+                  static_cast<unsigned long long>(t.value("writers", uint64_t{0})),
+                  t.value("paused", false) ? "  paused" : "");
+    out += line;
+  }
+  const auto incompatible = s.value("incompatible_qos", nlohmann::json::object());
+  if (!incompatible.empty()) {
+    out += "incompatible QoS (endpoint pairs not matched):";
+    for (const auto& [policy, n] : incompatible.items()) out += " " + policy + " " + n.dump();
+    out += "\n";
+  }
+  if (s.contains("snapshot") && s["snapshot"].is_object()) {
+    const auto& n = s["snapshot"];
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "snapshot buffer: %llu samples, %.1f s, %s of %s; %llu dropped; %llu snapshots "
+                  "written%s\n",
+                  static_cast<unsigned long long>(n.value("buffered_samples", uint64_t{0})),
+                  n.value("buffered_seconds", 0.0),
+                  mb_text(static_cast<double>(n.value("buffered_bytes", uint64_t{0}))).c_str(),
+                  mb_text(static_cast<double>(n.value("max_bytes", uint64_t{0}))).c_str(),
+                  static_cast<unsigned long long>(n.value("dropped_samples", uint64_t{0})),
+                  static_cast<unsigned long long>(n.value("snapshots", uint64_t{0})),
+                  n.value("writing", false) ? " (one being written)" : "");
+    out += line;
+    if (const auto last = n.value("last_path", std::string()); !last.empty()) {
+      out += "last snapshot: " + last + "\n";
+    }
+  }
+  return out;
+}
+
 // --dds: the request through a participant of our own on the recorder's domain.
 pubsub::Result<nlohmann::json> dds_request(const CtlArgs& a, const nlohmann::json& request,
                                            std::chrono::milliseconds timeout) {
@@ -124,7 +196,8 @@ int run_ctl(int argc, char** argv) {
                  "match too")
       ->check(CLI::PositiveNumber);
   app.require_subcommand(1, 1);
-  app.add_subcommand("status", "print the statistics as one JSON object");
+  app.add_subcommand("status", "print the statistics (--json: as one JSON object)")
+      ->add_flag("--json", a.json, "the statistics as one JSON object, for programs");
   for (const char* c : {"pause", "resume"}) {
     auto* s = app.add_subcommand(c, std::string(c) + " recording (every topic, or --topic ...)");
     s->add_option("--topic", a.topics, "a topic name (repeatable)");
@@ -163,7 +236,16 @@ int run_ctl(int argc, char** argv) {
   auto reply = a.dds ? dds_request(a, request_of(cmd, a), timeout)
                      : control_request(socket, request_of(cmd, a), timeout);
   if (!reply) {
-    std::fprintf(stderr, "pubsub-recorder ctl: %s\n", reply.error().message.c_str());
+    const std::string& m = reply.error().message;
+    // Nothing listens on the socket (none there, or a killed recorder's): say that.
+    if (!a.dds && (reply.error().code == common::Errc::kNotFound ||
+                   m.find("Connection refused") != std::string::npos)) {
+      const std::string where = a.path.empty() ? socket.string() : a.path;
+      std::fprintf(stderr, "pubsub-recorder ctl: no recorder is running on %s (%s)\n",
+                   where.c_str(), m.substr(std::string("cannot connect to ").size()).c_str());
+      return kExitUsage;
+    }
+    std::fprintf(stderr, "pubsub-recorder ctl: %s\n", m.c_str());
     return kExitUsage;
   }
   const nlohmann::json& r = *reply;
@@ -173,7 +255,12 @@ int run_ctl(int argc, char** argv) {
     return kExitRefused;
   }
   if (cmd == "status") {
-    std::printf("%s\n", r.value("status", nlohmann::json::object()).dump().c_str());
+    const auto status = r.value("status", nlohmann::json::object());
+    if (a.json) {
+      std::printf("%s\n", status.dump().c_str());
+    } else {
+      std::fputs(status_text(status).c_str(), stdout);
+    }
   } else {
     std::printf("%s\n", r.value("message", std::string("done")).c_str());
   }

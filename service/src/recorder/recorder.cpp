@@ -15,6 +15,7 @@
 #include "control_commands.hpp"
 #include "control_server.hpp"
 #include "dds_control.hpp"
+#include "discovery_hints.hpp"
 #include "metrics_server.hpp"
 #include "pubsub/participant.hpp"
 #include "service/recording_schema.hpp"
@@ -171,6 +172,7 @@ struct Recorder::Impl {
   std::unique_ptr<DdsControl> dds_control;
   Clock::time_point started = Clock::now();
 
+  std::unique_ptr<DiscoveryHints> hints;  // run()'s thread only
   std::atomic<uint64_t> writer_count{0};
   std::atomic<uint64_t> refused_writers{0};  // writers the raw reader cannot read (stored)
   std::atomic<bool> refused_flag{false};     // a sample was refused since run() last looked
@@ -674,6 +676,14 @@ pubsub::Result<std::unique_ptr<Recorder>> Recorder::create(const config::Recorde
   if (!reader) return reader.error();
   impl->reader = std::move(reader).value();
   impl->reader_ready.store(impl->reader.get(), std::memory_order_release);
+  {
+    const std::string addr = impl->participant->unicast_locator().to_string();
+    const std::string ip = addr.substr(0, addr.rfind(':'));
+    impl->hints = std::make_unique<DiscoveryHints>(
+        c.topics.include, c.topics.exclude, static_cast<int>(c.domain),
+        c.interface.empty() ? "the default interface (" + ip + ")"
+                            : "interface " + c.interface + " (" + ip + ")");
+  }
   impl->log->info(
       "recording domain {} on {} into {} (topics {}{})", c.domain,
       impl->participant->unicast_locator().to_string(), c.storage.path.string(),
@@ -855,6 +865,9 @@ pubsub::Result<RecorderTotals> Recorder::run() {
                             ? start + std::chrono::duration_cast<Clock::duration>(*m.opts.duration)
                             : Clock::time_point::max();
   Impl::Sums prev;
+  // Discovery's view is looked at each second; "no participant" is said once, 3 s in.
+  auto next_look = start;
+  auto participant_check = start + std::chrono::seconds(3);
   if (m.opts.on_ready) m.opts.on_ready();
   for (;;) {
     if (m.opts.on_tick) m.opts.on_tick();
@@ -871,11 +884,24 @@ pubsub::Result<RecorderTotals> Recorder::run() {
     // Storage may have room again: offer held-back samples now rather than at the reader's
     // next retry.
     if (m.refused_flag.exchange(false, std::memory_order_relaxed)) m.reader->resume();
+    if (now >= next_look) {
+      m.hints->observe(m.participant->discovered_topics(),
+                       m.participant->discovered_participants().size());
+      next_look = now + std::chrono::seconds(1);
+    }
+    if (now >= participant_check) {
+      const auto line = m.hints->no_participant(std::chrono::duration<double>(now - start).count());
+      if (!line.empty()) m.log->warn("{}", line);
+      participant_check = Clock::time_point::max();
+    }
     if (now >= next_stats) {
       m.log_stats(std::chrono::duration<double>(interval).count(), prev);
+      if (const auto line = m.hints->new_left_out(); !line.empty()) m.log->info("{}", line);
       next_stats += interval;
     }
   }
+  m.hints->observe(m.participant->discovered_topics(),
+                   m.participant->discovered_participants().size());
   // Stop receiving first (nothing new is acknowledged), then finish the recording.
   m.log->info("stopping: closing the recording");
   if (m.opts.on_stopping) m.opts.on_stopping();
@@ -904,6 +930,7 @@ pubsub::Result<RecorderTotals> Recorder::run() {
       "deliveries held back by back-pressure; {} samples over shared memory, {} over UDP",
       t.samples, mb(static_cast<double>(t.bytes)), t.writers, t.topics, t.seconds, t.lost,
       t.refused, t.samples_shm, t.samples - std::min(t.samples, t.samples_shm));
+  for (const auto& line : m.hints->at_end(t.seconds)) m.log->warn("{}", line);
   if (t.writers_not_matched > 0) {
     m.log->warn(
         "{} writers not recorded: they offer QoS the recorder cannot read (pubsub-replay "

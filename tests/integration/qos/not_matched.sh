@@ -33,9 +33,9 @@ cdr=$!
 wait "$cdr" || fail "XCDR1 writer exit $?"
 wait "$xml" || fail "XML writer exit $?"
 ctl() { ip netns exec "${NS_PREFIX}1" "$BIN/pubsub-recorder" ctl --path "$rec" "$@"; }
-ctl status >"$out/status.json" || fail "ctl status"
+ctl status --json >"$out/status.json" || fail "ctl status --json"
 grep -q '"incompatible_qos":{"DATA_REPRESENTATION":1}' "$out/status.json" ||
-  fail "ctl status does not count the XML writer: $(cat "$out/status.json")"
+  fail "ctl status --json does not count the XML writer: $(cat "$out/status.json")"
 ctl stop >/dev/null || fail "ctl stop"
 wait "$recorder" || fail "recorder exit $?"
 grep -q "on Q_xml not recorded: DATA_REPRESENTATION: requested XCDR1|XCDR2, offered XML" \

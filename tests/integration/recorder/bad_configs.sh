@@ -44,7 +44,19 @@ check "disk guard policy" '/storage/on_low_space: expected one of "stop", "rotat
 echo '{'"$good"', "interface": "nosuchif0"}' >badif.json
 check "bad interface" "no network interface 'nosuchif0'" -- --config badif.json --duration 1
 check "bad --duration" "--duration: must be a positive number of seconds" -- --config good.json --duration -3
-check "no --config" "--config is required" --
+# The command line alone (no --config): each flag is checked as its key, and named.
+check "flag out of range" "--domain 300: /domain: expected an integer in 0..232, got 300" -- -o rec -d 300
+check "--set unknown key" '--set foo=1: /foo: unknown key' -- -o rec --set foo=1
+check "--set bad value" '--set storage.fsync=always: /storage/fsync: expected one of "none", "chunk", "segment", "interval", got "always"' -- -o rec --set storage.fsync=always
+check "--set without =" '--set fsync: expected KEY=VALUE' -- -o rec --set fsync
+check "--split-size form" '--split-size 1Q: /storage/segment_max_bytes: expected an integer in 1048576..1099511627776, got "1Q"' -- -o rec --split-size 1Q
+check "--all and topics" '--all records every topic: give no TOPIC with it' -- -o rec -a 'rt/*'
+check "file and a bad flag" "--domain x: /domain: expected an integer" -- --config good.json -d x
+check "file error kept" '/domian: unknown key' -- --config unknown.json -d 3
+# --check-config tries what the start tries: the interface (the message lists those that exist)
+# and the metrics address.
+check "check: no interface" "command line: /interface: no network interface 'nosuchif0' that is up with an IPv4 address (there are: lo 127.0.0.1" -- -o rec -i nosuchif0 --check-config
+check "check: metrics" "command line: /metrics/listen: metrics endpoint 198.18.255.254:9464: Cannot assign requested address" -- -o rec -i lo --metrics 198.18.255.254:9464 --check-config
 # types.idl: a syntax error names file, line and column (with and without --check-config); a
 # missing file is named too.
 printf 'module m {\n  struct S { long a };\n};\n' >bad.idl
@@ -57,6 +69,7 @@ check "IDL file missing" "open none.idl: No such file or directory" -- --config 
 # address not on this host (nothing is sent: bind fails), a control socket path that is a file.
 echo '{'"$good"', "interface": "lo", "metrics": {"listen": "198.18.255.254:9464"}}' >metrics.json
 check "metrics not bindable" "metrics endpoint 198.18.255.254:9464: Cannot assign requested address" -- --config metrics.json --duration 1
+check "check: metrics (file)" "metrics.json: /metrics/listen: metrics endpoint 198.18.255.254:9464: Cannot assign requested address" -- --config metrics.json --check-config
 echo '{'"$good"', "interface": "lo", "control": {"socket": "'"$work"'/good.json"}}' >sock.json
 check "control socket a file" "control socket $work/good.json exists and is not a socket" -- --config sock.json --duration 1
 echo '{'"$good"', "metrics": {"listen": "localhost:1"}}' >badlisten.json
@@ -100,4 +113,18 @@ grep -qE "recording would go to rec-($day0|$day1)-[0-9]{6}\)$" out.txt ||
 before=$(find "$work" | sort)
 "$BIN/pubsub-recorder" --config good.json --check-config >out.txt 2>&1 || { echo "FAIL: --check-config on a good file"; cat out.txt; status=1; }
 [ "$(find "$work" | sort | grep -v out.txt)" = "$(echo "$before" | grep -v out.txt)" ] || { echo "FAIL: --check-config created files"; status=1; }
+# A file without storage.path is complete with -o; the flags win over the file's keys.
+echo '{"domain": 5, "interface": "lo"}' >nopath.json
+"$BIN/pubsub-recorder" --config nopath.json -o flagrec -d 6 --check-config >out.txt 2>err.txt ||
+  { echo "FAIL: --config without storage.path plus -o: $(cat err.txt)"; status=1; }
+[ "$(cat out.txt)" = "nopath.json: configuration OK (recording would go to flagrec)" ] ||
+  { echo "FAIL: -o with a file: '$(cat out.txt)'"; status=1; }
+# No file and no -o: a new directory named after the start; --version, --help naming ctl.
+TZ=UTC0 "$BIN/pubsub-recorder" -i lo --check-config >out.txt 2>&1
+grep -qE "^command line: configuration OK \(recording would go to rec-($day0|$day1)-[0-9]{6}\)$" out.txt ||
+  { echo "FAIL: the default directory: $(cat out.txt)"; status=1; }
+[ "$("$BIN/pubsub-recorder" --version)" = "pubsub-recorder 0.1.0" ] || { echo "FAIL: --version"; status=1; }
+"$BIN/pubsub-recorder" --help | grep -q "^Control a running recorder: pubsub-recorder ctl status|pause|resume|split|tag|snapshot|stop" ||
+  { echo "FAIL: --help does not name ctl"; status=1; }
+[ -e flagrec ] && { echo "FAIL: --check-config created flagrec"; status=1; }
 exit $status

@@ -36,7 +36,7 @@ wait_for 20 "matched writer in the recorder's log" \
 sleep 1
 
 # 1. status: one JSON object with the documented keys.
-s=$(ctl status) || fail "status exit $?"
+s=$(ctl status --json) || fail "status exit $?"
 keys=$(echo "$s" | field 'sorted(d.keys())')
 want="['bytes', 'held_back', 'incompatible_qos', 'lost', 'mode', 'path', 'paused', 'queue_fill', 'samples', 'samples_shm', 'seconds', 'skipped', 'topics', 'writers']"
 [ "$keys" = "$want" ] || fail "status keys $keys, expected $want"
@@ -69,9 +69,9 @@ code=$(netns_exec 1 curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:9464
 # 2. pause: the counts stop; a second pause is refused; resume: they grow again.
 m=$(ctl pause) && [ "$m" = "paused every topic" ] || fail "pause said '$m'"
 sleep 0.3
-a=$(ctl status | field 'd["samples"]')
+a=$(ctl status --json | field 'd["samples"]')
 sleep 1.5
-s=$(ctl status)
+s=$(ctl status --json)
 b=$(echo "$s" | field 'd["samples"]')
 [ "$a" = "$b" ] || fail "samples grew while paused: $a -> $b"
 [ "$(echo "$s" | field 'd["paused"] and d["skipped"] >= 2000 and d["topics"]["PubsubPerftest_Data"]["paused"]')" = True ] ||
@@ -83,7 +83,7 @@ e=$(ctl pause 2>&1); rc=$?
 [ $rc = 1 ] && [ "$e" = "pubsub-recorder ctl: pause: already paused" ] || fail "second pause: exit $rc, '$e'"
 m=$(ctl resume) && [ "$m" = "resumed every topic" ] || fail "resume said '$m'"
 sleep 1.5
-c=$(ctl status | field 'd["samples"]')
+c=$(ctl status --json | field 'd["samples"]')
 [ "$c" -ge $((b + 2000)) ] || fail "samples after resume $c, expected >= $((b + 2000))"
 e=$(ctl resume 2>&1); rc=$?
 [ $rc = 1 ] && [ "$e" = "pubsub-recorder ctl: resume: not paused" ] || fail "second resume: exit $rc, '$e'"
@@ -116,12 +116,12 @@ PY
 want='{"error":"a request is one JSON object per line, e.g. {\"cmd\":\"status\"}","ok":false}
 {"error":"unknown command \"fly\" (commands: status, pause, resume, split, tag, snapshot, stop)","ok":false}'
 [ "$r" = "$want" ] || fail "raw requests answered '$r'"
-e=$("$BIN/pubsub-recorder" ctl --socket "$out/none.sock" status 2>&1); rc=$?
-[ $rc = 2 ] && [ "$e" = "pubsub-recorder ctl: cannot connect to $out/none.sock: No such file or directory" ] ||
+e=$("$BIN/pubsub-recorder" ctl --socket "$out/none.sock" status --json 2>&1); rc=$?
+[ $rc = 2 ] && [ "$e" = "pubsub-recorder ctl: no recorder is running on $out/none.sock ($out/none.sock: No such file or directory)" ] ||
   fail "unreachable socket: exit $rc, '$e'"
 
 echo '{"storage": {"path": "'"$out"'/rec-%Y%m%d"}}' >"$out/strftime.json"
-e=$("$BIN/pubsub-recorder" ctl --config "$out/strftime.json" status 2>&1); rc=$?
+e=$("$BIN/pubsub-recorder" ctl --config "$out/strftime.json" status --json 2>&1); rc=$?
 [ $rc = 2 ] && [ "$e" = "pubsub-recorder ctl: $out/strftime.json: storage.path \"$out/rec-%Y%m%d\" has % conversions, so the socket's directory is known to the running recorder only: give --path DIR, or set control.socket to an absolute path (e.g. /run/pubsub-recorder/NAME/control.sock)" ] ||
   fail "ctl --config with a strftime storage.path: exit $rc, '$e'"
 # 5. A second recorder on the same socket: refused before anything is created.

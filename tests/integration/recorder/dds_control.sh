@@ -48,7 +48,7 @@ grep -qE "info DDS control on domain 7 \\(allow $client/32, 127\\.0\\.0\\.1/32\\
   fail "no 'DDS control on domain 7 (allow $client/32, 127.0.0.1/32)' line in the log"
 
 # 1. An allowed client: status, tag, a refusal by the command itself.
-s=$(ctl 0 status 2>"$out/ctl.err"); rc=$?
+s=$(ctl 0 status --json 2>"$out/ctl.err"); rc=$?
 [ $rc = 0 ] || fail "status exit $rc: $(cat "$out/ctl.err")"
 keys=$(echo "$s" | field 'sorted(d.keys())')
 want="['bytes', 'held_back', 'incompatible_qos', 'lost', 'mode', 'path', 'paused', 'queue_fill', 'samples', 'samples_shm', 'seconds', 'skipped', 'topics', 'writers']"
@@ -71,7 +71,7 @@ guid=${BASH_REMATCH[1]:-none}
 wait_for 5 "warning for $guid in the log" grep -qF \
   "warning DDS control: refused {\"cmd\":\"pause\"} from participant $guid ($other): not in control.allow" \
   "$out/rec.log" || status=1
-[ "$(ctl 0 status | field 'd["paused"]')" = False ] || fail "the refused pause paused the recorder"
+[ "$(ctl 0 status --json | field 'd["paused"]')" = False ] || fail "the refused pause paused the recorder"
 
 # 3. stop over DDS: the reply, then the recorder ends with exit 0.
 m=$(ctl 0 stop) && [ "$m" = "stopping: the recording is being closed" ] || fail "stop said '$m'"
@@ -117,17 +117,17 @@ kill -TERM $rec; wait $rec; rc=$?; rec=""
 
 # 6. No recorder on the domain: exit 2 once --timeout is over.
 t0=$(date +%s%N)
-e=$(netns_run 0 30 "$BIN/pubsub-recorder" ctl --dds --domain 8 --interface veth0 --timeout 2 status 2>&1); rc=$?
+e=$(netns_run 0 30 "$BIN/pubsub-recorder" ctl --dds --domain 8 --interface veth0 --timeout 2 status --json 2>&1); rc=$?
 took_ms=$((($(date +%s%N) - t0) / 1000000))
 [ $rc = 2 ] && [ "$e" = "pubsub-recorder ctl: no recorder answers on domain 8" ] ||
   fail "no recorder: exit $rc, '$e'"
 [ $took_ms -ge 2000 ] && [ $took_ms -lt 6000 ] || fail "no recorder: took $took_ms ms with --timeout 2"
 
 # 7. Usage.
-e=$("$BIN/pubsub-recorder" ctl --dds --socket "$out/x.sock" status 2>&1); rc=$?
+e=$("$BIN/pubsub-recorder" ctl --dds --socket "$out/x.sock" status --json 2>&1); rc=$?
 [ $rc = 2 ] && [ "$e" = "pubsub-recorder ctl: --dds sends the command over DDS: give no --socket, --path or --config with it" ] ||
   fail "--dds --socket: exit $rc, '$e'"
-e=$("$BIN/pubsub-recorder" ctl --domain 7 --socket "$out/x.sock" status 2>&1); rc=$?
+e=$("$BIN/pubsub-recorder" ctl --domain 7 --socket "$out/x.sock" status --json 2>&1); rc=$?
 [ $rc = 2 ] && [ "$e" = "pubsub-recorder ctl: --domain and --interface go with --dds" ] ||
   fail "--domain without --dds: exit $rc, '$e'"
 [ $status = 0 ] && echo "dds control: ok (refused participant $guid)"

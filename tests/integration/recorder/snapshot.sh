@@ -36,7 +36,7 @@ wait_for 20 "matched writer in the recorder's log" \
 sleep 4
 
 # 1. status: the buffer holds about before_s of samples; nothing written yet.
-s=$(ctl status) || fail "status exit $?"
+s=$(ctl status --json) || fail "status exit $?"
 [ "$(echo "$s" | field 'd["mode"]')" = snapshot ] || fail "mode: $s"
 keys=$(echo "$s" | field 'sorted(d["snapshot"].keys())')
 want="['buffered_bytes', 'buffered_samples', 'buffered_seconds', 'dropped_samples', 'last_path', 'max_bytes', 'snapshots', 'writing']"
@@ -62,15 +62,15 @@ case "$m2" in "snapshot extended: $dir1 from "*) ;; *) fail "second trigger said
 e=$(ctl snapshot "no/slash" 2>&1); rc=$?
 [ $rc = 1 ] && [ "$e" = "pubsub-recorder ctl: snapshot: a snapshot tag has at most 64 characters of A-Z a-z 0-9 . _ -" ] ||
   fail "bad tag: exit $rc, '$e'"
-wait_for 10 "the first snapshot written" sh -c "'$BIN/pubsub-recorder' ctl --socket '$sock' status | grep -q '\"snapshots\":1'" ||
-  fail "first snapshot not finished: $(ctl status)"
+wait_for 10 "the first snapshot written" sh -c "'$BIN/pubsub-recorder' ctl --socket '$sock' status --json | grep -q '\"snapshots\":1'" ||
+  fail "first snapshot not finished: $(ctl status --json)"
 
 # 3. SIGUSR1: the next snapshot.
 # (timeout's child: ip netns exec execs the recorder)
 kill -USR1 "$(pgrep -P "$rec" -x pubsub-recorder)"
 wait_for 10 "the second snapshot started" grep -q "snapshot $out/snaps/snapshot-[0-9.-]*: " "$out/rec.log"
-wait_for 10 "the second snapshot written" sh -c "'$BIN/pubsub-recorder' ctl --socket '$sock' status | grep -q '\"snapshots\":2'" ||
-  fail "second snapshot not finished: $(ctl status)"
+wait_for 10 "the second snapshot written" sh -c "'$BIN/pubsub-recorder' ctl --socket '$sock' status --json | grep -q '\"snapshots\":2'" ||
+  fail "second snapshot not finished: $(ctl status --json)"
 m=$(ctl stop) || fail "stop exit $?"
 wait $rec; rc=$?; rec=""
 [ $rc = 0 ] || { fail "recorder exit $rc after ctl stop"; tail "$out/rec.log"; }
