@@ -243,9 +243,12 @@ struct Resync {
   const ProblemCallback& cb;
   RecoveryReport rep;
   std::set<uint64_t> cut_chunks;  // sequences whose records are counted in rep.records_cut
+  std::map<uint64_t, std::vector<TopicId>> dropped_topics;  // index rows dropped, by sequence
 
   void report(const Problem& p) {
     ++rep.problems;
+    if (p.kind == Problem::Kind::kTornTail && p.chunk_sequence != 0 && !p.topics.empty())
+      dropped_topics.emplace(p.chunk_sequence, p.topics);
     if (p.kind == Problem::Kind::kTornTail && p.chunk_sequence != 0 &&
         cut_chunks.insert(p.chunk_sequence).second)
       rep.records_cut += p.records;
@@ -304,6 +307,9 @@ struct Resync {
           p.records = h->record_count;
         } else {
           describe_from_header(src, pos, p);
+          // A chunk dropped from the index above: its topics from that row.
+          if (auto t = dropped_topics.find(p.chunk_sequence); t != dropped_topics.end())
+            p.topics = t->second;
         }
         p.tail_bytes = src.size() - pos;
         p.message = "incomplete or corrupt chunk at the end of the segment (" +
