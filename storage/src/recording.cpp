@@ -21,10 +21,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <queue>
 #include <set>
+#include <tuple>
 
 #include "index.hpp"
 #include "segment_file.hpp"
@@ -50,8 +52,33 @@ const char* to_string(Problem::Kind kind) {
       return "index mismatch";
     case Problem::Kind::kBadSegment:
       return "bad segment";
+    case Problem::Kind::kTruncated:
+      return "truncated segment";
   }
   return "?";
+}
+
+const char* to_string(Damage::Kind kind) {
+  switch (kind) {
+    case Damage::Kind::kTruncated:
+      return "truncated segment";
+    case Damage::Kind::kCorruptChunk:
+      return "corrupt chunk";
+    case Damage::Kind::kMissingSegment:
+      return "missing segment file";
+    case Damage::Kind::kIndexMissing:
+      return "index missing";
+    case Damage::Kind::kIndexStale:
+      return "index stale";
+    case Damage::Kind::kUnclean:
+      return "not closed cleanly";
+  }
+  return "?";
+}
+
+const char* repair_command(Damage::Kind kind) {
+  return kind == Damage::Kind::kIndexMissing || kind == Damage::Kind::kIndexStale ? "reindex"
+                                                                                  : "recover";
 }
 
 const char* to_string(CloseState state) {
@@ -124,6 +151,65 @@ bool file_exists(const std::string& p) {
   return ::stat(p.c_str(), &st) == 0;
 }
 
+// The header of the chunk at `offset` when it is whole and verifies (its body may be cut).
+std::optional<format::ChunkHeader> peek_chunk_header(const ByteSource& src, uint64_t offset) {
+  std::byte hb[format::kChunkHeaderSize];
+  if (offset + sizeof hb > src.size() || !src.read_at(offset, hb)) return std::nullopt;
+  auto h = format::decode_chunk_header(ByteSpan(hb, sizeof hb));
+  if (!h) return std::nullopt;
+  return *h;
+}
+
+// Fills a problem at a torn place from the chunk header there, when that header survives.
+void describe_from_header(const ByteSource& src, uint64_t offset, Problem& p) {
+  auto h = peek_chunk_header(src, offset);
+  p.records_known = h.has_value();
+  if (!h) return;
+  p.chunk_sequence = h->sequence;
+  p.first_recv_ns = h->first_recv_ns;
+  p.last_recv_ns = h->last_recv_ns;
+  p.records = h->record_count;
+  if (p.kind == Problem::Kind::kTornTail && offset + format::chunk_span(*h) > src.size())
+    p.bytes = offset + format::chunk_span(*h) - src.size();
+}
+
+// The meta "repaired": one line per damage recover() repaired ("kind segment offset chunks
+// records exact bytes").
+std::string encode_repairs(const std::vector<Damage>& ds) {
+  std::string s;
+  for (const Damage& d : ds)
+    s += std::to_string(static_cast<int>(d.kind)) + " " + std::to_string(d.segment) + " " +
+         std::to_string(d.offset) + " " + std::to_string(d.chunks) + " " +
+         std::to_string(d.records) + " " + (d.records_exact ? "1" : "0") + " " +
+         std::to_string(d.bytes) + "\n";
+  return s;
+}
+
+std::vector<Damage> decode_repairs(const std::string& s) {
+  std::vector<Damage> ds;
+  size_t pos = 0;
+  while (pos < s.size()) {
+    size_t nl = s.find('\n', pos);
+    if (nl == std::string::npos) nl = s.size();
+    unsigned long long v[7] = {};
+    if (std::sscanf(s.substr(pos, nl - pos).c_str(), "%llu %llu %llu %llu %llu %llu %llu", &v[0],
+                    &v[1], &v[2], &v[3], &v[4], &v[5], &v[6]) == 7 &&
+        v[0] <= static_cast<unsigned long long>(Damage::Kind::kUnclean)) {
+      Damage d;
+      d.kind = static_cast<Damage::Kind>(v[0]);
+      d.segment = v[1];
+      d.offset = v[2];
+      d.chunks = v[3];
+      d.records = v[4];
+      d.records_exact = v[5] != 0;
+      d.bytes = v[6];
+      ds.push_back(d);
+    }
+    pos = nl + 1;
+  }
+  return ds;
+}
+
 // Fills topics / time range / record count of a problem from the index row of a chunk.
 void describe_from_index(Index& idx, const ChunkInfo& c, Problem& p) {
   p.chunk_sequence = c.sequence;
@@ -144,6 +230,7 @@ Problem missing_segment(const SegmentInfo& s, std::string message) {
   p.first_recv_ns = s.first_recv_ns;
   p.last_recv_ns = s.last_recv_ns;
   p.records = s.record_count;
+  p.chunks = s.chunk_count;
   p.message = std::move(message);
   return p;
 }
@@ -156,9 +243,12 @@ struct Resync {
   const ProblemCallback& cb;
   RecoveryReport rep;
   std::set<uint64_t> cut_chunks;  // sequences whose records are counted in rep.records_cut
+  std::map<uint64_t, std::vector<TopicId>> dropped_topics;  // index rows dropped, by sequence
 
   void report(const Problem& p) {
     ++rep.problems;
+    if (p.kind == Problem::Kind::kTornTail && p.chunk_sequence != 0 && !p.topics.empty())
+      dropped_topics.emplace(p.chunk_sequence, p.topics);
     if (p.kind == Problem::Kind::kTornTail && p.chunk_sequence != 0 &&
         cut_chunks.insert(p.chunk_sequence).second)
       rep.records_cut += p.records;
@@ -215,7 +305,13 @@ struct Resync {
           p.first_recv_ns = h->first_recv_ns;
           p.last_recv_ns = h->last_recv_ns;
           p.records = h->record_count;
+        } else {
+          describe_from_header(src, pos, p);
+          // A chunk dropped from the index above: its topics from that row.
+          if (auto t = dropped_topics.find(p.chunk_sequence); t != dropped_topics.end())
+            p.topics = t->second;
         }
+        p.tail_bytes = src.size() - pos;
         p.message = "incomplete or corrupt chunk at the end of the segment (" +
                     bad.error().message + "): " + std::to_string(src.size() - pos) + " bytes " +
                     (modify ? "cut" : "ignored");
@@ -411,22 +507,6 @@ Result<std::unique_ptr<Recording>> Recording::open(const std::string& dir,
   return std::unique_ptr<Recording>(new Recording(std::move(impl)));
 }
 
-Result<RecoveryReport> Recording::recover(const std::string& dir, ProblemCallback on_problem) {
-  const std::string ipath = detail::index_path(dir);
-  if (!file_exists(ipath))
-    return Error{ErrorCode::kNotFound, ipath + " does not exist (run reindex to rebuild it)"};
-  auto lock = WriterLock::acquire(dir, std::string(program_invocation_short_name) + " recover");
-  if (!lock) return lock.error();
-  auto idx = Index::open(ipath, Index::Mode::kReadWrite);
-  if (!idx) return idx.error();
-  RecoveryReport rep;
-  rep.state = state_of((*idx)->meta("clean"));
-  if (rep.state == CloseState::kUnclean)
-    if (auto s = resync(**idx, dir, true, {}, on_problem, rep); !s) return s.error();
-  (void)(*idx)->exec("PRAGMA journal_mode=DELETE");  // at rest without -wal/-shm files
-  return rep;
-}
-
 Result<CloseState> Recording::close_state(const std::string& dir) {
   const std::string ipath = detail::index_path(dir);
   if (!file_exists(ipath)) return Error{ErrorCode::kNotFound, ipath + " does not exist"};
@@ -503,6 +583,9 @@ struct Reindexer {
       auto next = next_header(src, pos);
       if (!next) return next.error();
       p.kind = *next ? Problem::Kind::kCorruptChunk : Problem::Kind::kTornTail;
+      if (*next) p.bytes = **next - pos;
+      if (!*next) p.tail_bytes = src.size() - pos;
+      describe_from_header(src, pos, p);
       p.message =
           st.error().message + (*next ? "; skipped " + std::to_string(**next - pos) + " bytes"
                                       : "; ignoring the rest of the segment");
@@ -542,12 +625,16 @@ struct Reindexer {
     return Status{};
   }
 
-  // The meta rows; the close state is the old index's, never upgraded.
-  Status finish(std::optional<CloseState> old_state) {
-    rep.state =
-        rep.torn_tails > 0 ? CloseState::kUnclean : old_state.value_or(CloseState::kRecovered);
+  // The meta rows; the close state is the old index's, never upgraded (a torn tail in a recording
+  // its writer closed is damage done later - a truncated copy - not an unclean close). Without an
+  // old index: unclean when a tail is torn, else recovered.
+  Status finish(std::optional<CloseState> old_state, const std::string& repairs) {
+    rep.state = old_state            ? *old_state
+                : rep.torn_tails > 0 ? CloseState::kUnclean
+                                     : CloseState::kRecovered;
     Status s = x.set_meta("format_version", std::to_string(format::kFormatVersion));
     if (s) s = x.set_meta("recording_id", recording_id);
+    if (s && !repairs.empty()) s = x.set_meta("repaired", repairs);
     if (s && rep.state == CloseState::kUnclean && rep.segments > 0)
       s = x.set_segment_closed(last_seg, false);
     if (s)
@@ -562,15 +649,25 @@ struct Reindexer {
 
 }  // namespace
 
-Result<ReindexReport> Recording::reindex(const std::string& dir, ProblemCallback on_problem) {
+namespace {
+
+// reindex() with the writer lock held by the caller.
+Result<ReindexReport> reindex_locked(const std::string& dir, const ProblemCallback& on_problem) {
   const std::string ipath = detail::index_path(dir);
   const std::string tmp = ipath + ".reindex";
-  auto lock = WriterLock::acquire(dir, std::string(program_invocation_short_name) + " reindex");
-  if (!lock) return lock.error();
   for (const char* suffix : {"", "-wal", "-shm", "-journal"}) ::unlink((tmp + suffix).c_str());
-  // The close state is kept (read before the old index is replaced), never upgraded.
+  // The close state is kept (read before the old index is replaced), never upgraded; so is the
+  // list of what recover() repaired.
   std::optional<CloseState> old_state;
-  if (auto st = close_state(dir)) old_state = *st;
+  std::string repairs;
+  if (file_exists(ipath))
+    if (auto old = Index::open(ipath, Index::Mode::kReadOnly)) {
+      auto v = (*old)->meta("format_version");
+      if (v && known_format_version(*v)) {
+        old_state = state_of((*old)->meta("clean"));
+        repairs = (*old)->meta("repaired").value_or("");
+      }
+    }
   ReindexReport rep;
   {
     auto idx = Index::open(tmp, Index::Mode::kCreate);
@@ -579,12 +676,20 @@ Result<ReindexReport> Recording::reindex(const std::string& dir, ProblemCallback
     Reindexer r{**idx, on_problem, {}, {}, 0, {}, {}, {}, {}};
     for (uint64_t seg : detail::list_segment_files(dir))
       if (auto s = r.segment(dir, seg); !s) return s.error();
-    if (auto s = r.finish(old_state); !s) return s.error();
+    if (auto s = r.finish(old_state, repairs); !s) return s.error();
     rep = r.rep;
   }
   for (const char* suffix : {"-wal", "-shm"}) ::unlink((ipath + suffix).c_str());
   if (::rename(tmp.c_str(), ipath.c_str()) != 0) return errno_error(errno, "rename " + tmp);
   return rep;
+}
+
+}  // namespace
+
+Result<ReindexReport> Recording::reindex(const std::string& dir, ProblemCallback on_problem) {
+  auto lock = WriterLock::acquire(dir, std::string(program_invocation_short_name) + " reindex");
+  if (!lock) return lock.error();
+  return reindex_locked(dir, on_problem);
 }
 
 const LockState& Recording::lock_state() const {
@@ -877,6 +982,7 @@ struct Verifier {
   Index& idx;
   const format::DecodeLimits& limits;
   const ProblemCallback& on_problem;
+  bool read_chunks = true;  // false: sizes, the last indexed chunk and what follows it only
   VerifyReport rep;
   Bytes stored, raw;
   ChunkRow row;
@@ -906,6 +1012,8 @@ struct Verifier {
       if (!h) {
         // At the end of the file a torn tail; between indexed chunks damage.
         p.kind = to == src.size() ? Problem::Kind::kTornTail : Problem::Kind::kCorruptChunk;
+        p.tail_bytes = to - from;
+        describe_from_header(src, from, p);
         p.message = std::to_string(to - from) + " bytes not covered by the index (" +
                     h.error().message + ")";
         report(p);
@@ -956,6 +1064,7 @@ struct Verifier {
     if (!st) {
       ++rep.chunks_bad;
       p.kind = Problem::Kind::kCorruptChunk;
+      p.bytes = end - c.offset;
       p.message = st.error().message;
       report(p);
       return Status{};
@@ -974,10 +1083,53 @@ struct Verifier {
     return Status{};
   }
 
+  // Indexed chunks the file no longer holds whole (the last `chunks.size() - whole`): one
+  // truncation, counted from their index rows.
+  Status truncated(const ByteSource& src, uint64_t seg, const std::vector<ChunkInfo>& chunks,
+                   size_t whole) {
+    Problem p;
+    p.kind = Problem::Kind::kTruncated;
+    p.segment = seg;
+    p.offset = std::min<uint64_t>(src.size(), chunks[whole].offset);
+    p.chunk_sequence = chunks[whole].sequence;
+    std::set<TopicId> topics;
+    for (size_t i = whole; i < chunks.size(); ++i) {
+      const ChunkInfo& c = chunks[i];
+      ++p.chunks;
+      p.records += c.record_count;
+      if (c.record_count) {
+        p.first_recv_ns =
+            p.first_recv_ns ? std::min(p.first_recv_ns, c.first_recv_ns) : c.first_recv_ns;
+        p.last_recv_ns = std::max(p.last_recv_ns, c.last_recv_ns);
+      }
+      auto t = idx.chunk_topics(c.sequence);
+      if (!t) return t.error();
+      for (auto& x : *t) topics.insert(x.topic);
+    }
+    p.topics.assign(topics.begin(), topics.end());
+    const ChunkInfo& last = chunks.back();
+    p.bytes = last.offset + format::kChunkHeaderSize + last.stored_size - src.size();
+    p.tail_bytes = src.size() - p.offset;
+    p.message = "the file ends at byte " + std::to_string(src.size()) +
+                ", the index lists chunks up to byte " +
+                std::to_string(last.offset + format::kChunkHeaderSize + last.stored_size);
+    rep.chunks_bad += p.chunks;
+    report(p);
+    return Status{};
+  }
+
   Status segment(const ByteSource& src, uint64_t seg, const std::vector<ChunkInfo>& chunks) {
     check_header(src, seg);
+    size_t whole = chunks.size();
+    while (whole > 0 &&
+           chunks[whole - 1].offset + format::kChunkHeaderSize + chunks[whole - 1].stored_size >
+               src.size())
+      --whole;
+    if (whole < chunks.size())
+      if (auto st = truncated(src, seg, chunks, whole); !st) return st;
     uint64_t expect = format::kSegmentHeaderSize;
-    for (const ChunkInfo& c : chunks) {
+    for (size_t i = 0; i < whole; ++i) {
+      const ChunkInfo& c = chunks[i];
       if (c.offset > expect) {
         scan_unindexed(src, seg, expect, c.offset);
       } else if (c.offset < expect) {
@@ -987,9 +1139,17 @@ struct Verifier {
         p.message = "indexed chunk overlaps the previous one";
         report(p);
       }
+      if (!read_chunks && i + 1 < whole) {  // trusted without reading: sizes only
+        ++rep.chunks_ok;
+        rep.records += c.record_count;
+        expect = chunks[i + 1].offset;
+        continue;
+      }
       if (auto st = check_chunk(src, c, expect); !st) return st;
     }
-    scan_unindexed(src, seg, expect, src.size());
+    const uint64_t end =
+        whole < chunks.size() ? std::min<uint64_t>(src.size(), chunks[whole].offset) : src.size();
+    scan_unindexed(src, seg, expect, end);
     return Status{};
   }
 
@@ -1005,6 +1165,14 @@ struct Verifier {
         !format::decode_segment_header(ByteSpan(hb, sizeof hb))) {
       p.kind = Problem::Kind::kBadSegment;
       p.message = "segment file not in the index, without a valid header";
+    } else {  // the chunks it holds, by their headers
+      for (uint64_t pos = format::kSegmentHeaderSize;;) {
+        auto h = peek_chunk_header(**src, pos);
+        if (!h || pos + format::chunk_span(*h) > (*src)->size()) break;
+        ++p.chunks;
+        p.records += h->record_count;
+        pos += format::chunk_span(*h);
+      }
     }
     report(p);
   }
@@ -1013,7 +1181,12 @@ struct Verifier {
 }  // namespace
 
 Result<VerifyReport> Recording::verify(const ProblemCallback& on_problem) {
-  Verifier v{*impl_->idx, impl_->opt.limits, on_problem, {}, {}, {}, {}};
+  return verify_segments(on_problem, true);
+}
+
+Result<VerifyReport> Recording::verify_segments(const ProblemCallback& on_problem,
+                                                bool read_chunks) {
+  Verifier v{*impl_->idx, impl_->opt.limits, on_problem, read_chunks, {}, {}, {}, {}};
   auto segs = v.idx.segments();
   if (!segs) return segs.error();
   std::set<uint64_t> known;
@@ -1033,6 +1206,295 @@ Result<VerifyReport> Recording::verify(const ProblemCallback& on_problem) {
   for (uint64_t n : detail::list_segment_files(impl_->dir))
     if (!known.count(n)) v.unknown_file(impl_->dir, n);
   return v.rep;
+}
+
+namespace {
+
+// What a live recording shows at its end because it is still being written: the tail, and
+// chunks (or a segment) written after the index was read.
+bool still_growing(const Problem& p, uint64_t last_indexed) {
+  return p.kind == Problem::Kind::kTornTail ||
+         (p.kind == Problem::Kind::kBadSegment && p.segment > last_indexed) ||
+         (p.kind == Problem::Kind::kUnindexedChunk && p.segment >= last_indexed);
+}
+
+// The problems that opening and verifying report, one Damage per damaged place: a truncation or
+// an unclean close per segment (its torn tail counted once), each corrupt chunk, each missing
+// segment file, the chunks an index lacks per segment.
+std::vector<Damage> classify(const std::vector<Problem>& problems, CloseState state,
+                             uint64_t last_indexed) {
+  std::vector<Damage> out;
+  std::set<std::pair<uint64_t, uint64_t>> torn_seen;
+  auto fresh = [&](Damage::Kind k, uint64_t seg) -> Damage& {
+    Damage d;
+    d.kind = k;
+    d.segment = seg;
+    d.offset = UINT64_MAX;
+    out.push_back(std::move(d));
+    return out.back();
+  };
+  auto merged = [&](Damage::Kind k, uint64_t seg) -> Damage& {
+    for (auto& d : out)
+      if (d.kind == k && d.segment == seg) return d;
+    return fresh(k, seg);
+  };
+  auto add = [](Damage& d, const Problem& p, uint64_t chunks) {
+    d.offset = std::min(d.offset, p.offset);
+    d.chunks += chunks;
+    d.records += p.records;
+    d.records_exact = d.records_exact && p.records_known;
+    d.bytes += p.bytes;
+    d.tail_bytes += p.tail_bytes;
+    for (TopicId t : p.topics)
+      if (std::find(d.topics.begin(), d.topics.end(), t) == d.topics.end()) d.topics.push_back(t);
+    if (d.detail.empty()) d.detail = p.message;
+  };
+  using K = Problem::Kind;
+  using D = Damage::Kind;
+  for (const Problem& p : problems) {
+    switch (p.kind) {
+      case K::kTruncated:
+        add(merged(state == CloseState::kUnclean ? D::kUnclean : D::kTruncated, p.segment), p,
+            p.chunks);
+        break;
+      case K::kTornTail:
+        if (!torn_seen.insert({p.segment, p.offset}).second) break;
+        add(merged(state == CloseState::kUnclean ? D::kUnclean : D::kTruncated, p.segment), p, 1);
+        break;
+      case K::kCorruptChunk:
+        add(fresh(D::kCorruptChunk, p.segment), p, 1);
+        break;
+      case K::kBadSegment:
+        if (state == CloseState::kUnclean && p.segment > last_indexed) {
+          add(merged(D::kUnclean, p.segment), p, 0);
+        } else {
+          add(fresh(D::kCorruptChunk, p.segment), p, 0);
+        }
+        break;
+      case K::kMissingSegment:
+        add(merged(D::kMissingSegment, p.segment), p, p.chunks);
+        break;
+      case K::kUnindexedChunk:
+        add(merged(state == CloseState::kUnclean ? D::kUnclean : D::kIndexStale, p.segment), p,
+            p.chunks ? p.chunks : 1);
+        break;
+      case K::kIndexMismatch:
+        add(merged(D::kIndexStale, p.segment), p, 1);
+        break;
+    }
+  }
+  for (auto& d : out)
+    if (d.offset == UINT64_MAX) d.offset = 0;
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Damage& a, const Damage& b) { return a.segment < b.segment; });
+  if (state == CloseState::kUnclean &&
+      std::none_of(out.begin(), out.end(), [](const Damage& d) { return d.kind == D::kUnclean; }))
+    fresh(D::kUnclean, 0).offset = 0;
+  return out;
+}
+
+// Chunks and records the segment files hold, by their chunk headers (no index to ask).
+void count_segment_chunks(const std::string& dir, Damage& d) {
+  for (uint64_t n : detail::list_segment_files(dir)) {
+    auto src = FileSource::open(detail::segment_path(dir, n));
+    if (!src) continue;
+    for (uint64_t pos = format::kSegmentHeaderSize;;) {
+      auto h = peek_chunk_header(**src, pos);
+      if (!h || pos + format::chunk_span(*h) > (*src)->size()) break;
+      ++d.chunks;
+      d.records += h->record_count;
+      pos += format::chunk_span(*h);
+    }
+  }
+}
+
+}  // namespace
+
+Result<Diagnosis> Recording::diagnose(const std::string& dir, bool read_chunks) {
+  return diagnose_impl(dir, read_chunks, false);
+}
+
+Result<Diagnosis> Recording::diagnose_impl(const std::string& dir, bool read_chunks,
+                                           bool self_locked) {
+  Diagnosis d;
+  d.chunks_read = read_chunks;
+  if (!self_locked) {
+    auto lock = WriterLock::state(dir);
+    if (!lock) return lock.error();
+    d.lock = std::move(*lock);
+  }
+  const bool live = d.lock.live.has_value();
+  if (!file_exists(detail::index_path(dir))) {
+    const auto files = detail::list_segment_files(dir);
+    if (files.empty())
+      return Error{ErrorCode::kNotFound,
+                   dir + " is not a recording (no index.sqlite3, no segment files)"};
+    d.state = CloseState::kUnclean;
+    Damage m;
+    m.kind = Damage::Kind::kIndexMissing;
+    m.detail = std::to_string(files.size()) + " segment file" + (files.size() == 1 ? "" : "s");
+    count_segment_chunks(dir, m);
+    d.damages.push_back(std::move(m));
+    return d;
+  }
+  std::vector<Problem> problems;
+  RecordingOptions opt;
+  opt.on_problem = [&](const Problem& p) { problems.push_back(p); };
+  auto rec = open(dir, std::move(opt));
+  if (!rec) return rec.error();
+  d.state = (*rec)->close_state();
+  d.repaired = decode_repairs((*rec)->impl_->idx->meta("repaired").value_or(""));
+  uint64_t last_indexed = 0;
+  auto segs = (*rec)->segments();
+  if (!segs) return segs.error();
+  for (const auto& sg : *segs) last_indexed = std::max(last_indexed, sg.number);
+  auto v = (*rec)->verify_segments([&](const Problem& p) { problems.push_back(p); }, read_chunks);
+  if (!v) return v.error();
+  d.chunks_ok = v->chunks_ok;
+  d.records_ok = v->records;
+  if (live)
+    std::erase_if(problems, [&](const Problem& p) { return still_growing(p, last_indexed); });
+  d.damages = classify(problems, live ? CloseState::kClean : d.state, last_indexed);
+  return d;
+}
+
+namespace {
+
+// recover(): what a clean close does not explain, repaired in the files (the index is rebuilt
+// afterwards). A truncated segment loses the partial chunk at its end (moved to
+// DIR/recovered/<segment>.from-<offset>); a corrupt chunk is moved out of its segment (to
+// DIR/recovered/<segment>.chunk-at-<offset>) and the segment rewritten without it.
+Status repair_files(const std::string& dir, const std::vector<Damage>& damages,
+                    RecoveryReport& rep) {
+  const std::string rdir = recovered_dir(dir);
+  auto saved = [&](uint64_t seg, const std::string& suffix) {
+    ::mkdir(rdir.c_str(), 0755);
+    const std::string seg_path = detail::segment_path(dir, seg);
+    std::string to = rdir + seg_path.substr(seg_path.rfind('/')) + suffix;
+    rep.saved_files.push_back(to);
+    return to;
+  };
+  // Corrupt chunks from the last to the first, so that earlier offsets stay right.
+  std::vector<const Damage*> order;
+  for (const Damage& d : damages) order.push_back(&d);
+  std::stable_sort(order.begin(), order.end(), [](const Damage* a, const Damage* b) {
+    return a->segment != b->segment ? a->segment < b->segment : a->offset > b->offset;
+  });
+  for (const Damage* d : order) {
+    const std::string path = detail::segment_path(dir, d->segment);
+    if (d->kind == Damage::Kind::kTruncated && d->tail_bytes > 0) {
+      auto src = FileSource::open(path);
+      if (!src) return src.error();
+      const uint64_t cut = (*src)->size() - d->tail_bytes;
+      if (auto s = copy_tail(**src, cut, saved(d->segment, ".from-" + std::to_string(cut))); !s)
+        return s;
+      if (auto s = sync_dir(rdir); !s) return s;
+      if (::truncate(path.c_str(), static_cast<off_t>(cut)) != 0)
+        return errno_error(errno, "truncate " + path);
+      rep.bytes_cut += d->tail_bytes;
+    } else if (d->kind == Damage::Kind::kCorruptChunk && d->bytes > 0) {
+      auto src = FileSource::open(path);
+      if (!src) return src.error();
+      const uint64_t size = (*src)->size();
+      const uint64_t from = d->offset, to = std::min(size, d->offset + d->bytes);
+      Bytes buf(static_cast<size_t>(size));
+      if (auto s = (*src)->read_at(0, buf); !s) return s;
+      const std::string keep = saved(d->segment, ".chunk-at-" + std::to_string(from));
+      const std::string tmp = path + ".repair";
+      // Each file: bytes [a, b) then [c, size).
+      for (const auto& [name, a, b, c] :
+           {std::tuple{keep, from, to, size}, std::tuple{tmp, uint64_t{0}, from, to}}) {
+        const int fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0) return errno_error(errno, "create " + name);
+        bool ok = ::write(fd, buf.data() + a, b - a) == static_cast<ssize_t>(b - a) &&
+                  ::write(fd, buf.data() + c, size - c) == static_cast<ssize_t>(size - c) &&
+                  ::fsync(fd) == 0;
+        const int err = errno;
+        ::close(fd);
+        if (!ok) return errno_error(err, "write " + name);
+      }
+      if (::rename(tmp.c_str(), path.c_str()) != 0) return errno_error(errno, "rename " + tmp);
+      if (auto s = sync_dir(rdir); !s) return s;
+      if (auto s = sync_dir(detail::segments_dir(dir)); !s) return s;
+      rep.bytes_cut += to - from;
+    }
+  }
+  return Status{};
+}
+
+}  // namespace
+
+Result<RecoveryReport> Recording::recover(const std::string& dir, ProblemCallback on_problem) {
+  const std::string ipath = detail::index_path(dir);
+  if (!file_exists(ipath) && detail::list_segment_files(dir).empty())
+    return Error{ErrorCode::kNotFound, ipath + " does not exist and there are no segment files"};
+  auto lock = WriterLock::acquire(dir, std::string(program_invocation_short_name) + " recover");
+  if (!lock) return lock.error();
+  RecoveryReport rep;
+  rep.state = CloseState::kUnclean;
+  if (!file_exists(ipath)) {  // first an index, from the segments
+    auto d = diagnose_impl(dir, false, true);
+    if (!d) return d.error();
+    rep.repaired = d->damages;
+    auto r = reindex_locked(dir, on_problem);
+    if (!r) return r.error();
+    rep.reindexed = true;
+  }
+  {
+    auto idx = Index::open(ipath, Index::Mode::kReadWrite);
+    if (!idx) return idx.error();
+    RecoveryReport found;
+    found.state = state_of((*idx)->meta("clean"));
+    if (found.state == CloseState::kUnclean) {
+      std::vector<Problem> problems;
+      auto segs = (*idx)->segments();
+      if (!segs) return segs.error();
+      uint64_t last_indexed = 0;
+      for (const auto& sg : *segs) last_indexed = std::max(last_indexed, sg.number);
+      ProblemCallback cb = [&](const Problem& p) {
+        problems.push_back(p);
+        if (on_problem) on_problem(p);
+      };
+      if (auto s = resync(**idx, dir, true, {}, cb, found); !s) return s.error();
+      for (Damage& x : classify(problems, CloseState::kUnclean, last_indexed))
+        rep.repaired.push_back(std::move(x));
+    }
+    if (!rep.reindexed) rep.state = found.state;
+    rep.chunks_checked = found.chunks_checked;
+    rep.chunks_added = found.chunks_added;
+    rep.chunks_dropped = found.chunks_dropped;
+    rep.bytes_cut = found.bytes_cut;
+    rep.records_cut = found.records_cut;
+    rep.problems = found.problems;
+    rep.saved_files = found.saved_files;
+    (void)(*idx)->exec("PRAGMA journal_mode=DELETE");  // at rest without -wal/-shm files
+  }
+  // Damage that a clean close does not explain: every chunk read.
+  auto d = diagnose_impl(dir, true, true);
+  if (!d) return d.error();
+  bool rebuild = false;
+  for (const Damage& x : d->damages) {
+    if (x.kind == Damage::Kind::kUnclean) continue;
+    rebuild = true;
+    rep.repaired.push_back(x);
+    rep.records_cut += x.records;
+  }
+  if (rebuild) {
+    if (auto s = repair_files(dir, d->damages, rep); !s) return s.error();
+    auto r = reindex_locked(dir, on_problem);
+    if (!r) return r.error();
+    rep.reindexed = true;
+  }
+  if (!rep.repaired.empty()) {  // kept in the index: info and verify say what was repaired
+    auto idx = Index::open(ipath, Index::Mode::kReadWrite);
+    if (!idx) return idx.error();
+    std::string all = (*idx)->meta("repaired").value_or("") + encode_repairs(rep.repaired);
+    if (auto s = (*idx)->begin(); !s) return s.error();
+    if (auto s = (*idx)->set_meta("repaired", all); !s) return s.error();
+    if (auto s = (*idx)->commit(); !s) return s.error();
+    (void)(*idx)->exec("PRAGMA journal_mode=DELETE");
+  }
+  return rep;
 }
 
 }  // namespace storage

@@ -301,6 +301,94 @@ std::string describe(const storage::Problem& p,
   return s;
 }
 
+std::map<storage::TopicId, std::string> topic_names(storage::Recording& rec) {
+  std::map<storage::TopicId, std::string> names;
+  if (auto topics = rec.topics())
+    for (const auto& t : *topics) names[t.id] = t.def.name;
+  return names;
+}
+
+namespace {
+
+std::string segment_name(uint64_t n) {
+  char seg[64];
+  std::snprintf(seg, sizeof seg, "segments/%08llu.seg", static_cast<unsigned long long>(n));
+  return seg;
+}
+
+std::string plural(uint64_t n, const char* what) {
+  return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+}
+
+// "203 samples", "at least 3 samples", "an unknown number of samples".
+std::string samples_text(const storage::Damage& d) {
+  if (d.records_exact) return plural(d.records, "sample");
+  if (d.records == 0) return "an unknown number of samples";
+  return "at least " + plural(d.records, "sample");
+}
+
+std::string topics_text(const storage::Damage& d,
+                        const std::map<storage::TopicId, std::string>& names) {
+  if (d.topics.empty()) return "";
+  std::string s = " (topic" + std::string(d.topics.size() == 1 ? " " : "s ");
+  for (size_t i = 0; i < d.topics.size(); ++i) {
+    auto it = names.find(d.topics[i]);
+    s += (i ? ", " : "") + (it != names.end() ? it->second : "#" + std::to_string(d.topics[i]));
+  }
+  return s + ")";
+}
+
+}  // namespace
+
+std::string describe_damage(const storage::Damage& d,
+                            const std::map<storage::TopicId, std::string>& names) {
+  using K = storage::Damage::Kind;
+  std::string s = std::string(storage::to_string(d.kind)) + ": ";
+  switch (d.kind) {
+    case K::kTruncated:
+      s += segment_name(d.segment) + " ends " +
+           (d.bytes ? std::to_string(d.bytes) + " bytes short" : "inside a chunk") + "; " +
+           plural(d.chunks, "chunk") + " cut, " + samples_text(d) + " lost" + topics_text(d, names);
+      break;
+    case K::kCorruptChunk:
+      s += segment_name(d.segment) + " at offset " + std::to_string(d.offset) + ", " +
+           std::to_string(d.bytes) + " bytes; " + samples_text(d) + " lost" +
+           topics_text(d, names) + ": " + d.detail;
+      break;
+    case K::kMissingSegment:
+      s += segment_name(d.segment) + "; " + plural(d.chunks, "chunk") + ", " + samples_text(d) +
+           " lost" + topics_text(d, names);
+      break;
+    case K::kIndexMissing:
+      s += "index.sqlite3 does not exist; the segments hold " + plural(d.chunks, "chunk") + ", " +
+           samples_text(d);
+      break;
+    case K::kIndexStale:
+      s += segment_name(d.segment) + " holds " + plural(d.chunks, "chunk") + " (" +
+           samples_text(d) + ") that the index does not list or lists differently";
+      break;
+    case K::kUnclean:
+      if (d.segment == 0) {
+        s += "the writer ended without closing it; no torn chunk";
+      } else {
+        s += "torn tail in " + segment_name(d.segment) + " at offset " + std::to_string(d.offset) +
+             "; " + plural(d.chunks, "chunk") + " cut, " + samples_text(d) + " lost" +
+             topics_text(d, names);
+      }
+      break;
+  }
+  if (d.tail_bytes) s += "; " + std::to_string(d.tail_bytes) + " bytes of it left at the end";
+  return s;
+}
+
+void print_damages(std::ostream& out, const std::vector<storage::Damage>& damages,
+                   const std::map<storage::TopicId, std::string>& names, const std::string& dir) {
+  for (const auto& d : damages) {
+    out << "damage: " << describe_damage(d, names) << '\n';
+    out << "  repair: pubsub-replay " << storage::repair_command(d.kind) << ' ' << dir << '\n';
+  }
+}
+
 std::string human_bytes(uint64_t bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double v = static_cast<double>(bytes);

@@ -64,4 +64,15 @@ std::string describe(const storage::Problem& p,
 
 std::string human_bytes(uint64_t bytes);
 
+// Topic names by id (empty when the index cannot be read).
+std::map<storage::TopicId, std::string> topic_names(storage::Recording& rec);
+// One damage in the words info, verify and recover share, e.g. "truncated segment:
+// segments/00000001.seg ends 120000 bytes short; 2 chunks cut, 203 samples lost (topics Square)".
+std::string describe_damage(const storage::Damage& d,
+                            const std::map<storage::TopicId, std::string>& topic_names);
+// "damage: <description>" then "  repair: pubsub-replay <command> DIR", per damage.
+void print_damages(std::ostream& out, const std::vector<storage::Damage>& damages,
+                   const std::map<storage::TopicId, std::string>& topic_names,
+                   const std::string& dir);
+
 }  // namespace service::replay::detail

@@ -226,11 +226,20 @@ int export_end(const ExportOptions& o, const std::string& write_error,
 
 int export_records(const ExportOptions& o, std::ostream& out, std::ostream& err) {
   uint64_t damaged = 0;
+  // Problems met while opening are told once the topics' names are known.
+  std::vector<storage::Problem> at_open;
+  std::map<storage::TopicId, std::string> names;
+  bool opened = false;
   auto rec = detail::open_recording(o.dir, [&](const storage::Problem& p) {
     ++damaged;
-    detail::warn(err, "skipping damaged data: " + detail::describe(p, {}));
+    if (!opened) return at_open.push_back(p);
+    detail::warn(err, "skipping damaged data: " + detail::describe(p, names));
   });
   if (!rec) return detail::report(err, kExitUsage, rec.error());
+  names = detail::topic_names(**rec);
+  opened = true;
+  for (const auto& p : at_open)
+    detail::warn(err, "skipping damaged data: " + detail::describe(p, names));
   auto sel = detail::resolve_selection(**rec, o.selection);
   if (!sel) return detail::report(err, kExitUsage, sel.error());
   if (o.format == ExportFormat::kMcap) return detail::export_mcap(o, **rec, *sel, err, damaged);

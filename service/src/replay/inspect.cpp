@@ -64,8 +64,61 @@ std::string state_name(const storage::Recording& rec) {
   return rec.live() ? "live" : storage::to_string(rec.close_state());
 }
 
+bool repaired_unclean(const storage::Diagnosis& d) {
+  return d.repaired.empty() ||
+         std::any_of(d.repaired.begin(), d.repaired.end(), [](const storage::Damage& x) {
+           return x.kind == storage::Damage::Kind::kUnclean;
+         });
+}
+
+// Damage other than an unclean close (a state, which recover finishes).
+bool damaged(const storage::Diagnosis& d) {
+  return std::any_of(d.damages.begin(), d.damages.end(), [](const storage::Damage& x) {
+    return x.kind != storage::Damage::Kind::kUnclean;
+  });
+}
+
+bool index_missing(const storage::Diagnosis& d) {
+  return !d.damages.empty() && d.damages.front().kind == storage::Damage::Kind::kIndexMissing;
+}
+
+nlohmann::json damages_json(const std::vector<storage::Damage>& ds,
+                            const std::map<storage::TopicId, std::string>& names,
+                            const std::string& dir, bool with_repair) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& d : ds) {
+    nlohmann::json j;
+    j["kind"] = storage::to_string(d.kind);
+    j["segment"] = d.segment;
+    j["offset"] = d.offset;
+    j["chunks"] = d.chunks;
+    j["samples"] = d.records;
+    j["samples_exact"] = d.records_exact;
+    j["bytes"] = d.bytes;
+    j["text"] = detail::describe_damage(d, names);
+    if (with_repair)
+      j["repair"] = std::string("pubsub-replay ") + storage::repair_command(d.kind) + " " + dir;
+    a.push_back(std::move(j));
+  }
+  return a;
+}
+
+void print_repaired(std::ostream& out, const storage::Diagnosis& d,
+                    const std::map<storage::TopicId, std::string>& names) {
+  for (const auto& x : d.repaired)
+    out << "repaired earlier by recover: " << detail::describe_damage(x, names) << '\n';
+}
+
+// The first line of info and verify when there is no index: what the segments hold.
+int no_index(const storage::Diagnosis& d, const std::string& dir, std::ostream& out) {
+  out << "recording " << dir << ": " << d.damages.front().detail << ", no index\n";
+  detail::print_damages(out, d.damages, {}, dir);
+  out.flush();
+  return kExitUsage;
+}
+
 // ", being written by pubsub-recorder (pid 12) ..." after the first line of info.
-std::string state_note(const storage::Recording& rec, const std::string& dir) {
+std::string state_note(const storage::Recording& rec, const storage::Diagnosis& diag) {
   const storage::LockState& lock = rec.lock_state();
   if (lock.live) {
     return ", live: being written by " + lock.live->describe() +
@@ -73,16 +126,16 @@ std::string state_note(const storage::Recording& rec, const std::string& dir) {
   }
   switch (rec.close_state()) {
     case storage::CloseState::kClean:
-      return "";
+      return diag.repaired.empty() ? "" : ", closed cleanly, repaired by recover since";
     case storage::CloseState::kRecovered:
-      return ", recovered after an unclean close";
+      return repaired_unclean(diag) ? ", recovered after an unclean close"
+                                    : ", recovered, repaired by recover since";
     case storage::CloseState::kUnclean:
       break;
   }
   std::string who;
   if (lock.stale) who = ": " + lock.stale->describe() + " ended without closing it";
-  return ", not closed cleanly" + who +
-         " (read up to the last good chunk; 'pubsub-replay recover " + dir + "' finishes it)";
+  return ", not closed cleanly" + who + " (read up to the last good chunk)";
 }
 
 // The message of recover or reindex refused because the recording is being written.
@@ -91,20 +144,6 @@ int refuse_live(const storage::Error& e, const char* command, std::ostream& err)
                 e.message + "; nothing changed: " + command +
                     " works only on a recording no process writes (stop the recorder, or let it "
                     "end, first)");
-}
-
-// Damage a crash leaves at the end of a recording: a torn last chunk, or a segment newer than
-// every indexed one whose header was not completely written.
-bool tail_damage(const storage::Problem& p, uint64_t last_indexed_segment) {
-  return p.kind == storage::Problem::Kind::kTornTail ||
-         (p.kind == storage::Problem::Kind::kBadSegment && p.segment > last_indexed_segment);
-}
-
-// What a live recording shows at its end because it is still being written: the tail, and
-// chunks (or a segment) written after the index was read.
-bool still_growing(const storage::Problem& p, uint64_t last_indexed_segment) {
-  return tail_damage(p, last_indexed_segment) ||
-         (p.kind == storage::Problem::Kind::kUnindexedChunk && p.segment >= last_indexed_segment);
 }
 
 const char* mark_kind(storage::MarkKind k) {
@@ -205,10 +244,14 @@ void print_writers(const std::vector<storage::WriterInfo>& writers,
 }  // namespace
 
 int info(const InfoOptions& o, std::ostream& out, std::ostream& err) {
-  std::vector<storage::Problem> open_problems;
-  auto rec =
-      detail::open_recording(o.dir, [&](const storage::Problem& p) { open_problems.push_back(p); });
+  // Sizes and segment tails only: info does not read every chunk (verify does).
+  auto diag = storage::Recording::diagnose(o.dir, false);
+  if (diag && index_missing(*diag) && !o.json) return no_index(*diag, o.dir, out);
+  auto rec = detail::open_recording(o.dir);
   if (!rec) return report(err, kExitUsage, rec.error());
+  if (!diag) return report(err, kExitUsage, o.dir + ": cannot check it: " + diag.error().message);
+  const auto names = detail::topic_names(**rec);
+  const int status = damaged(*diag) ? kExitProblems : kExitOk;
   auto topics = (*rec)->topics();
   auto writers = (*rec)->writers();
   auto totals = (*rec)->totals();
@@ -265,14 +308,18 @@ int info(const InfoOptions& o, std::ostream& out, std::ostream& err) {
     }
     j["recorded_writers"] = writers_json(*writers, topic_defs);
     j["marks"] = marks_json(*marks);
+    j["damage"] = damages_json(diag->damages, names, o.dir, true);
+    j["repaired"] = damages_json(diag->repaired, names, o.dir, false);
     out << j.dump(2) << '\n';
     out.flush();
-    return kExitOk;
+    return status;
   }
 
   out << "recording " << o.dir << ": " << totals->segments << " segment"
       << (totals->segments == 1 ? "" : "s") << ", " << totals->chunks << " chunks"
-      << state_note(**rec, o.dir) << '\n';
+      << state_note(**rec, *diag) << '\n';
+  detail::print_damages(out, diag->damages, names, o.dir);
+  print_repaired(out, *diag, names);
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"TOPIC", "TYPE", "TYPE FROM", "KEYED", "RELIABILITY", "SAMPLES", "BYTES",
                   "RATE/s", "WRITERS", "LOST", "START", "END"});
@@ -306,7 +353,7 @@ int info(const InfoOptions& o, std::ostream& out, std::ostream& err) {
   print_writers(*writers, topic_defs, out);
   print_marks(*marks, out);
   out.flush();
-  return kExitOk;
+  return status;
 }
 
 void print_gaps(storage::Recording& rec, const std::map<storage::TopicId, std::string>& names,
@@ -340,96 +387,103 @@ void print_gaps(storage::Recording& rec, const std::map<storage::TopicId, std::s
 }
 
 int verify(const std::string& dir, std::ostream& out, std::ostream& err) {
-  std::vector<storage::Problem> problems;
-  auto rec = detail::open_recording(dir, [&](const storage::Problem& p) { problems.push_back(p); });
+  auto diag = storage::Recording::diagnose(dir, true);
+  if (diag && index_missing(*diag)) return no_index(*diag, dir, out);
+  auto rec = detail::open_recording(dir);
   if (!rec) return report(err, kExitUsage, rec.error());
-  std::map<storage::TopicId, std::string> names;
-  if (auto topics = (*rec)->topics()) {
-    for (const auto& t : *topics) names[t.id] = t.def.name;
-  }
-  uint64_t last_segment = 0;
-  if (auto segs = (*rec)->segments())
-    for (const auto& sg : *segs) last_segment = std::max(last_segment, sg.number);
-  auto rep = (*rec)->verify([&](const storage::Problem& p) { problems.push_back(p); });
-  if (!rep) return report(err, kExitUsage, dir + ": cannot verify: " + rep.error().message);
-  const storage::CloseState state = (*rec)->close_state();
-  const bool live = (*rec)->live();
-  // A live recording's last segment is still growing: its unwritten tail is not damage.
-  if (live) {
-    std::erase_if(problems, [&](const auto& p) { return still_growing(p, last_segment); });
-  }
-  out << "recording " << dir << ": " << rep->segments << " segments, "
-      << rep->chunks_ok + rep->chunks_bad << " chunks (" << rep->chunks_ok << " good, "
-      << rep->chunks_bad << " bad), " << rep->records << " samples in the good chunks\n";
+  if (!diag) return report(err, kExitUsage, dir + ": cannot verify: " + diag.error().message);
+  const auto names = detail::topic_names(**rec);
+  const bool live = diag->lock.live.has_value();
+  uint64_t segments = 0, bad = 0;
+  if (auto segs = (*rec)->segments()) segments = segs->size();
+  for (const auto& d : diag->damages)
+    if (d.kind != storage::Damage::Kind::kIndexStale) bad += d.chunks;
+  out << "recording " << dir << ": " << segments << " segment" << (segments == 1 ? "" : "s") << ", "
+      << diag->chunks_ok << " good chunks, " << bad << " lost, " << diag->records_ok
+      << " samples in the good chunks\n";
   out << "state: " << state_name(**rec);
-  if (live) out << " (being written by " << (*rec)->lock_state().live->describe() << ")";
+  if (live) out << " (being written by " << diag->lock.live->describe() << ")";
   out << '\n';
-  if (state == storage::CloseState::kUnclean && !live) {
-    out << "note: the recording was not closed cleanly; " << (*rec)->recovery().chunks_checked
-        << " tail chunks checked, " << (*rec)->recovery().bytes_cut
-        << " bytes past the last good chunk\n";
-  }
-  for (const auto& p : problems) out << "problem: " << detail::describe(p, names) << '\n';
+  detail::print_damages(out, diag->damages, names, dir);
+  print_repaired(out, *diag, names);
   print_gaps(**rec, names, out);
-  if (live && problems.empty()) {
+  if (live && diag->damages.empty()) {
     out << "result: live; no damage in what is written so far (verify again when the recording "
            "has ended)\n";
     out.flush();
     return kExitLive;
   }
-  const bool tail_only = std::all_of(problems.begin(), problems.end(),
-                                     [&](const auto& p) { return tail_damage(p, last_segment); });
-  if (state == storage::CloseState::kUnclean && !live && tail_only) {
-    out << "result: not closed cleanly";
-    if (!problems.empty()) out << ", torn tail only";
-    out << "; run 'pubsub-replay recover " << dir << "' to finish it\n";
-    out.flush();
-    return kExitNotClosed;
-  }
-  if (problems.empty()) {
+  if (diag->damages.empty()) {
     out << "result: ok\n";
     out.flush();
     return kExitOk;
   }
-  out << "result: " << problems.size() << " problem" << (problems.size() == 1 ? "" : "s")
-      << " found\n";
+  if (!damaged(*diag)) {
+    const bool torn = diag->damages.front().segment != 0;
+    out << "result: not closed cleanly" << (torn ? ", torn tail only" : "")
+        << "; run 'pubsub-replay recover " << dir << "' to finish it\n";
+    out.flush();
+    return kExitNotClosed;
+  }
+  const bool index_only =
+      std::all_of(diag->damages.begin(), diag->damages.end(), [](const storage::Damage& d) {
+        return std::string(storage::repair_command(d.kind)) == "reindex";
+      });
+  const size_t n = diag->damages.size();
+  out << "result: " << n << " damage" << (n == 1 ? "" : "s") << " found; run 'pubsub-replay "
+      << (index_only ? "reindex " : "recover ") << dir << "' to repair " << (n == 1 ? "it" : "them")
+      << "\n";
   out.flush();
   return kExitProblems;
 }
 
 int recover(const std::string& dir, std::ostream& out, std::ostream& err) {
-  {
-    auto rec = detail::open_recording(dir);  // the same checks and messages as the other commands
-    if (!rec) return report(err, kExitUsage, rec.error());
+  {  // the same checks and messages as the other commands, but a missing index is repaired too
+    auto diag = storage::Recording::diagnose(dir, false);
+    if (!diag || !index_missing(*diag)) {
+      auto rec = detail::open_recording(dir);
+      if (!rec) return report(err, kExitUsage, rec.error());
+    }
   }
-  std::vector<storage::Problem> problems;
-  auto rep =
-      storage::Recording::recover(dir, [&](const storage::Problem& p) { problems.push_back(p); });
+  auto rep = storage::Recording::recover(dir);
   if (!rep) {
     if (rep.error().code == Errc::kBusy) return refuse_live(rep.error(), "recover", err);
     return report(err, kExitProblems, dir + ": recover failed: " + rep.error().message);
   }
-  if (rep->state != storage::CloseState::kUnclean) {
+  if (rep->repaired.empty()) {
     out << "recording " << dir << " is " << storage::to_string(rep->state)
         << "; nothing to recover\n";
     out.flush();
     return kExitOk;
   }
-  for (const auto& p : problems) out << "cut: " << detail::describe(p, {}) << '\n';
-  for (const auto& f : rep->saved_files) out << "saved: " << f << '\n';
-  out << "recovered " << dir << ": " << rep->bytes_cut << " bytes cut ("
-      << detail::human_bytes(rep->bytes_cut) << ", about " << rep->records_cut
-      << " samples by the cut chunks' headers), " << rep->chunks_dropped << " index rows dropped, "
-      << rep->chunks_added << " chunks added to the index\n";
   auto rec = detail::open_recording(dir);
   if (!rec) return report(err, kExitUsage, rec.error());
+  const auto names = detail::topic_names(**rec);
+  uint64_t lost = 0, chunks = 0;
+  bool exact = true;
+  for (const auto& d : rep->repaired) {
+    out << "repaired: " << detail::describe_damage(d, names) << '\n';
+    if (d.kind == storage::Damage::Kind::kIndexMissing ||
+        d.kind == storage::Damage::Kind::kIndexStale)
+      continue;
+    lost += d.records;
+    chunks += d.chunks;
+    exact = exact && d.records_exact;
+  }
+  for (const auto& f : rep->saved_files) out << "saved: " << f << '\n';
+  out << "recovered " << dir << ": " << (exact ? "" : lost ? "at least " : "an unknown number of ");
+  if (exact || lost) out << lost << ' ';
+  out << "sample" << (lost == 1 && exact ? "" : "s") << " lost in " << chunks << " chunk"
+      << (chunks == 1 ? "" : "s") << ", " << rep->bytes_cut << " bytes moved to " << dir
+      << "/recovered/" << (rep->reindexed ? "; index rebuilt from the segments" : "") << '\n';
   auto totals = (*rec)->totals();
   if (!totals) {
     return report(err, kExitProblems,
                   dir + ": cannot read the recovered index: " + totals.error().message);
   }
-  out << "state: " << storage::to_string((*rec)->close_state()) << "; " << totals->records
-      << " samples, " << totals->bytes << " bytes\n";
+  const bool clean = (*rec)->close_state() == storage::CloseState::kClean;
+  out << "state: " << storage::to_string((*rec)->close_state()) << (clean ? " (repaired)" : "")
+      << "; " << totals->records << " samples, " << totals->bytes << " bytes\n";
   out.flush();
   return kExitOk;
 }
@@ -453,7 +507,9 @@ int reindex(const std::string& dir, std::ostream& out, std::ostream& err) {
   }
   out << "reindexed " << dir << ": " << rep->segments << " segments, " << rep->chunks << " chunks, "
       << rep->records << " samples; state " << storage::to_string(rep->state) << '\n';
-  for (const auto& p : problems) out << "problem: " << detail::describe(p, {}) << '\n';
+  std::map<storage::TopicId, std::string> names;
+  if (auto rec = detail::open_recording(dir)) names = detail::topic_names(**rec);
+  for (const auto& p : problems) out << "problem: " << detail::describe(p, names) << '\n';
   if (rep->state == storage::CloseState::kUnclean) {
     out << "note: not closed cleanly; 'pubsub-replay recover " << dir << "' finishes it\n";
   }

@@ -160,10 +160,11 @@ class ReadAhead {
     std::lock_guard lk(mu_);
     return problem_count_;
   }
-  void note_problem(const storage::Problem& p) {
+  void note_problem(const storage::Problem& p,
+                    const std::map<storage::TopicId, std::string>& topic_names) {
     std::lock_guard lk(mu_);
     ++problem_count_;
-    problems_.push_back("skipping damaged data: " + detail::describe(p, {}));
+    problems_.push_back("skipping damaged data: " + detail::describe(p, topic_names));
   }
 
  private:
@@ -244,18 +245,26 @@ class ProblemSink {
  public:
   void note(const storage::Problem& p) {
     if (reader_) {
-      reader_->note_problem(p);
+      reader_->note_problem(p, names_);
     } else {
-      open_problems_.push_back("skipping damaged data: " + detail::describe(p, {}));
+      open_problems_.push_back(p);
     }
   }
+  // Once the recording is open: problems name their topics.
+  void set_names(std::map<storage::TopicId, std::string> names) { names_ = std::move(names); }
   // Before the ReadAhead's thread starts.
   void attach(ReadAhead* reader) { reader_ = reader; }
-  const std::vector<std::string>& open_problems() const { return open_problems_; }
+  std::vector<std::string> open_problems() const {
+    std::vector<std::string> v;
+    for (const auto& p : open_problems_)
+      v.push_back("skipping damaged data: " + detail::describe(p, names_));
+    return v;
+  }
 
  private:
   ReadAhead* reader_ = nullptr;
-  std::vector<std::string> open_problems_;
+  std::vector<storage::Problem> open_problems_;
+  std::map<storage::TopicId, std::string> names_;
 };
 
 // The recording, the selection and the recorded writers with samples in it (none: nothing to
@@ -283,6 +292,7 @@ Result<Source> select_source(const PlayOptions& o, const detail::QosOverrides& o
   auto rec =
       detail::open_recording(o.dir, [&problems](const storage::Problem& p) { problems.note(p); });
   if (!rec) return rec.error();
+  problems.set_names(detail::topic_names(**rec));
   if (const auto& live = (*rec)->lock_state().live) {
     // Its growing tail is no damage: say once what is played.
     warn(err,

@@ -44,6 +44,7 @@ struct Problem {
     kUnindexedChunk,  // a valid chunk in a segment that the index does not list
     kIndexMismatch,   // the index disagrees with a chunk (counts, ranges, location)
     kBadSegment,      // a segment file without a valid header
+    kTruncated,       // the segment file ends before (or inside) chunks the index lists
   };
   Kind kind = Kind::kCorruptChunk;
   uint64_t segment = 0;         // segment number
@@ -54,6 +55,10 @@ struct Problem {
   int64_t last_recv_ns = 0;
   uint64_t records = 0;  // records affected, if known
   std::string message;   // what is wrong
+  uint64_t chunks = 0;   // kTruncated: indexed chunks cut
+  uint64_t bytes = 0;    // kTruncated, kTornTail: bytes missing (0: unknown); kCorruptChunk: span
+  uint64_t tail_bytes = 0;    // kTruncated, kTornTail: bytes of a cut chunk left at the file's end
+  bool records_known = true;  // false: no index row or chunk header says how many records
 };
 const char* to_string(Problem::Kind kind);
 
@@ -72,6 +77,35 @@ struct RecordingOptions {
   ProblemCallback on_problem;
 };
 
+// One damage of a recording as Recording::diagnose() classifies it. Each kind has one command
+// that repairs it (repair_command()).
+struct Damage {
+  enum class Kind {
+    kTruncated,       // bytes missing at the end of a segment: the chunks there are cut
+    kCorruptChunk,    // a chunk fails its checksum or does not decode (or a segment header is bad)
+    kMissingSegment,  // a segment file the index names does not exist
+    kIndexMissing,    // no index.sqlite3 (the segments are there)
+    kIndexStale,      // the segments hold valid chunks the index does not list, or rows differ
+    kUnclean,         // not closed cleanly (the writer died): a torn tail or chunks not indexed
+  };
+  Kind kind = Kind::kCorruptChunk;
+  uint64_t segment = 0;  // segment number (0: the whole recording)
+  uint64_t offset = 0;   // the damage's first byte (kTruncated: the file's end now)
+  uint64_t chunks = 0;   // chunks lost (kIndexStale: not indexed; kIndexMissing: in the segments)
+  uint64_t records = 0;  // samples those chunks hold
+  bool records_exact = true;    // false: some chunk's count is unknown (its header is cut too)
+  uint64_t bytes = 0;           // bytes missing (kTruncated, kUnclean; 0: unknown) or damaged
+  uint64_t tail_bytes = 0;      // bytes of cut chunks left at the end of the segment (recover
+                                // moves them to DIR/recovered/)
+  std::vector<TopicId> topics;  // topics affected, where the index knows
+  std::string detail;           // the first underlying message
+};
+// "truncated segment", "corrupt chunk", "missing segment file", "index missing", "index stale",
+// "not closed cleanly".
+const char* to_string(Damage::Kind kind);
+// "recover" or "reindex": the pubsub-replay command that repairs this kind of damage.
+const char* repair_command(Damage::Kind kind);
+
 // What opening (or recover()) found and repaired.
 struct RecoveryReport {
   CloseState state = CloseState::kClean;  // as found: unclean ones were checked
@@ -83,6 +117,20 @@ struct RecoveryReport {
   uint64_t problems = 0;
   // recover() only: where the cut bytes were copied (DIR/recovered/...), one file per cut.
   std::vector<std::string> saved_files;
+  // recover() only: each damage it repaired (empty: nothing was wrong) and whether it rebuilt
+  // the index from the segments.
+  std::vector<Damage> repaired;
+  bool reindexed = false;
+};
+
+struct Diagnosis {
+  CloseState state = CloseState::kClean;  // from the index (kUnclean without one)
+  LockState lock;
+  bool chunks_read = false;      // every chunk was read and checked (else sizes and tails only)
+  std::vector<Damage> damages;   // in segment order; empty: nothing wrong
+  std::vector<Damage> repaired;  // what recover() repaired earlier (kept in the index)
+  uint64_t chunks_ok = 0;        // chunks_read only
+  uint64_t records_ok = 0;
 };
 
 struct VerifyReport {
@@ -167,6 +215,13 @@ class Recording {
   // recovered (nothing shows how the writer ended). kBusy (nothing touched) while another process
   // holds the recording's WriterLock.
   static Result<ReindexReport> reindex(const std::string& dir, ProblemCallback on_problem = {});
+  // Classifies every damage of the recording in `dir`: truncated segments (counted exactly from
+  // the index rows of the chunks cut), corrupt chunks, missing segment files, a missing or stale
+  // index, an unclean close. With read_chunks every chunk is read and checked (verify, recover);
+  // without, only file sizes and what follows the last indexed chunk of each segment (info). On a
+  // live recording the growing tail is not damage. kNotFound when `dir` has neither an index nor
+  // segment files.
+  static Result<Diagnosis> diagnose(const std::string& dir, bool read_chunks);
 
   ~Recording();
   Recording(const Recording&) = delete;
@@ -199,6 +254,10 @@ class Recording {
   struct Impl;
 
  private:
+  Result<VerifyReport> verify_segments(const ProblemCallback& on_problem, bool read_chunks);
+  // diagnose(); self_locked: the caller holds the writer lock (recover), so it is not live.
+  static Result<Diagnosis> diagnose_impl(const std::string& dir, bool read_chunks,
+                                         bool self_locked);
   explicit Recording(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

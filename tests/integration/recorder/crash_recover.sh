@@ -97,7 +97,7 @@ for i in $(seq 1 "$rounds"); do
   "$BIN/pubsub-replay" recover "$dir" >"$out/recover.txt" 2>&1
   rc=$?
   [ $rc -eq 0 ] || { fail "recover exit $rc"; cat "$out/recover.txt"; continue; }
-  cut_bytes=$(sed -n 's/^recovered .*: \([0-9]*\) bytes cut.*/\1/p' "$out/recover.txt")
+  cut_bytes=$(sed -n 's/^recovered .*, \([0-9]*\) bytes moved to .*/\1/p' "$out/recover.txt")
   [ -n "$cut_bytes" ] || { fail "recover printed no summary"; cat "$out/recover.txt"; }
   total_cut=$((total_cut + ${cut_bytes:-0}))
   saved=$(cat "$dir"/recovered/* 2>/dev/null | wc -c)
