@@ -150,8 +150,10 @@ void define_play(CLI::App& app, Args& a, PlayFlags& f) {
       "key hashes and source timestamps as recorded (a writer with a finite lifespan stamps the "
       "replayed time). With --start, durable writers first publish their last samples per "
       "instance before it. Without --wait-readers publishing starts at once, and volatile "
-      "readers discovered later miss what went out before them. ^C stops cleanly (exit 0).\n"
-      "Exit status: 0 ok, 1 run failed (no readers, a write failed, damaged chunks skipped), 2 bad "
+      "readers discovered later miss what went out before them; topics no reader matched while "
+      "they were played are named. ^C stops cleanly (exit 0).\n"
+      "Exit status: 0 ok, 1 run failed (no readers: --wait-readers timed out, or no reader "
+      "matched any topic while it was played; a write failed; damaged chunks skipped), 2 bad "
       "arguments or unusable recording.");
 }
 

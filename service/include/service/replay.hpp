@@ -221,6 +221,7 @@ struct PlayedWriter {
   bool reliable = true;
   uint64_t samples = 0;
   size_t matched_readers = 0;  // at the end
+  size_t peak_readers = 0;     // the most matched at once while playing (looked at every 100 ms)
   bool acknowledged = true;    // every reliable reader acknowledged everything at the end
 };
 

@@ -572,12 +572,22 @@ class Publisher {
     dirty_.clear();
   }
   // The writers, as the report shows them.
+  // At most every 100 ms: the most readers each writer has had matched at once.
+  void note_readers(int64_t now) {
+    if (now < next_note_ns_) return;
+    next_note_ns_ = now + 100'000'000;
+    for (auto& w : writers_) {
+      w.info.peak_readers = std::max(w.info.peak_readers, w.writer->matched_readers());
+    }
+  }
+
   void report_to(PlayReport& rep) const {
     rep.writers.clear();
     for (const auto& w : writers_) rep.writers.push_back(w.info);
   }
 
  private:
+  int64_t next_note_ns_ = 0;
   // The TypeObjects the recorder looked up, handed out again by this participant's TypeLookup
   // service: the replayed writers announce the recorded TypeInformation, so a reader that asks
   // for the types (Cyclone DDS does when it does not know them) gets them from us.
@@ -804,6 +814,7 @@ void await_acknowledgments(std::vector<ReplayWriter>& writers, const PlayOptions
     }
     w.info.acknowledged = acked;
     w.info.matched_readers = w.writer->matched_readers();
+    w.info.peak_readers = std::max(w.info.peak_readers, w.info.matched_readers);
     if (!acked) {
       warn(err, "topic " + w.info.topic + ": not every reader acknowledged everything within " +
                     seconds(ack_budget) + " s (" + std::to_string(w.info.matched_readers) +
@@ -875,6 +886,7 @@ class Pacer {
   // Waits until `m` is due (not at all with --fast), flushing partial batches before it sleeps.
   // False when stopped.
   bool release(const storage::RecordMeta& m, LoopClock& clock, Publisher& pub, Progress& progress) {
+    pub.note_readers(mono_ns());
     if (o_.fast) {
       if (stopped(o_)) return false;
       const int64_t now = mono_ns();
@@ -939,6 +951,30 @@ class Pacer {
 
 // "pubsub-replay: played N samples (B bytes) on T topics from W writers in S s (recorded R s,
 // rate X, L loops); late p50 .., p99 .., max .."
+// After the run: the topics no reader matched while they were played, warned; exit 1 ("no
+// readers", as documented) when that is every topic - nothing was delivered.
+std::optional<int> unread_topics(const PlayReport& rep, std::ostream& err) {
+  std::set<std::string> all, read;
+  for (const auto& w : rep.writers) {
+    all.insert(w.topic);
+    if (w.peak_readers > 0) read.insert(w.topic);
+  }
+  if (rep.interrupted || rep.samples == 0 || read.size() == all.size()) return std::nullopt;
+  if (read.empty()) {
+    return report(err, kExitProblems,
+                  "no readers: no reader matched any of the " + std::to_string(all.size()) +
+                      " topic" + (all.size() == 1 ? "" : "s") +
+                      " played, so nothing was delivered (start the readers first, or give "
+                      "--wait-readers N)");
+  }
+  std::string list;
+  for (const auto& t : all) {
+    if (!read.count(t)) list += (list.empty() ? "" : ", ") + t;
+  }
+  warn(err, "no reader matched these topics while they were played: " + list);
+  return std::nullopt;
+}
+
 void print_summary(const PlayOptions& o, const PlayReport& rep, std::ostream& err) {
   char line[512];
   std::set<std::string> topic_names;
@@ -1180,6 +1216,7 @@ int play(const PlayOptions& o, std::ostream& err, PlayReport* report_out) {
 
   print_summary(o, rep, err);
   if (end == RunEnd::kFailed) return report(err, kExitProblems, run.failure());
+  if (auto no_readers = unread_topics(rep, err)) return *no_readers;
   if (!read_error.empty()) return report(err, kExitProblems, read_error);
   if (rep.problems || !problems.open_problems().empty()) {
     return report(err, kExitProblems,

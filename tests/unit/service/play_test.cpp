@@ -278,6 +278,43 @@ TEST_CASE("play --wait-readers without readers fails naming the topics") {
   CHECK(s.find("rt/chatter") != std::string::npos);
 }
 
+TEST_CASE("play without --wait-readers: no reader at all is exit 1, topics without one are named") {
+  TempDir tmp;
+  Model m = make_shapes();
+  write_recording(tmp.sub("rec"), m);
+  auto net = pubsub::FakeNetwork::create();
+  auto o = play_options(tmp.sub("rec"), net);
+  o.wait_readers = 0;
+  o.rate = 4;
+  {
+    std::ostringstream err;
+    replay::PlayReport rep;
+    CHECK(replay::play(o, err, &rep) == replay::kExitProblems);
+    CHECK(rep.samples == m.records.size());
+    const std::string s = err.str();
+    INFO(s);
+    CHECK(s.find("pubsub-replay: played ") == 0);
+    CHECK(s.substr(s.find('\n') + 1) ==
+          "pubsub-replay: no readers: no reader matched any of the 3 topics played, so nothing "
+          "was delivered (start the readers first, or give --wait-readers N)\n");
+  }
+  // A reader of Square only: played, exit 0, the other topics named.
+  auto p = pubsub::Participant::create(Subscriber::options(net));
+  REQUIRE(p);
+  pubsub::RawReaderOptions ro;
+  ro.include = {"Square"};
+  pubsub::RawReaderListener l;
+  l.on_sample = [](const pubsub::RawSample&) { return true; };
+  auto square = p.value()->create_raw_reader(ro, l);
+  REQUIRE(square);
+  std::ostringstream err;
+  CHECK(replay::play(o, err) == replay::kExitOk);
+  const std::string s = err.str();
+  INFO(s);
+  CHECK(s.find("pubsub-replay: warning: no reader matched these topics while they were played: "
+               "Circle, rt/chatter\n") != std::string::npos);
+}
+
 TEST_CASE("play stops cleanly when asked and reports what it published") {
   TempDir tmp;
   Model m = periodic(100, 10.0);
