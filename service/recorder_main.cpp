@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "config/recorder_config.hpp"
+#include "service/cli_text.hpp"
 #include "service/ctl.hpp"
 #include "service/recorder.hpp"
 
@@ -309,7 +310,10 @@ bool configure(const CommandLine& cl, const std::vector<config::Setting>& settin
     ok = false;
   }
   if (auto r = service::load_idl_types(cfg); !r) {
-    std::cerr << r.error().message << '\n';
+    // Named with the key that lists the file (relative paths are the recorder's working
+    // directory's).
+    std::cerr << (cl.config_file.empty() ? "command line" : cl.config_file)
+              << ": /types/idl: " << r.error().message << '\n';
     ok = false;
   }
   return ok;
@@ -344,7 +348,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? kExitOk : kExitUsage;
+    return service::cli_exit(app, e, "pubsub-recorder", kExitUsage);
   }
   std::vector<config::Setting> settings;
   if (auto error = settings_of(cl, keyed, settings); !error.empty()) {

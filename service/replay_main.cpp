@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "service/cli_text.hpp"
 #include "service/replay.hpp"
 #include "storage/format.hpp"
 
@@ -107,7 +108,7 @@ struct PlayFlags {
 
 void define_play(CLI::App& app, Args& a, PlayFlags& f) {
   auto* play = app.add_subcommand("play", "Publish the recording with its original timing");
-  play->add_option("DIR", a.dir, "Recording directory (required)");
+  play->add_option("DIR", a.dir, "Recording directory")->required();
   f.rate = play->add_option("--rate", a.rate, "Speed factor (2 = twice as fast); default 1");
   auto* fast = play->add_flag("--fast", a.fast, "No pacing: publish as fast as readers allow");
   f.rate->excludes(fast);
@@ -163,11 +164,11 @@ constexpr const char* kExitFooter =
 void define_info(CLI::App& app, Args& a) {
   auto* info =
       app.add_subcommand("info", "Topics, types, sample counts, times, rates, writers, loss");
-  info->add_option("DIR", a.dir, "Recording directory (required)");
+  info->add_option("DIR", a.dir, "Recording directory")->required();
   info->add_flag("--json", a.json, "One JSON object instead of a table");
   info->footer(kExitFooter);
   auto* types = app.add_subcommand("types", "The IDL of the recorded topic types");
-  types->add_option("DIR", a.dir, "Recording directory (required)");
+  types->add_option("DIR", a.dir, "Recording directory")->required();
   types->add_option("--topic", a.topic, "Only this topic's type");
   types->footer(
       "Exit status: 0 printed, 1 no type recorded (for the topic), 2 bad arguments, unusable "
@@ -178,7 +179,7 @@ void define_info(CLI::App& app, Args& a) {
 void define_other_commands(CLI::App& app, Args& a) {
   auto* exp = app.add_subcommand(
       "export", "Write records as JSON lines or CSV (payload in base64, or decoded with --decode)");
-  exp->add_option("DIR", a.dir, "Recording directory (required)");
+  exp->add_option("DIR", a.dir, "Recording directory")->required();
   exp->add_option("--format", a.format, "jsonl (default), csv or mcap (needs -o)");
   exp->add_option("--topics", a.topics, "Only topics matching these globs");
   exp->add_option("--start", a.start, "From T (seconds from the start, ISO-8601 or tag:NAME)");
@@ -191,14 +192,14 @@ void define_other_commands(CLI::App& app, Args& a) {
       "IDL file with the topics' types (repeatable): for --decode, and the MCAP schemas");
 
   auto* ver = app.add_subcommand("verify", "Check checksums, the index against the segments, gaps");
-  ver->add_option("DIR", a.dir, "Recording directory (required)");
+  ver->add_option("DIR", a.dir, "Recording directory")->required();
   auto* rei = app.add_subcommand("reindex", "Rebuild index.sqlite3 from the segment files");
-  rei->add_option("DIR", a.dir, "Recording directory (required)");
+  rei->add_option("DIR", a.dir, "Recording directory")->required();
   auto* rec =
       app.add_subcommand("recover",
                          "Finish a recording that was not closed cleanly: cut torn tails (kept in "
                          "DIR/recovered/), bring the index in line");
-  rec->add_option("DIR", a.dir, "Recording directory (required)");
+  rec->add_option("DIR", a.dir, "Recording directory")->required();
 
   exp->footer(kExitFooter);
   rei->footer(
@@ -229,7 +230,13 @@ int parse_error(CLI::App& app, const CLI::ParseError& e, int argc, char** argv) 
     return usage_error("a command is needed: info, types, play, export, verify, recover or reindex",
                        sub);
   }
-  return usage_error(e.what(), sub);
+  if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr &&
+      std::string(e.what()).find("DIR") != std::string::npos) {
+    return usage_error("the recording directory DIR is missing (write it right after '" + sub +
+                           "', before options that take several values)",
+                       sub);
+  }
+  return usage_error(service::cli_error_text(e), sub);
 }
 
 int run_export(const Args& a, const replay::Selection& sel) {

@@ -1,5 +1,7 @@
 #include "service/ctl.hpp"
 
+#include "service/cli_text.hpp"
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -214,7 +216,7 @@ int run_ctl(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? kExitOk : kExitUsage;
+    return cli_exit(app, e, "pubsub-recorder ctl", kExitUsage);
   }
   std::filesystem::path socket;
   if (a.dds) {

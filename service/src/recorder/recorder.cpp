@@ -422,7 +422,7 @@ struct Recorder::Impl {
                          pubsub::QosPolicyId policy, const std::string& reason) {
     (void)policy;  // named at the start of `reason` ("DATA_REPRESENTATION: requested ...")
     const std::string& why = reason;
-    log->warn("writer {} on {} not recorded: {}", g.to_string(), t.name, why);
+    log->warn("writer {} on {} not recorded: {}", guid_hex(g), t.name, why);
     std::lock_guard lk(maps_mu);
     if (writers.count(g)) return;
     const pubsub::RawReader* r = reader_ready.load(std::memory_order_acquire);
@@ -663,14 +663,14 @@ pubsub::Result<std::unique_ptr<Recorder>> Recorder::create(const config::Recorde
   pubsub::RawReaderListener l;
   l.on_sample = [self](const pubsub::RawSample& s) { return self->on_sample(s); };
   l.on_writer_matched = [self](const pubsub::TopicInfo& t, const pubsub::Guid& g) {
-    self->log->info("writer {} on {} matched", g.to_string(), t.name);
+    self->log->info("writer {} on {} matched", guid_hex(g), t.name);
   };
   l.on_writer_incompatible = [self](const pubsub::TopicInfo& t, const pubsub::Guid& g,
                                     pubsub::QosPolicyId policy, const std::string& reason) {
     self->on_writer_refused(t, g, policy, reason);
   };
   l.on_writer_lost = [self](const pubsub::TopicInfo& t, const pubsub::Guid& g) {
-    self->log->info("writer {} on {} gone", g.to_string(), t.name);
+    self->log->info("writer {} on {} gone", guid_hex(g), t.name);
   };
   auto reader = impl->participant->create_raw_reader(ro, l);
   if (!reader) return reader.error();
@@ -844,7 +844,7 @@ pubsub::Result<int64_t> Recorder::tag(const std::string& name, const std::string
 
 pubsub::Result<SnapshotTrigger> Recorder::snapshot(const std::string& tag) {
   if (!impl_->snap)
-    return refused("snapshot: this recorder is not in snapshot mode (\"mode\": \"snapshot\")");
+    return refused("this recorder is not in snapshot mode (\"mode\": \"snapshot\")");
   return impl_->snap->trigger(tag);
 }
 

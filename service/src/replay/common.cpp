@@ -37,6 +37,20 @@ size_t count_segment_files(const std::string& dir) {
   return n;
 }
 
+uint64_t segment_file_bytes(const std::string& dir) {
+  std::error_code ec;
+  uint64_t n = 0;
+  for (fs::directory_iterator it(fs::path(dir) / "segments", ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() <= 4 || !name.ends_with(".seg")) continue;
+    std::error_code size_ec;
+    const auto size = it->file_size(size_ec);
+    if (!size_ec) n += size;
+  }
+  return n;
+}
+
 Result<std::unique_ptr<storage::Recording>> open_recording(const std::string& dir,
                                                            storage::ProblemCallback on_problem) {
   struct stat st {};
@@ -389,12 +403,17 @@ void print_damages(std::ostream& out, const std::vector<storage::Damage>& damage
   }
 }
 
+std::string plural(uint64_t n, std::string_view noun) {
+  return std::to_string(n) + " " + std::string(noun) + (n == 1 ? "" : "s");
+}
+
 std::string human_bytes(uint64_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  // SI units, as pubsub-recorder's log and ctl status ("12.3 MB" = 12.3 * 10^6 bytes).
+  const char* units[] = {"B", "kB", "MB", "GB", "TB"};
   double v = static_cast<double>(bytes);
   int u = 0;
-  while (v >= 1024 && u < 4) {
-    v /= 1024;
+  while (v >= 1000 && u < 4) {
+    v /= 1000;
     ++u;
   }
   char buf[32];

@@ -25,6 +25,8 @@ Result<std::unique_ptr<storage::Recording>> open_recording(
     const std::string& dir, storage::ProblemCallback on_problem = {});
 // Number of segment files in DIR/segments (0 when there is no such directory).
 size_t count_segment_files(const std::string& dir);
+// The bytes of DIR/segments/*.seg on disk (their sizes; 0 when there are none).
+uint64_t segment_file_bytes(const std::string& dir);
 
 struct ResolvedSelection {
   storage::Query query;
@@ -62,7 +64,10 @@ void append_csv_field(std::string& out, std::string_view s);
 std::string describe(const storage::Problem& p,
                      const std::map<storage::TopicId, std::string>& topic_names);
 
+// "512 B", "12.3 MB": SI units (10^3, 10^6, ...), as pubsub-recorder prints sizes.
 std::string human_bytes(uint64_t bytes);
+// "1 segment", "3 segments".
+std::string plural(uint64_t n, std::string_view noun);
 
 // Topic names by id (empty when the index cannot be read).
 std::map<storage::TopicId, std::string> topic_names(storage::Recording& rec);

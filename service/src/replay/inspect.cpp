@@ -213,6 +213,17 @@ nlohmann::json writers_json(const std::vector<storage::WriterInfo>& writers,
   return a;
 }
 
+// "12.3 MiB on disk (payload 40.1 MiB, 3.3x)": the segment files and what they hold.
+std::string disk_note(const std::string& dir, uint64_t payload) {
+  const uint64_t disk = detail::segment_file_bytes(dir);
+  std::string s = detail::human_bytes(disk) + " on disk";
+  if (disk == 0 || payload == 0) return s;
+  char ratio[32];
+  std::snprintf(ratio, sizeof ratio, "%.1fx",
+                static_cast<double>(payload) / static_cast<double>(disk));
+  return s + " (payload " + detail::human_bytes(payload) + ", " + ratio + ")";
+}
+
 // Writers the recorder saw but could not read (stored with the reason, no samples).
 uint64_t not_matched_count(const std::vector<storage::WriterInfo>& writers) {
   uint64_t n = 0;
@@ -283,6 +294,12 @@ int info(const InfoOptions& o, std::ostream& out, std::ostream& err) {
     j["writers"] = totals->writers;
     j["writers_not_matched"] = not_matched_count(*writers);
     j["segments"] = totals->segments;
+    // The segment files' size, and the payload bytes per byte on disk (null: nothing on disk).
+    const uint64_t disk = detail::segment_file_bytes(o.dir);
+    j["disk_bytes"] = disk;
+    j["compression_ratio"] =
+        disk ? nlohmann::json(static_cast<double>(totals->bytes) / static_cast<double>(disk))
+             : nlohmann::json();
     j["chunks"] = totals->chunks;
     j["state"] = state_name(**rec);
     if (const auto& live = (*rec)->lock_state().live) {
@@ -315,8 +332,8 @@ int info(const InfoOptions& o, std::ostream& out, std::ostream& err) {
     return status;
   }
 
-  out << "recording " << o.dir << ": " << totals->segments << " segment"
-      << (totals->segments == 1 ? "" : "s") << ", " << totals->chunks << " chunks"
+  out << "recording " << o.dir << ": " << detail::plural(totals->segments, "segment") << ", "
+      << detail::plural(totals->chunks, "chunk") << ", " << disk_note(o.dir, totals->bytes)
       << state_note(**rec, *diag) << '\n';
   detail::print_damages(out, diag->damages, names, o.dir);
   print_repaired(out, *diag, names);
@@ -505,8 +522,9 @@ int reindex(const std::string& dir, std::ostream& out, std::ostream& err) {
     if (rep.error().code == Errc::kBusy) return refuse_live(rep.error(), "reindex", err);
     return report(err, kExitUsage, dir + ": reindex failed: " + rep.error().message);
   }
-  out << "reindexed " << dir << ": " << rep->segments << " segments, " << rep->chunks << " chunks, "
-      << rep->records << " samples; state " << storage::to_string(rep->state) << '\n';
+  out << "reindexed " << dir << ": " << detail::plural(rep->segments, "segment") << ", "
+      << detail::plural(rep->chunks, "chunk") << ", " << detail::plural(rep->records, "sample")
+      << "; state " << storage::to_string(rep->state) << '\n';
   std::map<storage::TopicId, std::string> names;
   if (auto rec = detail::open_recording(dir)) names = detail::topic_names(**rec);
   for (const auto& p : problems) out << "problem: " << detail::describe(p, names) << '\n';

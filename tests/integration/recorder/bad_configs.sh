@@ -64,7 +64,7 @@ echo '{'"$good"', "types": {"idl": ["bad.idl"]}}' >badidl.json
 check "IDL syntax error" "bad.idl:2:" -- --config badidl.json
 check "IDL syntax error (check)" "bad.idl:2:" -- --config badidl.json --check-config
 echo '{'"$good"', "types": {"idl": ["none.idl"]}}' >noidl.json
-check "IDL file missing" "open none.idl: No such file or directory" -- --config noidl.json
+check "IDL file missing" "noidl.json: /types/idl: open none.idl: No such file or directory" -- --config noidl.json
 # Service endpoints that cannot be opened stop the start before the recording exists: a metrics
 # address not on this host (nothing is sent: bind fails), a control socket path that is a file.
 echo '{'"$good"', "interface": "lo", "metrics": {"listen": "198.18.255.254:9464"}}' >metrics.json

@@ -104,7 +104,7 @@ check_refused() {
 }
 check_refused 'pubsub-recorder ctl: pause: no topic "nosuch" is recorded' pause --topic nosuch
 check_refused 'pubsub-recorder ctl: tag: a tag name has 1 to 256 bytes' tag ""
-check_refused 'pubsub-recorder ctl: snapshot: snapshot: this recorder is not in snapshot mode ("mode": "snapshot")' snapshot
+check_refused 'pubsub-recorder ctl: snapshot: this recorder is not in snapshot mode ("mode": "snapshot")' snapshot
 r=$(python3 - "$sock" <<'PY'
 import socket, sys
 s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])

@@ -34,6 +34,10 @@ TEST_CASE("pubsub-replay: bad arguments give one clear message and exit 2") {
   check_usage_error("frobnicate " + rec, "unknown command 'frobnicate'");
   check_usage_error("info", "recording directory DIR is missing");
   check_usage_error("info " + rec + " --bogus", "--bogus");
+  // Arguments CLI11 did not expect, in the order given.
+  check_usage_error("export " + rec + " --exclude foo",
+                    "pubsub-replay: unexpected arguments: --exclude foo (see 'pubsub-replay "
+                    "export --help')");
   check_usage_error("play " + rec + " --rate 0", "--rate must be a positive number");
   check_usage_error("play " + rec + " --rate -2", "--rate");
   check_usage_error("play " + rec + " --rate abc", "--rate");
@@ -135,6 +139,11 @@ TEST_CASE("pubsub-replay: info, export and verify run from the command line") {
   r = run_replay("verify " + rec);
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("result: ok") != std::string::npos);
+  r = run_replay("info --help");
+  CHECK(r.out.find("Usage: pubsub-replay info [OPTIONS] DIR\n") != std::string::npos);
+  r = run_replay("--version");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "pubsub-replay 0.1.0 (recording format 5)\n");
   r = run_replay("--help");
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("play") != std::string::npos);

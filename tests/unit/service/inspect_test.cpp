@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "common.hpp"  // service/src/replay: human_bytes
 #include "shapes_fixture.hpp"
 
 using namespace replay_test;
@@ -108,6 +109,11 @@ TEST_CASE("info --json gives exact totals and per-topic statistics") {
   CHECK(j["end"] == "2026-11-21T23:38:02.993Z");
   CHECK(j["writers"] == 5);
   CHECK(j["state"] == "clean");
+  // The segment files on disk, and the payload per byte of them.
+  const uint64_t disk = std::filesystem::file_size(f.dir + "/segments/00000001.seg");
+  CHECK(j["disk_bytes"] == disk);
+  CHECK(j["compression_ratio"].get<double>() ==
+        Approx(static_cast<double>(bytes) / static_cast<double>(disk)));
   REQUIRE(j["recorded_writers"].size() == 5);
   const json& w0 = j["recorded_writers"][0];
   CHECK(w0["topic"] == "Square");
@@ -165,6 +171,17 @@ TEST_CASE("info prints an aligned table and a totals line") {
   INFO(s);
   // recording line, header, 4 topics, total; "writers:", header, 5 writers
   REQUIRE(lines.size() == 14);
+  // Sizes in SI units (kB, MB), as the recorder's; the payload per byte on disk.
+  char ratio[16];
+  const uint64_t disk = std::filesystem::file_size(f.dir + "/segments/00000001.seg");
+  uint64_t payload = 0;
+  for (const auto& r : f.model.records) payload += r.payload.size();
+  std::snprintf(ratio, sizeof ratio, "%.1fx",
+                static_cast<double>(payload) / static_cast<double>(disk));
+  const uint64_t chunks = json::parse(info_json(f.dir))["chunks"].get<uint64_t>();
+  CHECK(lines[0] == "recording " + f.dir + ": 1 segment, " + std::to_string(chunks) + " chunks, " +
+                        service::replay::detail::human_bytes(disk) + " on disk (payload " +
+                        service::replay::detail::human_bytes(payload) + ", " + ratio + ")");
   CHECK(lines[1].rfind("TOPIC", 0) == 0);
   CHECK(lines[7] == "writers:");
   CHECK(lines[8] == "TOPIC       WRITER                            SAMPLES  QOS");
@@ -396,6 +413,10 @@ TEST_CASE("verify exits 3 on a killed recording, recover cuts its torn tail into
   before_state.erase("repaired");
   before_state.erase("damage");
   after.erase("damage");
+  for (const char* k : {"disk_bytes", "compression_ratio"}) {  // the torn tail is cut
+    after.erase(k);
+    before_state.erase(k);
+  }
   CHECK(after == before_state);
   {
     std::ostringstream out, err;  // idempotent
