@@ -34,7 +34,7 @@
 
 namespace {
 
-// Exit statuses (README "pubsub-recorder"); every return of main() is one of these.
+// Exit statuses (README, "pubsub-recorder command line"); every return of main() is one of these.
 constexpr int kExitOk = 0;
 constexpr int kExitFailed = 1;  // the recording failed (a file, the disk, the index) or the
                                 // disk guard stopped it (kLowSpace)

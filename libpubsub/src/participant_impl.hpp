@@ -74,8 +74,8 @@
 //   LocalEndpoints::mu and the ShmReceiver's (attach, detach).
 // - Endpoint locks: a writer delivering to an in-process reader holds its own lock while the
 //   reader takes its own (writer.hpp); every listener runs under its reader's lock. So a
-//   listener may write to other writers, but not back to the writer delivering to it (README,
-//   "Threads and rules").
+//   listener may write to other writers, but not back to the writer delivering to it
+//   (docs/SAME_HOST.md, "Threads and rules").
 // - Discovery's mutex is never held while it calls out (discovery.hpp), and entities_mu_ is
 //   never held while calling Discovery: announce(), withdraw(), resolve() and the matching of
 //   our own new endpoints come after it is released.

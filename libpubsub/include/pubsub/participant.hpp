@@ -76,7 +76,7 @@ struct ParticipantOptions {
   Duration receive_coalesce = std::chrono::microseconds(100);
   // Participant user data (PID_USER_DATA), e.g. an application name.
   std::string user_data;
-  // Same-host delivery (README, "Same-host delivery"). Intra-process: a writer hands samples
+  // Same-host delivery (docs/SAME_HOST.md). Intra-process: a writer hands samples
   // to matched readers of participants in the same process directly. Shared memory: writers
   // keep their history in a shared segment that readers on the same host (same boot, network
   // and IPC namespace) read in place. The environment variable PUBSUB_SHM=off also turns
