@@ -419,6 +419,18 @@ TEST_CASE("export --decode: an --idl type that differs from the recorded one is 
             "pubsub-replay: exported 2 samples of 2 topics to standard output, 719 B in T s\n"
             "pubsub-replay: the types used may not match the recorded data (see the warnings "
             "above); the values exported may be wrong\n");
+  // A member left out: named, with where it was.
+  std::string shorter = kIdl;
+  shorter.erase(shorter.find("    string name;\n"), 17);
+  const std::string idl2 = tmp.sub("shorter.idl");
+  std::ofstream(idl2) << shorter;
+  o.idl_files = {idl2};
+  std::ostringstream out1, err1;
+  CHECK(replay::export_records(o, out1, err1) == replay::kExitProblems);
+  CHECK(lines_of(err1.str())[0] ==
+        "pubsub-replay: warning: topic robot/pose: type geo::Pose from " + idl2 +
+            " differs from the one recorded (lookup): no member here, member name in the "
+            "recording (after mode)");
   // The recorded type's own IDL: no warning, exit 0.
   const std::string same = tmp.sub("same.idl");
   std::ofstream(same) << kIdl;
