@@ -25,7 +25,7 @@ class ExportProgress {
   // when it is due.
   bool tick(uint64_t samples, const OutputFile& out) {
     if (o_.stop && o_.stop->load(std::memory_order_relaxed) != 0) return true;
-    if ((++calls_ & 255) == 0) print_if_due(samples, out);
+    print_if_due(samples, out);
     return false;
   }
   // Before a warning and at the end: the line being rewritten in place is cleared.
@@ -42,7 +42,6 @@ class ExportProgress {
   bool about_;
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point next_;
-  uint64_t calls_ = 0;
   bool in_place_ = false;  // a tty line is shown
 };
 
