@@ -27,6 +27,7 @@ namespace {
 namespace replay = service::replay;
 
 std::atomic<bool> g_stop{false};
+std::atomic<int> g_signal{0};  // the first SIGINT/SIGTERM (export: stop, exit 128 + it)
 std::atomic<std::int64_t> g_first_signal_ns{0};
 
 std::int64_t monotonic_ns() {  // async-signal-safe
@@ -35,16 +36,21 @@ std::int64_t monotonic_ns() {  // async-signal-safe
   return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
 }
 
-// The first SIGINT/SIGTERM stops the replay cleanly; a second one at least a second later (a
-// user's impatient second ^C) leaves at once with 130. A repeat within that second is the same
-// interrupt delivered twice - GNU timeout, for one, signals the child and then its process group.
-extern "C" void on_signal(int) {
+// The first SIGINT/SIGTERM stops the replay or the export cleanly; a second one at least a
+// second later (a user's impatient second ^C) leaves at once with 130, after removing an
+// export's temporary file. A repeat within that second is the same interrupt delivered twice -
+// GNU timeout, for one, signals the child and then its process group.
+extern "C" void on_signal(int sig) {
   const std::int64_t now = monotonic_ns();
   if (!g_stop.exchange(true)) {
     g_first_signal_ns.store(now);
+    g_signal.store(sig);
     return;
   }
-  if (now - g_first_signal_ns.load() >= 1'000'000'000) _exit(130);
+  if (now - g_first_signal_ns.load() >= 1'000'000'000) {
+    replay::abandon_export_from_signal_handler();
+    _exit(130);
+  }
 }
 
 void install_signal_handlers() {
@@ -184,7 +190,10 @@ void define_other_commands(CLI::App& app, Args& a) {
   exp->add_option("--topics", a.topics, "Only topics matching these globs");
   exp->add_option("--start", a.start, "From T (seconds from the start, ISO-8601 or tag:NAME)");
   exp->add_option("--end", a.end, "Up to T, exclusive");
-  exp->add_option("-o,--output", a.output, "Output file (default: standard output)");
+  exp->add_option("-o,--output", a.output,
+                  "Output file, replaced only when the export succeeds (default: standard "
+                  "output, which cannot be)");
+  exp->add_flag("-q,--quiet", a.quiet, "No progress line and no statistics line at the end");
   exp->add_flag("--decode", a.decode,
                 "Decode each sample into \"value\" (CSV: one column per field) using --idl");
   exp->add_option(
@@ -201,7 +210,19 @@ void define_other_commands(CLI::App& app, Args& a) {
                          "DIR/recovered/), bring the index in line");
   rec->add_option("DIR", a.dir, "Recording directory")->required();
 
-  exp->footer(kExitFooter);
+  exp->footer(
+      "-o FILE is written as .FILE.partial-PID in the same directory and renamed onto FILE at "
+      "the end; a failed or interrupted export removes it (FILE, if it existed, is left as it "
+      "was). Standard output (and a device or FIFO) is written directly: an export there that "
+      "fails or is interrupted leaves what it wrote. Progress on stderr every second after the "
+      "first (rewritten in place on a terminal), and a statistics line at the end (-q: neither).\n"
+      "CSV with --decode: the type's members are the columns value.MEMBER (value.pose.x), after "
+      "topic,writer,seq,source_time,reception_time; decode_error last.\n"
+      "Exit status: 0 ok; 1 problems: no output written (a write error, reading failed) or "
+      "written but incomplete or suspect (samples that did not decode, unread trailing bytes "
+      "after a sample, an --idl type that differs from the recorded one, damaged chunks "
+      "skipped; each said on stderr); 2 bad arguments or unusable recording (nothing written); "
+      "130 interrupted by SIGINT, 143 by SIGTERM (no output written).");
   rei->footer(
       "Exit status: 0 ok, 1 damaged chunks left out of the index, 2 bad arguments or no segment "
       "files, 4 the recording is being written (nothing changed).");
@@ -255,6 +276,10 @@ int run_export(const Args& a, const replay::Selection& sel) {
   o.output = a.output;
   o.decode = a.decode;
   o.idl_files = a.idl;
+  o.progress = !a.quiet;
+  o.progress_tty = ::isatty(STDERR_FILENO) != 0;
+  o.stop = &g_signal;
+  install_signal_handlers();
   return replay::export_records(o, std::cout, std::cerr);
 }
 

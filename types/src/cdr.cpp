@@ -58,6 +58,7 @@
 // a bad type id or an alias loop is an error, not a crash. Errors are reported, never thrown.
 #include "types/cdr.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <charconv>
 #include <cmath>
@@ -240,6 +241,7 @@ class Decoder {
 
   bool value(TypeId id, Json& out);
   common::Error error() const { return error_; }
+  size_t pos() const { return c_.pos; }
 
  private:
   // reading
@@ -1202,8 +1204,22 @@ bool Decoder::default_array(const Type& t, size_t level, Json& out, uint32_t dep
 
 }  // namespace
 
+// The bytes of the body after `pos` that are neither the declared padding nor up to 3 zero
+// bytes that end the body at a multiple of 4.
+static size_t unread_bytes(const Cursor& c, size_t pos, size_t declared_padding) {
+  size_t left = c.size > pos ? c.size - pos : 0;
+  left -= std::min(left, declared_padding);
+  if (left > 0 && left < 4 && (pos + left) % 4 == 0) {
+    bool zeros = true;
+    for (size_t i = pos; i < pos + left; ++i) zeros = zeros && c.data[i] == 0;
+    if (zeros) left = 0;
+  }
+  return left;
+}
+
 common::Expected<Json> decode_cdr(const TypeLibrary& lib, TypeId top,
-                                  std::span<const uint8_t> sample, const DecodeLimits& limits) {
+                                  std::span<const uint8_t> sample, const DecodeLimits& limits,
+                                  size_t* trailing) {
   if (sample.size() < 4)
     return common::make_error(Errc::kTruncated, "sample of " + std::to_string(sample.size()) +
                                                     " bytes has no 4-byte encapsulation header");
@@ -1243,6 +1259,7 @@ common::Expected<Json> decode_cdr(const TypeLibrary& lib, TypeId top,
     Decoder d(lib, limits, c);
     Json out;
     if (!d.value(top, out)) return d.error();
+    if (trailing) *trailing = unread_bytes(c, d.pos(), sample[3] & 3u);
     return out;
   } catch (const std::exception& e) {  // std::bad_alloc, in practice
     return common::make_error(Errc::kUnsupported, std::string("decoding failed: ") + e.what());

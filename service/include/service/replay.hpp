@@ -123,6 +123,15 @@ struct ExportOptions {
   // name in the IDL files (first file that defines it wins).
   bool decode = false;
   std::vector<std::string> idl_files;
+  // Progress on `err` every progress_interval once the export has run that long (progress_tty:
+  // one line rewritten in place), and the statistics line at the end. false: warnings and
+  // errors only.
+  bool progress = true;
+  bool progress_tty = false;
+  std::chrono::nanoseconds progress_interval = std::chrono::seconds(1);
+  // Set (e.g. by a SIGINT/SIGTERM handler) to the signal number to stop: the export ends, its
+  // temporary file removed, and returns 128 + that number.
+  const std::atomic<int>* stop = nullptr;
 };
 // One record per line in reception-time order: topic, type, writer (GUID, 32 hex digits), seq,
 // source_time, reception_time (ISO-8601, nanoseconds), source_ns, reception_ns, flags, key_hash
@@ -132,10 +141,14 @@ struct ExportOptions {
 // sample that does not decode gets "value":null, "decode_error" and payload_base64, is reported
 // on `err` (topic, seq, reason) and makes the export end with kExitProblems; topics whose type
 // is not in the IDL (and key-only samples) keep payload_base64 with "value":null. CSV with
-// decode: topic,writer,seq,source_time,reception_time and one column per leaf of the type
-// (struct members flattened to "pose.position.x"; sequences, arrays and unions as JSON text);
-// all selected topics must have one type. IDL errors and a missing type for every selected
-// topic are kExitUsage (nothing written).
+// decode: topic,writer,seq,source_time,reception_time, one column per leaf of the type under
+// "value" (struct members flattened to "value.pose.position.x"; sequences, arrays and unions as
+// JSON text), decode_error; all selected topics must have one type. IDL errors and a missing
+// type for every selected topic are kExitUsage (nothing written). An idl_files type that
+// differs from the recording's definition of it (a warning per topic first) and samples that
+// decode with unread trailing bytes (a warning per topic at the end) make it kExitProblems.
+// Output to a file goes through a temporary renamed at the end: a write error, reading stopped
+// early (kExitProblems) and `stop` (128 + the signal) leave no file (an existing one as it was).
 // MCAP (needs `output`): Header (profile ""), a Schema per type found in idl_files (encoding
 // "omgidl", IDL text), a Channel per selected topic (message_encoding "cdr", schema 0 when its
 // type is not in the IDL), Messages (log_time = reception, publish_time = source time),
@@ -143,6 +156,9 @@ struct ExportOptions {
 // (Schema, Channel, Statistics, ChunkIndex, SummaryOffset), DataEnd and Footer. decode is refused
 // with mcap.
 int export_records(const ExportOptions& options, std::ostream& out, std::ostream& err);
+// For a SIGINT/SIGTERM handler that is about to _exit() while an export runs: removes the
+// export's temporary file, if there is one, and says so on stderr. Async-signal-safe.
+void abandon_export_from_signal_handler() noexcept;
 
 // Checksums of every chunk, index against segments, damage found while opening (torn tails);
 // recorded loss (gaps) is listed as information. kExitOk clean or recovered and no damage,

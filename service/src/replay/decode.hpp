@@ -41,10 +41,18 @@ class SampleDecoder {
     return it == topics_.end() ? nullptr : &it->second;
   }
   // The value of one sample of that type.
-  static common::Expected<types::Json> decode(const TopicType& type, storage::ByteSpan payload);
+  // `trailing`: see types::decode_cdr.
+  static common::Expected<types::Json> decode(const TopicType& type, storage::ByteSpan payload,
+                                              size_t* trailing = nullptr);
   // The type name shared by every selected topic that has a type, or "" when they differ.
   std::string single_type_name() const;
-  // CSV: the leaf columns of the (single) type: "pose.position.x", ...
+  // Topics whose type came from --idl although the recording holds a definition that differs:
+  // "topic T: type N from FILE differs from the one recorded (lookup): member x: double here,
+  // float in the recording", one per topic.
+  const std::vector<std::string>& type_mismatches() const { return mismatches_; }
+  // CSV: the leaf columns of the (single) type, each under "value" as in the JSON lines:
+  // "value.pose.position.x", ... ("value" for a type that is not a struct). Never one of the
+  // metadata columns (topic, writer, seq, ..., decode_error).
   const std::vector<std::string>& csv_columns() const { return columns_; }
   // Appends ",v1,v2,..." for the columns (an empty field for a missing or null value).
   void append_csv_values(std::string& out, const types::Json& value) const;
@@ -57,6 +65,7 @@ class SampleDecoder {
   std::map<storage::TopicId, TopicType> topics_;
   std::vector<std::string> columns_;
   std::vector<std::vector<std::string>> column_paths_;
+  std::vector<std::string> mismatches_;
 };
 
 }  // namespace service::replay::detail

@@ -1,8 +1,8 @@
 // export: the selected records as JSON lines or CSV, in reception-time order.
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <ostream>
@@ -22,8 +22,14 @@ using GuidNames = std::map<storage::WriterId, std::string>;
 struct Decoding {
   const detail::SampleDecoder* decoder = nullptr;  // null: no decoding
   std::ostream* err = nullptr;
+  detail::ExportProgress* progress = nullptr;
   uint64_t failures = 0;
   static constexpr uint64_t kMaxReported = 20;
+  struct Trailing {
+    uint64_t samples = 0;
+    size_t min = SIZE_MAX, max = 0;
+  };
+  std::map<std::string, Trailing> trailing;  // topic -> samples with unread trailing bytes
 
   // The value of a record, or null with `error` set (decoding failed) or left empty (no type,
   // key-only sample).
@@ -31,14 +37,37 @@ struct Decoding {
                                    std::string& error) {
     const auto* type = decoder->type_of(r.meta.topic);
     if (!type || (r.meta.flags & kFlagKeyOnly)) return std::nullopt;
-    auto v = detail::SampleDecoder::decode(*type, r.payload);
-    if (v) return std::move(v).value();
+    size_t unread = 0;
+    auto v = detail::SampleDecoder::decode(*type, r.payload, &unread);
+    if (v) {
+      if (unread) {
+        Trailing& t = trailing[topic];
+        ++t.samples;
+        t.min = std::min(t.min, unread);
+        t.max = std::max(t.max, unread);
+      }
+      return std::move(v).value();
+    }
     error = v.error().message;
     if (++failures <= kMaxReported) {
+      progress->end_line();
       detail::warn(*err, "topic " + topic + " seq " + std::to_string(r.meta.sequence) +
                              ": cannot decode: " + error);
     }
     return std::nullopt;
+  }
+  // "N samples of TOPIC had M unread trailing bytes - the IDL may not match", per topic.
+  std::vector<std::string> trailing_warnings() const {
+    std::vector<std::string> v;
+    for (const auto& [topic, t] : trailing) {
+      const std::string bytes = t.min == t.max
+                                    ? std::to_string(t.min)
+                                    : std::to_string(t.min) + " to " + std::to_string(t.max);
+      v.push_back(std::to_string(t.samples) + " sample" + (t.samples == 1 ? "" : "s") + " of " +
+                  topic + " had " + bytes + " unread trailing byte" + (t.max == 1 ? "" : "s") +
+                  " - the IDL may not match");
+    }
+    return v;
   }
 };
 
@@ -111,11 +140,12 @@ void append_json_line(std::string& buf, const storage::RecordView& r, const std:
   buf += "\"}\n";
 }
 
-// Every record of the cursor into `buf`, which goes to `dst` whenever it holds 1 MiB (and the
-// loop stops at a write error). Returns the number of records.
+// Every record of the cursor into `buf`, which goes to `dst` whenever it holds 1 MiB. The loop
+// stops at a write error and when `progress` says so (interrupted). Returns the number of
+// records.
 uint64_t write_records(storage::Cursor& cursor, const detail::ResolvedSelection& sel,
                        const GuidNames& guid_of, bool csv, Decoding& dec, std::string& buf,
-                       std::ostream& dst) {
+                       detail::OutputFile& dst, detail::ExportProgress& progress) {
   uint64_t n = 0;
   while (const storage::RecordView* r = cursor.next()) {
     const storage::RecordMeta& m = r->meta;
@@ -136,16 +166,15 @@ uint64_t write_records(storage::Cursor& cursor, const detail::ResolvedSelection&
     }
     ++n;
     if (buf.size() >= (1u << 20)) {
-      dst.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+      dst.stream().write(buf.data(), static_cast<std::streamsize>(buf.size()));
       buf.clear();
-      if (!dst) break;
+      if (!dst.stream()) break;
     }
+    if (progress.tick(n, dst)) break;
   }
   return n;
 }
 
-// The exit status once everything is written: a write error, reading stopped early, or damaged
-// chunks skipped (kExitProblems), else kExitOk.
 // --decode: the decoder for the selection (warnings for topics without a type), or the
 // kExitUsage report. Nothing has been written when this fails.
 std::optional<int> prepare_decoder(const ExportOptions& o, const detail::ResolvedSelection& sel,
@@ -169,6 +198,7 @@ std::optional<int> prepare_decoder(const ExportOptions& o, const detail::Resolve
   if (!d) return detail::report(err, kExitUsage, d.error());
   for (const auto& m : missing)
     detail::warn(err, "no type for topic " + m + ": exported undecoded");
+  for (const auto& m : d->type_mismatches()) detail::warn(err, m);
   if (o.format == ExportFormat::kCsv && (!missing.empty() || d->single_type_name().empty())) {
     return detail::report(err, kExitUsage,
                           "--format csv --decode needs topics of one type, all with a type "
@@ -195,25 +225,102 @@ std::string csv_header(const detail::SampleDecoder* decoder) {
 
 namespace detail {
 
-int export_end(const ExportOptions& o, const std::string& write_error,
-               const storage::Cursor& cursor, uint64_t n, uint64_t damaged,
-               uint64_t decode_failures, const std::string& done_line, std::ostream& err) {
-  if (!write_error.empty()) {
-    return report(err, kExitProblems, "write error on " + write_error);
+ExportProgress::ExportProgress(const ExportOptions& o, const ResolvedSelection& sel,
+                               std::ostream& err)
+    : o_(o),
+      err_(err),
+      total_(sel.estimated_samples),
+      about_(o.selection.start.has_value() || o.selection.end.has_value()),
+      start_(std::chrono::steady_clock::now()),
+      next_(start_ + o.progress_interval) {}
+
+double ExportProgress::seconds() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+std::string ExportProgress::count(uint64_t samples, bool of_total) const {
+  std::string s = std::to_string(samples);
+  if (of_total && total_ > 0) s += (about_ ? " of about " : " of ") + std::to_string(total_);
+  return s + " sample" + (samples == 1 && !(of_total && total_ > 0) ? "" : "s");
+}
+
+void ExportProgress::print_if_due(uint64_t samples, const OutputFile& out) {
+  if (!o_.progress) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (now < next_) return;
+  next_ = now + o_.progress_interval;
+  const double s = std::chrono::duration<double>(now - start_).count();
+  std::string line = "export: " + count(samples, true);
+  if (total_ > 0 && samples <= total_) {
+    line += " (" + std::to_string(samples * 100 / total_) + "%)";
+  }
+  line += ", " + human_bytes(out.bytes()) + ", " +
+          human_bytes(static_cast<uint64_t>(static_cast<double>(out.bytes()) / s)) + "/s";
+  if (o_.progress_tty) {
+    err_ << '\r' << line << "\033[K";
+    in_place_ = true;
+  } else {
+    err_ << "pubsub-replay: " << line << '\n';
+  }
+  err_.flush();
+}
+
+void ExportProgress::end_line() {
+  if (!in_place_) return;
+  err_ << "\r\033[K";
+  err_.flush();
+  in_place_ = false;
+}
+
+int finish_export(const ExportOptions& o, OutputFile& out, const storage::Cursor& cursor,
+                  ExportProgress& progress, const ExportTally& tally, std::ostream& err) {
+  progress.end_line();
+  const std::string after = " after " + progress.count(tally.samples, true);
+  const int sig = o.stop ? o.stop->load() : 0;
+  if (sig != 0) {
+    out.abandon();
+    const char* name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : nullptr;
+    return report(err, 128 + sig,
+                  "export interrupted" +
+                      (name ? std::string(" by ") + name : " by signal " + std::to_string(sig)) +
+                      after + "; " + out.outcome());
+  }
+  if (!out.stream()) {
+    auto committed = out.commit();  // fails: the stream failed; removes the temporary
+    return report(err, kExitProblems,
+                  "write error on " + out.name() + after + ": " +
+                      (committed ? std::string("unknown error") : committed.error().message) +
+                      "; " + out.outcome());
   }
   if (!cursor.status().ok()) {
-    return report(err, kExitProblems,
-                  "reading stopped after " + std::to_string(n) +
-                      " samples: " + cursor.status().error().message);
+    out.abandon();
+    return report(
+        err, kExitProblems,
+        "reading stopped" + after + ": " + cursor.status().error().message + "; " + out.outcome());
   }
-  if (!done_line.empty()) err << "pubsub-replay: " << done_line << '\n';
-  if (decode_failures) {
+  if (auto committed = out.commit(); !committed) {
     return report(err, kExitProblems,
-                  std::to_string(decode_failures) +
+                  "write error on " + out.name() + after + ": " + committed.error().message + "; " +
+                      out.outcome());
+  }
+  if (o.progress && !tally.done_line.empty()) {
+    char secs[32];
+    std::snprintf(secs, sizeof secs, " in %.1f s", progress.seconds());
+    err << "pubsub-replay: " << tally.done_line << secs << '\n';
+  }
+  for (const auto& w : tally.end_warnings) warn(err, w);
+  if (tally.decode_failures) {
+    return report(err, kExitProblems,
+                  std::to_string(tally.decode_failures) +
                       " samples could not be decoded (exported with decode_error and "
                       "payload_base64)");
   }
-  if (damaged || cursor.problems()) {
+  if (tally.suspicious) {
+    return report(err, kExitProblems,
+                  "the types used may not match the recorded data (see the warnings above); "
+                  "the values exported may be wrong");
+  }
+  if (tally.damaged || cursor.problems()) {
     return report(err, kExitProblems,
                   "damaged chunks were skipped; the export is incomplete "
                   "(see 'pubsub-replay verify " +
@@ -257,36 +364,32 @@ int export_records(const ExportOptions& o, std::ostream& out, std::ostream& err)
     return detail::report(err, kExitUsage, o.dir + ": cannot query: " + cursor.error().message);
   }
 
-  std::ofstream file;
-  std::ostream* dst = &out;
-  if (!o.output.empty()) {
-    file.open(o.output, std::ios::binary | std::ios::trunc);
-    if (!file) {
-      return detail::report(err, kExitUsage,
-                            "cannot write " + o.output + ": " + std::strerror(errno));
-    }
-    dst = &file;
-  }
+  auto file = detail::OutputFile::open(o.output, out);
+  if (!file) return detail::report(err, kExitUsage, file.error());
+  detail::OutputFile& dst = **file;
   const bool csv = o.format == ExportFormat::kCsv;
-  Decoding dec{decoder ? &*decoder : nullptr, &err};
+  detail::ExportProgress progress(o, *sel, err);
+  Decoding dec{decoder ? &*decoder : nullptr, &err, &progress};
   std::string buf;
   buf.reserve(1 << 20);
   if (csv) buf += csv_header(dec.decoder);
-  const uint64_t n = write_records(*cursor, *sel, guid_of, csv, dec, buf, *dst);
-  dst->write(buf.data(), static_cast<std::streamsize>(buf.size()));
-  dst->flush();
+  detail::ExportTally tally;
+  tally.samples = write_records(*cursor, *sel, guid_of, csv, dec, buf, dst, progress);
+  dst.stream().write(buf.data(), static_cast<std::streamsize>(buf.size()));
   if (dec.failures > Decoding::kMaxReported) {
+    progress.end_line();
     detail::warn(err, "... and " + std::to_string(dec.failures - Decoding::kMaxReported) +
                           " more samples that could not be decoded");
   }
-  const std::string write_error =
-      *dst ? std::string()
-           : (o.output.empty() ? std::string("standard output") : o.output) + ": " +
-                 std::strerror(errno);
-  const std::string done = o.output.empty()
-                               ? std::string()
-                               : "exported " + std::to_string(n) + " samples to " + o.output;
-  return detail::export_end(o, write_error, *cursor, n, damaged, dec.failures, done, err);
+  tally.damaged = damaged;
+  tally.decode_failures = dec.failures;
+  tally.end_warnings = dec.trailing_warnings();
+  tally.suspicious = dec.trailing.size() + (decoder ? decoder->type_mismatches().size() : 0);
+  tally.done_line = "exported " + progress.count(tally.samples, false) + " of " +
+                    std::to_string(sel->topics.size()) + " topic" +
+                    (sel->topics.size() == 1 ? "" : "s") + " to " + dst.name() + ", " +
+                    detail::human_bytes(dst.bytes());
+  return detail::finish_export(o, dst, *cursor, progress, tally, err);
 }
 
 }  // namespace service::replay

@@ -6,11 +6,9 @@
 // the reception time when the writer sent none, sequence = the RTPS sequence number modulo
 // 2^32, data = the payload as recorded, encapsulation header included). Topics without a type
 // get schema id 0, which the spec allows, and are counted in the summary line. Runs on the
-// calling thread; progress on `err` once a second for exports of more than a few seconds.
-#include <cerrno>
+// calling thread; progress on `err` (ExportProgress), written through a temporary file that is
+// renamed at the end (OutputFile).
 #include <chrono>
-#include <cstring>
-#include <fstream>
 #include <map>
 #include <optional>
 
@@ -23,8 +21,6 @@
 
 namespace service::replay::detail {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 // Schemas and channels for the selected topics; returns how many channels have no schema.
 size_t add_channels(McapWriter& w, const ResolvedSelection& sel, const SampleDecoder& types,
@@ -61,19 +57,6 @@ size_t add_channels(McapWriter& w, const ResolvedSelection& sel, const SampleDec
   return untyped;
 }
 
-struct Progress {
-  Clock::time_point start = Clock::now();
-  Clock::time_point next = start + std::chrono::seconds(2);
-  void tick(uint64_t n, uint64_t total, uint64_t bytes, std::ostream& err) {
-    const auto now = Clock::now();
-    if (now < next) return;
-    next = now + std::chrono::seconds(1);
-    const double s = std::chrono::duration<double>(now - start).count();
-    err << "pubsub-replay: exported " << n << " of about " << total << " samples, "
-        << human_bytes(bytes) << " (" << human_bytes(static_cast<uint64_t>(bytes / s)) << "/s)\n";
-  }
-};
-
 }  // namespace
 
 int export_mcap(const ExportOptions& o, storage::Recording& rec, const ResolvedSelection& sel,
@@ -92,15 +75,16 @@ int export_mcap(const ExportOptions& o, storage::Recording& rec, const ResolvedS
   if (!types) return report(err, kExitUsage, types.error());
   auto cursor = rec.query(sel.query);
   if (!cursor) return report(err, kExitUsage, o.dir + ": cannot query: " + cursor.error().message);
-  std::ofstream file(o.output, std::ios::binary | std::ios::trunc);
-  if (!file)
-    return report(err, kExitUsage, "cannot write " + o.output + ": " + std::strerror(errno));
+  auto file = OutputFile::open(o.output, err);
+  if (!file) return report(err, kExitUsage, file.error());
+  OutputFile& out = **file;
+  for (const auto& m : types->type_mismatches()) warn(err, m);
 
-  McapWriter w(file);
+  McapWriter w(out.stream());
   std::map<storage::TopicId, uint16_t> channel_of;
   const size_t untyped = add_channels(w, sel, *types, channel_of);
-  Progress progress;
-  uint64_t n = 0, bytes = 0;
+  ExportProgress progress(o, sel, err);
+  uint64_t n = 0;
   while (const storage::RecordView* r = cursor->next()) {
     const storage::RecordMeta& m = r->meta;
     auto ch = channel_of.find(m.topic);
@@ -112,22 +96,29 @@ int export_mcap(const ExportOptions& o, storage::Recording& rec, const ResolvedS
                   std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(r->payload.data()),
                                            r->payload.size()));
     ++n;
-    bytes += r->payload.size();
-    if ((n & 1023) == 0) progress.tick(n, sel.estimated_samples, bytes, err);
+    if (!out.stream() || progress.tick(n, out)) break;
   }
-  auto done = w.finish();
-  file.close();
-  std::string write_error;
-  if (!done || !file) {
-    write_error =
-        o.output + ": " + (done ? std::string(std::strerror(errno)) : done.error().message);
+  ExportTally tally;
+  tally.samples = n;
+  tally.damaged = damaged;
+  tally.suspicious = types->type_mismatches().size();
+  const bool stopped = o.stop && o.stop->load() != 0;
+  if (!stopped && out.stream()) {
+    auto done = w.finish();
+    if (!done && out.stream()) {
+      progress.end_line();
+      return report(err, kExitProblems,
+                    "cannot write " + o.output + ": " + done.error().message + "; " +
+                        (out.abandon(), out.outcome()));
+    }
   }
   std::string line = "exported " + std::to_string(n) + " samples on " +
                      std::to_string(channel_of.size()) + " channels (" + std::to_string(untyped) +
                      " without a type";
   for (size_t i = 0; i < missing.size(); ++i) line += (i ? ", " : ": ") + missing[i];
-  line += ") to " + o.output + ", " + human_bytes(w.bytes_written());
-  return export_end(o, write_error, *cursor, n, damaged, 0, line, err);
+  line += ") to " + o.output + ", " + human_bytes(out.bytes());
+  tally.done_line = line;
+  return finish_export(o, out, *cursor, progress, tally, err);
 }
 
 }  // namespace service::replay::detail

@@ -5,7 +5,8 @@
 # members seq, keyval, baggage; per writer, the value's seq must follow the RTPS sequence number
 # one to one (ddsperf counts its writes), keyval must be < KEYS with every key present, and the
 # baggage must be SIZE minus the 12 bytes of seq, keyval and the sequence length, every byte 0xee -
-# what ddsperf fills it with. The CSV must hold the same values in the columns seq,keyval,baggage,
+# what ddsperf fills it with. The CSV must hold the same values in the columns value.seq,
+# value.keyval, value.baggage (its own seq column is the RTPS sequence number),
 # and the MCAP export must pass tests/tools/mcap_check (the official MCAP reader, and the same
 # values decoded by Foxglove's omgidl libraries). The recorder must have looked KeyedSeq up
 # through XTypes TypeLookup (ddsperf announces TypeInformation): `pubsub-replay types` prints
@@ -71,7 +72,8 @@ rc=$?
 python3 - "$out/values.jsonl" "$out/values.csv" "$summary" "$size" "$keys" <<'PY' || exit 1
 import csv, json, sys
 lines = [json.loads(l) for l in open(sys.argv[1])]
-rows = list(csv.DictReader(open(sys.argv[2])))
+reader = csv.DictReader(open(sys.argv[2]))
+rows = list(reader)
 summary, size, keys = json.loads(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 bad = []
 if len(lines) != summary["samples"] or not lines:
@@ -90,10 +92,12 @@ for l in lines:
     if v["baggage"] != [0xee] * (size - 12):
         bad.append("seq %d: baggage of %d bytes, expected %d bytes 0xee" % (l["seq"], len(v["baggage"]), size - 12)); break
 if seen_keys != set(range(keys)): bad.append("keys seen %s" % sorted(seen_keys))
+header = ["topic", "writer", "seq", "source_time", "reception_time", "value.seq", "value.keyval", "value.baggage", "decode_error"]
+if reader.fieldnames != header: bad.append("csv header %r" % reader.fieldnames)
 if len(rows) != len(lines): bad.append("csv has %d rows, jsonl %d" % (len(rows), len(lines)))
 else:
     for r, l in zip(rows, lines):
-        if (int(r["seq"]), int(r["keyval"]), json.loads(r["baggage"]), r["decode_error"]) != (l["value"]["seq"], l["value"]["keyval"], l["value"]["baggage"], ""):
+        if (int(r["seq"]), int(r["value.seq"]), int(r["value.keyval"]), json.loads(r["value.baggage"]), r["decode_error"]) != (l["seq"], l["value"]["seq"], l["value"]["keyval"], l["value"]["baggage"], ""):
             bad.append("csv row for RTPS seq %s differs: %r" % (r["seq"], list(r.values())[:6])); break
 for b in bad: print("FAIL:", b)
 print("decoded %d samples of %d writer(s), keys %s, baggage %d bytes" % (len(lines), len(offset), sorted(seen_keys), size - 12))

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <initializer_list>
 #include <iterator>
+#include <regex>
 #include <sstream>
 
 #include "test_util.hpp"
@@ -101,6 +102,11 @@ std::string hex_guid(const storage::Guid& g) {
   return s;
 }
 
+// The statistics line with its time as "T".
+std::string timeless(const std::string& err) {
+  return std::regex_replace(err, std::regex(R"( in [0-9]+\.[0-9] s\n)"), " in T s\n");
+}
+
 // The value part of a JSON line: from ,"value": to the end.
 std::string tail_from_value(const std::string& line) {
   const size_t p = line.find(",\"value\":");
@@ -125,13 +131,15 @@ TEST_CASE("export --decode: values of XCDR1 and XCDR2 samples, a damaged one rep
   CHECK(lines[2].find("position.x") != std::string::npos);
   CHECK(lines[2].find("\"payload_base64\":\"AAEAAAcAAAAAAAAAAAAAAA==\"}") != std::string::npos);
   CHECK(tail_from_value(lines[3]) == ",\"value\":null,\"payload_base64\":\"AAEAAAECAwQ=\"}");
-  const auto msgs = lines_of(err.str());
-  REQUIRE(msgs.size() == 3);
+  const auto msgs = lines_of(timeless(err.str()));
+  REQUIRE(msgs.size() == 4);
   CHECK(msgs[0] ==
         "pubsub-replay: warning: no type for topic robot/other (type geo::Unknown): "
         "exported undecoded");
   CHECK(msgs[1].rfind("pubsub-replay: warning: topic robot/pose seq 3: cannot decode: ", 0) == 0);
   CHECK(msgs[2] ==
+        "pubsub-replay: exported 4 samples of 2 topics to standard output, 1.5 KiB in T s");
+  CHECK(msgs[3] ==
         "pubsub-replay: 1 samples could not be decoded (exported with decode_error and "
         "payload_base64)");
 }
@@ -149,6 +157,7 @@ TEST_CASE("export --decode without --idl uses the recording's types, --idl wins 
   o.dir = dir;
   o.decode = true;
   std::ostringstream out, err;
+  o.progress = false;  // no statistics line
   CHECK(replay::export_records(o, out, err) == replay::kExitOk);
   CHECK(err.str() == "");
   REQUIRE(lines_of(out.str()).size() == 1);
@@ -167,13 +176,20 @@ TEST_CASE("export --decode without --idl uses the recording's types, --idl wins 
   std::ostringstream out2, err2;
   CHECK(replay::export_records(o, out2, err2) == replay::kExitProblems);  // the IDL one is used
   CHECK(out2.str().find("\"decode_error\"") != std::string::npos);
-  // The user's --idl wins over both.
+  // The user's --idl wins over both (with a warning that it differs from the stored IDL one,
+  // and exit 1).
   const std::string idl = tmp.sub("geo.idl");
   std::ofstream(idl) << kIdl;
   o.idl_files = {idl};
   std::ostringstream out3, err3;
-  CHECK(replay::export_records(o, out3, err3) == replay::kExitOk);
+  CHECK(replay::export_records(o, out3, err3) == replay::kExitProblems);
   CHECK(out3.str() == out.str());
+  CHECK(err3.str() ==
+        "pubsub-replay: warning: topic robot/pose: type geo::Pose from " + idl +
+            " differs from the one recorded (idl): the type: @appendable here, @final in the "
+            "recording\n"
+            "pubsub-replay: the types used may not match the recorded data (see the warnings "
+            "above); the values exported may be wrong\n");
   // A stored definition that does not parse: a warning, the topic undecoded.
   Model model3 = model;
   model3.types[0].idl = "struct {";
@@ -197,8 +213,8 @@ TEST_CASE("export --format csv --decode: one column per leaf, exact rows") {
   const auto lines = lines_of(out.str());
   REQUIRE(lines.size() == 4);
   CHECK(lines[0] ==
-        "topic,writer,seq,source_time,reception_time,id,position.x,position.y,mode,name,"
-        "decode_error");
+        "topic,writer,seq,source_time,reception_time,value.id,value.position.x,"
+        "value.position.y,value.mode,value.name,decode_error");
   const std::string guid = hex_guid(f.model.writer_guid[0]);
   CHECK(lines[1] == "robot/pose," + guid +
                         ",1,2026-11-21T23:37:59.999000000Z,2026-11-21T23:38:00.000000000Z,7,1.5,"
@@ -325,4 +341,135 @@ TEST_CASE("export --format mcap takes schemas from the recording's types, type_s
   using namespace std::string_literals;
   CHECK(bytes.find("type_source\x06\0\0\0lookup"s) != std::string::npos);
   CHECK(bytes.find("type_source\x04\0\0\0none"s) != std::string::npos);
+}
+
+namespace {
+
+// XCDR1 little endian Pose (as pose_xcdr1_le) with name `name`.
+storage::Bytes pose_named(const std::string& name) {
+  storage::Bytes b = pose_xcdr1_le();
+  b.resize(b.size() - 7);  // the name: length 3, "ab\0"
+  put_u32_le(b, static_cast<uint32_t>(name.size() + 1));
+  for (char c : name) b.push_back(static_cast<std::byte>(c));
+  b.push_back(std::byte{0});
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("export --format csv --decode: every column header is unique (members seq and topic)") {
+  TempDir tmp;
+  Model model;
+  const size_t t = model.add_topic({"counter", "Counter", false});
+  // seq 5, topic "x", padded to 4 (declared in the encapsulation options).
+  add_record(model, model.add_writer(t), 1, 0,
+             bytes({0x00, 0x01, 0x00, 0x02, 0x05, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 'x',
+                    0x00, 0x00, 0x00}));
+  const std::string dir = tmp.sub("rec");
+  write_recording(dir, model);
+  const std::string idl = tmp.sub("counter.idl");
+  std::ofstream(idl) << "struct Counter { unsigned long seq; string topic; };\n";
+  replay::ExportOptions o;
+  o.dir = dir;
+  o.decode = true;
+  o.idl_files = {idl};
+  o.format = replay::ExportFormat::kCsv;
+  o.progress = false;
+  std::ostringstream out, err;
+  CHECK(replay::export_records(o, out, err) == replay::kExitOk);
+  CHECK(err.str() == "");
+  const auto lines = lines_of(out.str());
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0] ==
+        "topic,writer,seq,source_time,reception_time,value.seq,value.topic,decode_error");
+  CHECK(lines[1] == "counter," + hex_guid(model.writer_guid[0]) +
+                        ",1,2026-11-21T23:37:59.999000000Z,2026-11-21T23:38:00.000000000Z,5,x,");
+}
+
+TEST_CASE("export --decode: an --idl type that differs from the recorded one is warned about") {
+  TempDir tmp;
+  Model model;
+  const size_t pose = model.add_topic({"robot/pose", "geo::Pose", true});
+  const size_t pose2 = model.add_topic({"robot/pose2", "geo::Pose", true});
+  add_record(model, model.add_writer(pose), 1, 0, pose_xcdr1_le());
+  add_record(model, model.add_writer(pose2), 1, 1'000'000, pose_xcdr1_le());
+  model.types.push_back({"geo::Pose", storage::TypeSource::kLookup, kIdl, {}});
+  const std::string dir = tmp.sub("rec");
+  write_recording(dir, model);
+  // The same layout on the wire, but id is signed: it decodes, and is not what was recorded.
+  std::string other = kIdl;
+  other.replace(other.find("unsigned long id"), 16, "long id");
+  const std::string idl = tmp.sub("other.idl");
+  std::ofstream(idl) << other;
+  replay::ExportOptions o;
+  o.dir = dir;
+  o.decode = true;
+  o.idl_files = {idl};
+  std::ostringstream out, err;
+  CHECK(replay::export_records(o, out, err) == replay::kExitProblems);
+  CHECK(lines_of(out.str()).size() == 2);
+  CHECK(timeless(err.str()) ==
+        "pubsub-replay: warning: topic robot/pose: type geo::Pose from " + idl +
+            " differs from the one recorded (lookup): member id: long here, unsigned long in "
+            "the recording\n"
+            "pubsub-replay: warning: topic robot/pose2: type geo::Pose from " +
+            idl +
+            " differs from the one recorded (lookup): member id: long here, unsigned long in "
+            "the recording\n"
+            "pubsub-replay: exported 2 samples of 2 topics to standard output, 719 B in T s\n"
+            "pubsub-replay: the types used may not match the recorded data (see the warnings "
+            "above); the values exported may be wrong\n");
+  // A member left out: named, with where it was.
+  std::string shorter = kIdl;
+  shorter.erase(shorter.find("    string name;\n"), 17);
+  const std::string idl2 = tmp.sub("shorter.idl");
+  std::ofstream(idl2) << shorter;
+  o.idl_files = {idl2};
+  std::ostringstream out1, err1;
+  CHECK(replay::export_records(o, out1, err1) == replay::kExitProblems);
+  CHECK(lines_of(err1.str())[0] ==
+        "pubsub-replay: warning: topic robot/pose: type geo::Pose from " + idl2 +
+            " differs from the one recorded (lookup): no member here, member name in the "
+            "recording (after mode)");
+  // The recorded type's own IDL: no warning, exit 0.
+  const std::string same = tmp.sub("same.idl");
+  std::ofstream(same) << kIdl;
+  o.idl_files = {same};
+  o.progress = false;
+  std::ostringstream out2, err2;
+  CHECK(replay::export_records(o, out2, err2) == replay::kExitOk);
+  CHECK(err2.str() == "");
+}
+
+TEST_CASE("export --decode: unread trailing bytes after samples are counted per topic, exit 1") {
+  TempDir tmp;
+  Model model;
+  const size_t pose = model.add_topic({"robot/pose", "geo::Pose", true});
+  const size_t w = model.add_writer(pose);
+  add_record(model, w, 1, 0, pose_named("ab"));        // 7 bytes of name
+  add_record(model, w, 2, 1'000'000, pose_named(""));  // 5 bytes
+  add_record(model, w, 3, 2'000'000, pose_named("abcd"));
+  const std::string dir = tmp.sub("rec");
+  write_recording(dir, model);
+  // An IDL without the last member, name: every sample leaves its name unread.
+  std::string older = kIdl;
+  older.erase(older.find("    string name;\n"), 17);
+  const std::string idl = tmp.sub("older.idl");
+  std::ofstream(idl) << older;
+  replay::ExportOptions o;
+  o.dir = dir;
+  o.decode = true;
+  o.idl_files = {idl};
+  std::ostringstream out, err;
+  CHECK(replay::export_records(o, out, err) == replay::kExitProblems);
+  const auto lines = lines_of(out.str());
+  REQUIRE(lines.size() == 3);
+  CHECK(tail_from_value(lines[0]) ==
+        ",\"value\":{\"id\":7,\"position\":{\"x\":1.5,\"y\":-2.0},\"mode\":\"MOVING\"}}");
+  CHECK(timeless(err.str()) ==
+        "pubsub-replay: exported 3 samples of 1 topic to standard output, 1.0 KiB in T s\n"
+        "pubsub-replay: warning: 3 samples of robot/pose had 5 to 9 unread trailing bytes - the "
+        "IDL may not match\n"
+        "pubsub-replay: the types used may not match the recorded data (see the warnings above); "
+        "the values exported may be wrong\n");
 }

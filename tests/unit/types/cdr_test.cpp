@@ -167,6 +167,27 @@ const Bytes kPrimitivesXcdr1Le = {
 
 }  // namespace
 
+TEST_CASE("cdr: unread trailing bytes are counted, declared padding and zero alignment not",
+          "[cdr]") {
+  TypeLibrary lib;
+  const TypeId u32 = add_struct(lib, "U", {mem("a", prim(lib, Kind::kUInt32))});
+  const TypeId u8 = add_struct(lib, "B", {mem("b", prim(lib, Kind::kUInt8))});
+  auto trailing = [&](TypeId t, const Bytes& sample) {
+    size_t n = 12345;
+    auto r = decode_cdr(lib, t, sample, {}, &n);
+    REQUIRE(r.ok());
+    return n;
+  };
+  CHECK(trailing(u32, {0x00, 0x01, 0x00, 0x00, 1, 0, 0, 0}) == 0);
+  CHECK(trailing(u32, {0x00, 0x01, 0x00, 0x00, 1, 0, 0, 0, 2, 0, 0, 0}) == 4);
+  CHECK(trailing(u32, {0x00, 0x01, 0x00, 0x00, 1, 0, 0, 0, 0, 0, 0, 0, 0}) == 5);
+  // Padding the options declare (any bytes), and up to 3 zero bytes to a multiple of 4.
+  CHECK(trailing(u32, {0x00, 0x01, 0x00, 0x02, 1, 0, 0, 0, 0xab, 0xcd}) == 0);
+  CHECK(trailing(u8, {0x00, 0x01, 0x00, 0x00, 7, 0, 0, 0}) == 0);
+  CHECK(trailing(u8, {0x00, 0x01, 0x00, 0x00, 7, 1, 0, 0}) == 3);
+  CHECK(trailing(u8, {0x00, 0x01, 0x00, 0x00, 7, 0, 0}) == 2);  // not to a multiple of 4
+}
+
 TEST_CASE("cdr: every primitive, XCDR1 little endian (8-byte values aligned to 8)", "[cdr]") {
   TypeLibrary lib;
   const TypeId p = all_primitives(lib);

@@ -45,8 +45,13 @@ struct DecodeLimits {
   uint64_t max_elements = 64ull << 20;  // elements in one sequence or array
 };
 
-// Decodes `sample` (encapsulation header + body) as type `top` of `lib`.
+// Decodes `sample` (encapsulation header + body) as type `top` of `lib`. `trailing`, when
+// given, receives the number of bytes after the decoded value that nothing read: not the padding
+// the encapsulation options declare (their two low bits), nor up to 3 zero bytes that bring the
+// body to a multiple of 4 (writers that pad without declaring it). Non-zero usually means the
+// type does not match the writer's (set on success only).
 common::Expected<Json> decode_cdr(const TypeLibrary& lib, TypeId top,
-                                  std::span<const uint8_t> sample, const DecodeLimits& limits = {});
+                                  std::span<const uint8_t> sample, const DecodeLimits& limits = {},
+                                  size_t* trailing = nullptr);
 
 }  // namespace types
