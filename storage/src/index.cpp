@@ -204,7 +204,9 @@ std::optional<std::string> Index::meta(const std::string& key) {
   auto& s = stmt(kGetMeta, "SELECT value FROM meta WHERE key = ?");
   s.bind(1, key);
   if (s.step() != SQLITE_ROW) return std::nullopt;
-  return s.text(0);
+  std::string value = s.text(0);
+  s.reset();  // ends the statement's read transaction (journal_mode cannot change within one)
+  return value;
 }
 
 Status Index::put_topic(TopicId id, const TopicDef& def) {

@@ -1,7 +1,14 @@
 // info, verify, recover and reindex: views of a recording and its repairs (reindex rewrites only
 // the index; recover cuts torn tails after copying them to DIR/recovered/).
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -454,6 +461,26 @@ int verify(const std::string& dir, std::ostream& out, std::ostream& err) {
   return kExitProblems;
 }
 
+// A killed recorder leaves its control socket (DIR/control.sock, the default place) behind:
+// removed when it is a socket nobody listens on, and said so.
+void remove_stale_control_socket(const std::string& dir, std::ostream& out) {
+  const std::string path = dir + "/control.sock";
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) return;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof addr.sun_path) return;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return;
+  const bool refused = ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0 &&
+                       errno == ECONNREFUSED;
+  ::close(fd);
+  if (refused && ::unlink(path.c_str()) == 0) {
+    out << "removed " << path << ": the control socket of a recorder that is gone\n";
+  }
+}
+
 int recover(const std::string& dir, std::ostream& out, std::ostream& err) {
   {  // the same checks and messages as the other commands, but a missing index is repaired too
     auto diag = storage::Recording::diagnose(dir, false);
@@ -467,6 +494,7 @@ int recover(const std::string& dir, std::ostream& out, std::ostream& err) {
     if (rep.error().code == Errc::kBusy) return refuse_live(rep.error(), "recover", err);
     return report(err, kExitProblems, dir + ": recover failed: " + rep.error().message);
   }
+  remove_stale_control_socket(dir, out);
   if (rep->repaired.empty()) {
     out << "recording " << dir << " is " << storage::to_string(rep->state)
         << "; nothing to recover\n";

@@ -45,6 +45,13 @@ for sig in TERM KILL; do
     # Open read-only first (must work on the unrepaired recording), then repair and verify.
     "$BIN/recording_summary" "$out/rec" >/dev/null || { echo "FAIL: unrepaired recording does not open"; status=1; }
     summary=$("$BIN/recording_summary" "$out/rec" --recover --verify)
+    # What the killed recorder left besides the recording goes with pubsub-replay recover.
+    "$BIN/pubsub-replay" recover "$out/rec" >"$out/recover.out" 2>&1 ||
+      { echo "FAIL: recover exit $?"; cat "$out/recover.out"; status=1; }
+    grep -qxF "removed $out/rec/control.sock: the control socket of a recorder that is gone" \
+      "$out/recover.out" || { echo "FAIL: stale control.sock not removed"; cat "$out/recover.out"; status=1; }
+    left=$(ls -A "$out/rec" | grep -E '^control.sock$|-wal$|-shm$|^writer.lock$')
+    [ -z "$left" ] || { echo "FAIL: left after recover: $left"; status=1; }
   fi
   echo "SIG$sig: recorder exit $rc; $summary" | cut -c1-400
   python3 - "$summary" <<'PY' || status=1

@@ -138,7 +138,7 @@ TEST_CASE("export --decode: values of XCDR1 and XCDR2 samples, a damaged one rep
         "exported undecoded");
   CHECK(msgs[1].rfind("pubsub-replay: warning: topic robot/pose seq 3: cannot decode: ", 0) == 0);
   CHECK(msgs[2] ==
-        "pubsub-replay: exported 4 samples of 2 topics to standard output, 1.5 KiB in T s");
+        "pubsub-replay: exported 4 samples of 2 topics to standard output, 1.5 kB in T s");
   CHECK(msgs[3] ==
         "pubsub-replay: 1 samples could not be decoded (exported with decode_error and "
         "payload_base64)");
@@ -467,7 +467,7 @@ TEST_CASE("export --decode: unread trailing bytes after samples are counted per 
   CHECK(tail_from_value(lines[0]) ==
         ",\"value\":{\"id\":7,\"position\":{\"x\":1.5,\"y\":-2.0},\"mode\":\"MOVING\"}}");
   CHECK(timeless(err.str()) ==
-        "pubsub-replay: exported 3 samples of 1 topic to standard output, 1.0 KiB in T s\n"
+        "pubsub-replay: exported 3 samples of 1 topic to standard output, 1.0 kB in T s\n"
         "pubsub-replay: warning: 3 samples of robot/pose had 5 to 9 unread trailing bytes - the "
         "IDL may not match\n"
         "pubsub-replay: the types used may not match the recorded data (see the warnings above); "

@@ -82,7 +82,7 @@ TEST_CASE("export -o: written through a temporary, a statistics line at the end,
   CHECK(replay::export_records(o, sout, err) == replay::kExitOk);
   CHECK(sout.str().empty());
   CHECK(std::regex_replace(err.str(), std::regex(R"( in [0-9]+\.[0-9] s\n)"), " in T s\n") ==
-        "pubsub-replay: exported 10 samples of 1 topic to " + out + ", 3.3 KiB in T s\n");
+        "pubsub-replay: exported 10 samples of 1 topic to " + out + ", 3.4 kB in T s\n");
   CHECK(listing(tmp.sub("out")) == std::vector<std::string>{"x.jsonl"});
   CHECK(lines_of(slurp(out)).size() == 10);
   struct stat st {};
@@ -95,7 +95,7 @@ TEST_CASE("export -o: written through a temporary, a statistics line at the end,
   CHECK(replay::export_records(o, sout2, err2) == replay::kExitOk);
   CHECK(sout2.str() == slurp(out));
   CHECK(std::regex_replace(err2.str(), std::regex(R"( in [0-9]+\.[0-9] s\n)"), " in T s\n") ==
-        "pubsub-replay: exported 10 samples of 1 topic to standard output, 3.3 KiB in T s\n");
+        "pubsub-replay: exported 10 samples of 1 topic to standard output, 3.4 kB in T s\n");
   RunResult r = run_replay("export " + rec + " -q -o " + out);
   CHECK(r.exit_code == 0);
   CHECK(r.err == "");
@@ -179,7 +179,7 @@ TEST_CASE("export: SIGINT during a long export leaves no file and no temporary, 
   // message.
   for (size_t i = 0; i + 1 < lines.size(); ++i) {
     CHECK(std::regex_match(lines[i], std::regex("pubsub-replay: export: [0-9]+ of 20000 samples "
-                                                "\\([0-9]+%\\), [0-9.]+ MiB, [0-9.]+ MiB/s")));
+                                                "\\([0-9]+%\\), [0-9.]+ MB, [0-9.]+ MB/s")));
   }
   CHECK(std::regex_match(lines.back(),
                          std::regex("pubsub-replay: export interrupted by SIGINT after [0-9]+ of "
