@@ -138,6 +138,10 @@ constexpr KeyFlag kKeyFlags[] = {
      KeyFlag::kStrings},
     {"-x,--exclude", "GLOB", "/topics/exclude",
      "a topic glob not to record, repeatable (topics.exclude)", KeyFlag::kStrings},
+    {"--regex", "REGEX", "/topics/regex",
+     "record only topics whose whole name matches this ECMAScript regular expression "
+     "(topics.regex)",
+     KeyFlag::kString},
     {"--mode", "MODE", "/mode", "record or snapshot (mode)", KeyFlag::kString},
     {"--compression", "KIND", "/storage/compression", "lz4 or none (storage.compression)",
      KeyFlag::kString},

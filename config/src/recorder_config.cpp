@@ -10,6 +10,7 @@
 #include <cstring>
 #include <limits>
 #include <new>
+#include <regex>
 
 #include "common/glob.hpp"
 #include "config/recorder_config.hpp"
@@ -288,7 +289,20 @@ class RecorderSchema {
                             const std::string& ep) { patterns(e, ep, c_.topics.include, true); }},
             {"exclude", [&](const Json& e,
                             const std::string& ep) { patterns(e, ep, c_.topics.exclude, false); }},
+            {"regex", [&](const Json& e, const std::string& ep) { regex(e, ep); }},
         });
+  }
+
+  void regex(const Json& v, const std::string& p) {
+    std::string text;
+    if (!r_.string(v, p, text)) return;
+    try {
+      (void)std::regex(text, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      r_.fail(p, "invalid regular expression " + describe(v) + ": " + e.what());
+      return;
+    }
+    c_.topics.regex = std::move(text);
   }
 
   void storage(const Json& v, const std::string& p) {

@@ -81,7 +81,7 @@ bool RawReaderImpl::wants(const std::string& topic) const {
   for (const auto& p : options.exclude) {
     if (common::glob_match(p, topic)) return false;
   }
-  return true;
+  return !options.filter || options.filter(topic);
 }
 
 namespace {

@@ -1337,6 +1337,10 @@ WriterStats SegmentWriter::stats() const {
   std::lock_guard lk(impl_->mu);
   WriterStats s = impl_->stats;
   s.queue_in_use_bytes = impl_->in_use_cap;
+  if (const ChunkBuf* open = impl_->open) {
+    s.open_chunk_bytes = open->size;
+    s.open_chunk_capacity = open->cap;
+  }
   return s;
 }
 

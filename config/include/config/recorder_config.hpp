@@ -71,6 +71,9 @@ struct TopicsConfig {
   std::vector<std::string> include{"*"};
   // "exclude": ... and none of these. Default [].
   std::vector<std::string> exclude;
+  // "regex": ... and, when not empty, matches this ECMAScript regular expression as a whole
+  // (std::regex_match), as rosbag2's --regex. Default "".
+  std::string regex;
 
   friend bool operator==(const TopicsConfig&, const TopicsConfig&) = default;
 };

@@ -131,6 +131,9 @@ struct RawSample {
 struct RawReaderOptions {
   std::vector<std::string> include{"*"};  // glob patterns over topic names (*, ?, [a-z])
   std::vector<std::string> exclude;
+  // And, when set, a topic the patterns select is read only if this returns true for its name
+  // (pubsub-recorder's topics.regex). Called on discovery threads.
+  std::function<bool(const std::string& topic)> filter;
   // QoS of the readers created for reliable writers (best-effort writers get best-effort
   // readers with the same limits).
   ReaderQos qos;

@@ -107,11 +107,12 @@ struct RecorderStatus {
   uint64_t held_back = 0;  // deliveries refused because storage was full (back-pressure)
   uint64_t skipped = 0;    // samples not recorded because their topic was paused
   uint64_t samples_shm = 0;
-  uint64_t writers = 0;                    // matched writers now
-  double queue_fill = 0;                   // chunk buffers in use / queue_max_bytes, 0..1
-  bool paused = false;                     // every topic paused (pause without topics)
-  double seconds = 0;                      // since run() started
-  std::string path;                        // the recording directory (snapshot mode: their parent)
+  uint64_t writers = 0;   // matched writers now
+  double queue_fill = 0;  // closed chunks waiting for the disk / queue_max_bytes, 0..1 (the
+                          // chunk being filled is not counted; snapshot mode: the buffer)
+  bool paused = false;    // every topic paused (pause without topics)
+  double seconds = 0;     // since run() started
+  std::string path;       // the recording directory (snapshot mode: their parent)
   std::vector<TopicStatus> topics;         // by name
   std::string mode = "record";             // "record" or "snapshot"
   std::optional<SnapshotStatus> snapshot;  // snapshot mode

@@ -19,18 +19,21 @@ std::string quoted_list(const std::vector<std::string>& v) {
 }  // namespace
 
 DiscoveryHints::DiscoveryHints(std::vector<std::string> include, std::vector<std::string> exclude,
-                               int domain, std::string where)
+                               std::string regex, int domain, std::string where)
     : include_(std::move(include)),
       exclude_(std::move(exclude)),
+      regex_text_(std::move(regex)),
       domain_(domain),
-      where_(std::move(where)) {}
+      where_(std::move(where)) {
+  if (!regex_text_.empty()) regex_.emplace(regex_text_, std::regex::ECMAScript);
+}
 
 bool DiscoveryHints::wanted(const std::string& topic) const {
   if (common::glob_match(kControlTopicsPattern, topic)) return true;
   bool in = false;
   for (const auto& p : include_) in = in || common::glob_match(p, topic);
   for (const auto& p : exclude_) in = in && !common::glob_match(p, topic);
-  return in;
+  return in && (!regex_ || std::regex_match(topic, *regex_));
 }
 
 void DiscoveryHints::observe(const std::vector<pubsub::DiscoveredTopic>& topics,
@@ -48,7 +51,8 @@ std::string DiscoveryHints::describe(const std::vector<const pubsub::DiscoveredT
                                      const char* what) const {
   std::string s = std::to_string(left.size()) + (left.size() == 1 ? " topic " : " topics ") + what +
                   ", left out by topics.include " + quoted_list(include_) +
-                  (exclude_.empty() ? "" : " and topics.exclude " + quoted_list(exclude_)) + ": ";
+                  (exclude_.empty() ? "" : " and topics.exclude " + quoted_list(exclude_)) +
+                  (regex_text_.empty() ? "" : " and topics.regex \"" + regex_text_ + "\"") + ": ";
   for (size_t i = 0; i < left.size() && i < kListed; ++i) {
     const auto& t = *left[i];
     s += (i ? ", " : "") + t.name + " (" + t.type_name + ", " + std::to_string(t.writers) +

@@ -9,6 +9,8 @@
 
 #include <cstddef>
 #include <map>
+#include <optional>
+#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -20,8 +22,9 @@ namespace service {
 class DiscoveryHints {
  public:
   // `where`: "interface veth1 (198.18.0.2)", as the lines name it.
-  DiscoveryHints(std::vector<std::string> include, std::vector<std::string> exclude, int domain,
-                 std::string where);
+  // `regex`: topics.regex ("" = none), valid (the configuration's parser checked it).
+  DiscoveryHints(std::vector<std::string> include, std::vector<std::string> exclude,
+                 std::string regex, int domain, std::string where);
 
   // Whether the filters keep `topic` (the recorder's control topics are never "left out").
   bool wanted(const std::string& topic) const;
@@ -40,6 +43,8 @@ class DiscoveryHints {
                        const char* what) const;
 
   std::vector<std::string> include_, exclude_;
+  std::string regex_text_;
+  std::optional<std::regex> regex_;
   int domain_;
   std::string where_;
   std::map<std::string, pubsub::DiscoveredTopic> left_out_;  // by name, the most writers seen

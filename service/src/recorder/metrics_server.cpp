@@ -67,7 +67,7 @@ std::string prometheus_text(const RecorderStatus& s) {
   total({"pubsub_recorder_skipped_total", "counter", "Samples not recorded: topic paused."},
         static_cast<double>(s.skipped));
   total({"pubsub_recorder_queue_fill_ratio", "gauge",
-         "Chunk buffers in use, fraction of queue_max_bytes."},
+         "Closed chunks waiting for the disk, fraction of queue_max_bytes."},
         s.queue_fill);
   total({"pubsub_recorder_paused", "gauge", "1 while every topic is paused."}, s.paused ? 1 : 0);
   total({"pubsub_recorder_writers", "gauge", "Writers matched."}, static_cast<double>(s.writers));

@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
+#include <regex>
 #include <set>
 #include <unordered_map>
 #include <vector>
@@ -559,12 +560,13 @@ struct Recorder::Impl {
                                            static_cast<double>(ws.max_bytes)
                                      : 0;
     std::string line = fmt::format(
-        "{:.0f} samples/s, {}/s, queue {:.0f}% of {}, {} samples total ({} over shared "
-        "memory), {} lost, {} held back, {} writers matched",
+        "{:.0f} samples/s, {}/s, queue {:.0f}% of {} (open chunk {}), {} samples total ({} "
+        "over shared memory), {} lost, {} held back, {} writers matched",
         static_cast<double>(now.samples - prev.samples) / interval_s,
         mb(static_cast<double>(now.bytes - prev.bytes) / interval_s), fill,
-        mb(static_cast<double>(ws.max_bytes)), now.samples, reader->stats().samples_shm, now.lost,
-        now.refused - prev.refused, reader->matched_writers());
+        mb(static_cast<double>(ws.max_bytes)), mb(static_cast<double>(ws.open_bytes)), now.samples,
+        reader->stats().samples_shm, now.lost, now.refused - prev.refused,
+        reader->matched_writers());
     if (const uint64_t n = participant->stats().incompatible_qos; n > 0) {
       line += fmt::format(", {} endpoint pairs with incompatible QoS", n);
     }
@@ -656,6 +658,11 @@ pubsub::Result<std::unique_ptr<Recorder>> Recorder::create(const config::Recorde
   ro.include = c.topics.include;
   ro.exclude = c.topics.exclude;
   ro.exclude.push_back(kControlTopicsPattern);  // ours and other recorders' (DdsControl)
+  if (!c.topics.regex.empty()) {                // checked by the configuration's parser
+    ro.filter = [re = std::regex(c.topics.regex, std::regex::ECMAScript)](const std::string& t) {
+      return std::regex_match(t, re);
+    };
+  }
   ro.qos.reliability = pubsub::ReliabilityKind::kReliable;
   ro.qos.history.kind = pubsub::HistoryKind::kKeepAll;
   ro.qos.resource_limits.max_bytes = kHeldBackBytes;
@@ -680,7 +687,7 @@ pubsub::Result<std::unique_ptr<Recorder>> Recorder::create(const config::Recorde
     const std::string addr = impl->participant->unicast_locator().to_string();
     const std::string ip = addr.substr(0, addr.rfind(':'));
     impl->hints = std::make_unique<DiscoveryHints>(
-        c.topics.include, c.topics.exclude, static_cast<int>(c.domain),
+        c.topics.include, c.topics.exclude, c.topics.regex, static_cast<int>(c.domain),
         c.interface.empty() ? "the default interface (" + ip + ")"
                             : "interface " + c.interface + " (" + ip + ")");
   }
@@ -692,7 +699,7 @@ pubsub::Result<std::unique_ptr<Recorder>> Recorder::create(const config::Recorde
         for (const auto& p : c.topics.include) s += (s.empty() ? "" : " ") + p;
         return s;
       }(),
-      c.topics.exclude.empty() ? "" : ", excluding some");
+      c.topics.exclude.empty() && c.topics.regex.empty() ? "" : ", excluding some");
   std::unique_ptr<Recorder> recorder(new Recorder(std::move(impl)));
   recorder->impl_->owner = recorder.get();
   return recorder;

@@ -13,8 +13,9 @@ namespace service {
 
 // How full the sink's memory is (the stats line's "queue", status queue_fill).
 struct SinkFill {
-  uint64_t in_use_bytes = 0;
+  uint64_t in_use_bytes = 0;  // waiting for the disk (closed chunks), or the snapshot buffer
   uint64_t max_bytes = 0;
+  uint64_t open_bytes = 0;  // in the chunk being filled (not yet waiting for anything)
 };
 
 class Sink {
@@ -55,7 +56,7 @@ class RecordingSink final : public Sink {
   storage::Result<uint64_t> split() override { return w_->split(); }
   SinkFill fill() const override {
     const auto s = w_->stats();
-    return {s.queue_in_use_bytes, s.queue_max_bytes};
+    return {s.queue_in_use_bytes - s.open_chunk_capacity, s.queue_max_bytes, s.open_chunk_bytes};
   }
   std::string io_description() const override { return w_->io_description(); }
   storage::Status close() override { return w_->close(); }

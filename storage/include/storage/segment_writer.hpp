@@ -161,7 +161,10 @@ struct WriterStats {
   uint64_t appender_crc_chunks = 0;  // chunks stored raw whose CRC the appenders had taken
                                      // (every record >= 24 KiB) instead of the writer thread
   uint64_t queued_bytes = 0;         // raw bytes in chunk buffers not yet written (open + queued)
-  uint64_t queue_in_use_bytes = 0;   // capacity of buffers in flight (compare queue_max_bytes)
+  uint64_t queue_in_use_bytes = 0;   // capacity of buffers in flight (compare queue_max_bytes):
+                                     // the open chunk's and those closed, not yet written
+  uint64_t open_chunk_bytes = 0;     // raw bytes in the chunk being filled (0: none open)
+  uint64_t open_chunk_capacity = 0;  // its buffer's capacity, part of queue_in_use_bytes
   uint64_t queue_max_bytes = 0;
   uint64_t full_events = 0;  // try_append calls that returned kFull
   uint64_t segments_created = 0;

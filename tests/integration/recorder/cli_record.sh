@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Recording from the command line alone (issue 31 item 4): no configuration file, every setting
-# a flag - the recording directory, domain, interface, topics as globs and an exclusion. Writers
-# on Q_a1, Q_ab and Q_b: only Q_a1 is recorded. `ctl status` is text for a person (`--json` for
+# a flag - the recording directory, domain, interface, topics as globs, an exclusion and a regular
+# expression. Writers on Q_a1, Q_ab, Q_b and Q_a1x: only Q_a1 is recorded ('Q_a*' takes Q_a1, Q_ab
+# and Q_a1x, -x Q_ab leaves Q_ab out, --regex 'Q_a[0-9]' matches Q_a1 as a whole, not Q_a1x). `ctl status` is text for a person (`--json` for
 # programs), and once the recorder is gone `ctl` says that no recorder is running.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -20,11 +21,11 @@ fail() {
 }
 rec=$out/rec
 netns_spawn 1 60 "$BIN/pubsub-recorder" -o "$rec" -d "$DOMAIN" -i veth1 'Q_a*' -x Q_ab \
-  --stats-interval 1 >"$out/rec.log" 2>&1
+  --regex 'Q_a[0-9]' --stats-interval 1 >"$out/rec.log" 2>&1
 recorder=$SPAWNED
 wait_for 10 "recording directory" test -e "$rec/index.sqlite3" || fail "no recording"
 pids=()
-for t in Q_a1 Q_ab Q_b; do
+for t in Q_a1 Q_ab Q_b Q_a1x; do
   readers=0
   [ $t = Q_a1 ] && readers=1  # the recorder: every sample; no one reads the others
   peer 0 pubsub pub --topic $t --count 5 --wait-readers $readers --rate 10 --linger 2 \

@@ -86,3 +86,19 @@ TEST_CASE("Composed configuration: errors name the file or the flag") {
   REQUIRE_FALSE(b);
   CHECK(b.error().messages[0].rfind(d.str("broken.json") + ":3:1: invalid JSON", 0) == 0);
 }
+
+TEST_CASE("topics.regex: a valid ECMAScript expression is kept, an invalid one named") {
+  auto ok = config::parse_recorder_config(
+      R"js({"storage": {"path": "x"}, "topics": {"regex": "rt/(tf|scan)"}})js", "r.json");
+  REQUIRE(ok);
+  CHECK(ok->topics.regex == "rt/(tf|scan)");
+  auto none = config::parse_recorder_config(R"js({"storage": {"path": "x"}})js", "r.json");
+  REQUIRE(none);
+  CHECK(none->topics.regex.empty());
+  auto bad = config::parse_recorder_config(
+      R"js({"storage": {"path": "x"}, "topics": {"regex": "rt/(tf"}})js", "r.json");
+  REQUIRE_FALSE(bad);
+  REQUIRE(bad.error().messages.size() == 1);
+  CHECK(bad.error().messages[0].rfind(
+            "r.json: /topics/regex: invalid regular expression \"rt/(tf\": ", 0) == 0);
+}

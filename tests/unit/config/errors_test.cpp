@@ -250,7 +250,8 @@ TEST_CASE("parse_recorder_config refuses unknown keys, suggesting close ones") {
         "/storage/retention/max_age: unknown key, did you mean \"max_age_s\"? "
         "(known keys: max_bytes, max_age_s)");
   CHECK(only_error(doc_with("/topics/includes", R"(["*"])")) ==
-        "/topics/includes: unknown key, did you mean \"include\"? (known keys: include, exclude)");
+        "/topics/includes: unknown key, did you mean \"include\"? (known keys: include, exclude, "
+        "regex)");
   CHECK(only_error(doc_with("/log/levle", R"("info")")) ==
         "/log/levle: unknown key, did you mean \"level\"? (known keys: level, file)");
   CHECK(only_error(doc_with("/log/path", R"("x")")) ==

@@ -57,6 +57,7 @@ TEST_CASE("load_recorder_config reads the example file with the expected values"
   CHECK(c.peers.empty());
   CHECK(c.topics.include == std::vector<std::string>{"*"});
   CHECK(c.topics.exclude == std::vector<std::string>{"rt/rosout", "*_debug"});
+  CHECK(c.topics.regex.empty());
   CHECK(c.storage.path == "recordings/example");
   CHECK(c.storage.chunk_max_bytes == 4194304u);
   CHECK(c.storage.chunk_max_age == std::chrono::milliseconds(100));

@@ -169,7 +169,7 @@ TEST_CASE("Prometheus text of a status, exactly, with label escaping") {
       "# HELP pubsub_recorder_skipped_total Samples not recorded: topic paused.\n"
       "# TYPE pubsub_recorder_skipped_total counter\n"
       "pubsub_recorder_skipped_total 2\n"
-      "# HELP pubsub_recorder_queue_fill_ratio Chunk buffers in use, fraction of "
+      "# HELP pubsub_recorder_queue_fill_ratio Closed chunks waiting for the disk, fraction of "
       "queue_max_bytes.\n"
       "# TYPE pubsub_recorder_queue_fill_ratio gauge\n"
       "pubsub_recorder_queue_fill_ratio 0.25\n"

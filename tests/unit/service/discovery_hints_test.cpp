@@ -17,7 +17,7 @@ pubsub::DiscoveredTopic topic(const char* name, const char* type, size_t writers
 }  // namespace
 
 TEST_CASE("Discovery hints: topics left out by the filters, named once, all at the end") {
-  DiscoveryHints h({"DDSPerfData*"}, {}, 0, "interface veth1 (198.18.0.2)");
+  DiscoveryHints h({"DDSPerfData*"}, {}, "", 0, "interface veth1 (198.18.0.2)");
   CHECK(h.wanted("DDSPerfDataKS"));
   CHECK_FALSE(h.wanted("DDSPerfRDataKS"));
   CHECK(h.wanted("pubsub_recorder/control/request"));  // ours: never "left out"
@@ -42,7 +42,7 @@ TEST_CASE("Discovery hints: topics left out by the filters, named once, all at t
 }
 
 TEST_CASE("Discovery hints: exclude patterns, and more than ten topics counted") {
-  DiscoveryHints h({"*"}, {"rt/rosout", "debug/*"}, 3, "interface lo (127.0.0.1)");
+  DiscoveryHints h({"*"}, {"rt/rosout", "debug/*"}, "", 3, "interface lo (127.0.0.1)");
   std::vector<pubsub::DiscoveredTopic> ts;
   for (int i = 0; i < 12; ++i) {
     ts.push_back({"debug/t" + std::to_string(10 + i), "D", 1, 0});
@@ -59,7 +59,7 @@ TEST_CASE("Discovery hints: exclude patterns, and more than ten topics counted")
 }
 
 TEST_CASE("Discovery hints: no participant, said until one is seen") {
-  DiscoveryHints h({"*"}, {}, 1, "interface veth1 (198.18.0.2)");
+  DiscoveryHints h({"*"}, {}, "", 1, "interface veth1 (198.18.0.2)");
   const std::string none =
       "no participant seen on domain 1 on interface veth1 (198.18.0.2) in 3 s: are the "
       "publishers on this domain, reachable through this interface, and is multicast allowed? "
@@ -76,4 +76,14 @@ TEST_CASE("Discovery hints: no participant, said until one is seen") {
   CHECK(h.no_participant(4.0).empty());
   h.observe({}, 0);  // gone again: it was seen
   CHECK(h.at_end(10.0).empty());
+}
+
+TEST_CASE("Discovery hints: topics.regex leaves out what it does not match as a whole") {
+  DiscoveryHints h({"*"}, {}, "rt/(tf|scan)", 0, "interface lo (127.0.0.1)");
+  CHECK(h.wanted("rt/tf"));
+  CHECK_FALSE(h.wanted("rt/tf_static"));  // the whole name must match
+  h.observe({topic("rt/tf_static", "tf2_msgs::msg::dds_::TFMessage_", 1)}, 1);
+  CHECK(h.new_left_out() ==
+        "1 topic discovered and not recorded, left out by topics.include [\"*\"] and "
+        "topics.regex \"rt/(tf|scan)\": rt/tf_static (tf2_msgs::msg::dds_::TFMessage_, 1 writer)");
 }

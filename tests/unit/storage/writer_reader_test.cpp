@@ -374,6 +374,30 @@ TEST_CASE("SegmentWriter try_append reports full without blocking, append waits"
   CHECK((*rec)->gaps()->empty());  // the rejected sequence number was retried, not lost
 }
 
+TEST_CASE("SegmentWriter stats tell the open chunk from the chunks waiting for the disk") {
+  TempDir dir;
+  SegmentWriterOptions o = small_opts();
+  o.chunk_max_age = std::chrono::hours(1);  // the chunk stays open until flush()
+  auto w = SegmentWriter::create(dir.path(), o);
+  REQUIRE(w.ok());
+  auto& wr = **w;
+  const TopicId t = *wr.add_topic({"a", "A", false, {}, {}});
+  const WriterId id = *wr.add_writer({t, guid_of(1)});
+  REQUIRE(wr.append({t, id, 1, 1, 1}, Bytes(1000, std::byte{1})).ok());
+  WriterStats st = wr.stats();
+  CHECK(st.open_chunk_bytes >= 1000);
+  CHECK(st.open_chunk_bytes < 1100);  // the record and its entry header
+  CHECK(st.open_chunk_capacity >= static_cast<uint64_t>(o.chunk_max_bytes));
+  // Nothing else is in flight: the open chunk is all of queue_in_use_bytes.
+  CHECK(st.queue_in_use_bytes == st.open_chunk_capacity);
+  REQUIRE(wr.flush().ok());
+  st = wr.stats();
+  CHECK(st.open_chunk_bytes == 0);
+  CHECK(st.open_chunk_capacity == 0);
+  CHECK(st.queue_in_use_bytes == 0);
+  REQUIRE(wr.close().ok());
+}
+
 TEST_CASE("SegmentWriter closes chunks by age and poll, and flush makes them readable") {
   TempDir dir;
   SegmentWriterOptions o = small_opts();
