@@ -39,6 +39,20 @@
 #include "discovery/matching.hpp"
 #include "wire/constants.hpp"
 
+namespace pubsub {
+
+bool raw_reader_wants(const RawReaderOptions& options, const std::string& topic) {
+  bool in = false;
+  for (const auto& p : options.include) in = in || common::glob_match(p, topic);
+  if (!in) return false;
+  for (const auto& p : options.exclude) {
+    if (common::glob_match(p, topic)) return false;
+  }
+  return !options.filter || options.filter(topic);
+}
+
+}  // namespace pubsub
+
 namespace pubsub::detail {
 namespace {
 
@@ -75,13 +89,7 @@ LocalEndpoints& local_endpoints() {
 // ---- raw readers ----------------------------------------------------------------------------
 
 bool RawReaderImpl::wants(const std::string& topic) const {
-  bool in = false;
-  for (const auto& p : options.include) in = in || common::glob_match(p, topic);
-  if (!in) return false;
-  for (const auto& p : options.exclude) {
-    if (common::glob_match(p, topic)) return false;
-  }
-  return !options.filter || options.filter(topic);
+  return raw_reader_wants(options, topic);
 }
 
 namespace {

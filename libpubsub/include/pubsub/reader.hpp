@@ -139,6 +139,11 @@ struct RawReaderOptions {
   ReaderQos qos;
 };
 
+// Whether a raw reader with `options` reads `topic`: it matches an include pattern, no exclude
+// pattern, and the filter (when set). The rule create_raw_reader applies, for callers that
+// explain the choice (pubsub-recorder's "left out" lines).
+bool raw_reader_wants(const RawReaderOptions& options, const std::string& topic);
+
 struct RawReaderListener {
   // A sample, in each writer's order. Return false to refuse it for now (back-pressure): it
   // stays unacknowledged and is offered again after resume() or within a few milliseconds.

@@ -90,4 +90,9 @@ pubsub::WriterQos replay_writer_qos(const RecordedQos& qos);
 
 uint32_t record_flags(const pubsub::RawSample& sample);
 
+// Lower-case hex of `n` bytes; a GUID as `pubsub-replay info` and the recorder's log print it
+// (32 digits: prefix, then entity id).
+std::string hex(const uint8_t* p, size_t n);
+std::string guid_hex(const pubsub::Guid& g);
+
 }  // namespace service

@@ -15,6 +15,7 @@
 #include "dds_control.hpp"
 #include "pubsub/participant.hpp"
 #include "service/recorder.hpp"
+#include "text.hpp"
 
 namespace service {
 namespace {
@@ -88,13 +89,6 @@ nlohmann::json request_of(const std::string& cmd, const CtlArgs& a) {
   return req;
 }
 
-// "12.3 MB" (10^6 bytes, as the recorder's log lines).
-std::string mb_text(double bytes) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.1f MB", bytes / 1e6);
-  return b;
-}
-
 // `ctl status` for a person: the totals, then a line per topic, then what is unusual.
 std::string status_text(const nlohmann::json& s) {
   auto u = [&](const char* k) { return s.value(k, uint64_t{0}); };
@@ -105,9 +99,8 @@ std::string status_text(const nlohmann::json& s) {
       "%llu skipped while paused; %llu writers matched; queue %.0f%% full%s\n",
       s.value("mode", std::string("record")) == "snapshot" ? "snapshot mode in" : "recording",
       s.value("path", std::string("?")).c_str(), s.value("seconds", 0.0),
-      static_cast<unsigned long long>(u("samples")),
-      mb_text(static_cast<double>(u("bytes"))).c_str(), static_cast<unsigned long long>(u("lost")),
-      static_cast<unsigned long long>(u("held_back")),
+      static_cast<unsigned long long>(u("samples")), mb(static_cast<double>(u("bytes"))).c_str(),
+      static_cast<unsigned long long>(u("lost")), static_cast<unsigned long long>(u("held_back")),
       static_cast<unsigned long long>(u("skipped")), static_cast<unsigned long long>(u("writers")),
       100.0 * s.value("queue_fill", 0.0), s.value("paused", false) ? "; PAUSED" : "");
   std::string out = head;
@@ -145,8 +138,8 @@ std::string status_text(const nlohmann::json& s) {
                   "written%s\n",
                   static_cast<unsigned long long>(n.value("buffered_samples", uint64_t{0})),
                   n.value("buffered_seconds", 0.0),
-                  mb_text(static_cast<double>(n.value("buffered_bytes", uint64_t{0}))).c_str(),
-                  mb_text(static_cast<double>(n.value("max_bytes", uint64_t{0}))).c_str(),
+                  mb(static_cast<double>(n.value("buffered_bytes", uint64_t{0}))).c_str(),
+                  mb(static_cast<double>(n.value("max_bytes", uint64_t{0}))).c_str(),
                   static_cast<unsigned long long>(n.value("dropped_samples", uint64_t{0})),
                   static_cast<unsigned long long>(n.value("snapshots", uint64_t{0})),
                   n.value("writing", false) ? " (one being written)" : "");

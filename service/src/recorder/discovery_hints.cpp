@@ -1,6 +1,7 @@
 #include "discovery_hints.hpp"
 
 #include <cstdio>
+#include <regex>
 
 #include "common/glob.hpp"
 #include "dds_control.hpp"
@@ -20,20 +21,18 @@ std::string quoted_list(const std::vector<std::string>& v) {
 
 DiscoveryHints::DiscoveryHints(std::vector<std::string> include, std::vector<std::string> exclude,
                                std::string regex, int domain, std::string where)
-    : include_(std::move(include)),
-      exclude_(std::move(exclude)),
-      regex_text_(std::move(regex)),
-      domain_(domain),
-      where_(std::move(where)) {
-  if (!regex_text_.empty()) regex_.emplace(regex_text_, std::regex::ECMAScript);
+    : regex_text_(std::move(regex)), domain_(domain), where_(std::move(where)) {
+  selection_.include = std::move(include);
+  selection_.exclude = std::move(exclude);
+  if (!regex_text_.empty()) {
+    selection_.filter = [re = std::regex(regex_text_, std::regex::ECMAScript)](
+                            const std::string& t) { return std::regex_match(t, re); };
+  }
 }
 
 bool DiscoveryHints::wanted(const std::string& topic) const {
-  if (common::glob_match(kControlTopicsPattern, topic)) return true;
-  bool in = false;
-  for (const auto& p : include_) in = in || common::glob_match(p, topic);
-  for (const auto& p : exclude_) in = in && !common::glob_match(p, topic);
-  return in && (!regex_ || std::regex_match(topic, *regex_));
+  return common::glob_match(kControlTopicsPattern, topic) ||
+         pubsub::raw_reader_wants(selection_, topic);
 }
 
 void DiscoveryHints::observe(const std::vector<pubsub::DiscoveredTopic>& topics,
@@ -49,10 +48,11 @@ void DiscoveryHints::observe(const std::vector<pubsub::DiscoveredTopic>& topics,
 // "2 topics discovered and not recorded, left out by ...: A (T, 1 writer), B (U, 3 writers)".
 std::string DiscoveryHints::describe(const std::vector<const pubsub::DiscoveredTopic*>& left,
                                      const char* what) const {
-  std::string s = std::to_string(left.size()) + (left.size() == 1 ? " topic " : " topics ") + what +
-                  ", left out by topics.include " + quoted_list(include_) +
-                  (exclude_.empty() ? "" : " and topics.exclude " + quoted_list(exclude_)) +
-                  (regex_text_.empty() ? "" : " and topics.regex \"" + regex_text_ + "\"") + ": ";
+  std::string s =
+      std::to_string(left.size()) + (left.size() == 1 ? " topic " : " topics ") + what +
+      ", left out by topics.include " + quoted_list(selection_.include) +
+      (selection_.exclude.empty() ? "" : " and topics.exclude " + quoted_list(selection_.exclude)) +
+      (regex_text_.empty() ? "" : " and topics.regex \"" + regex_text_ + "\"") + ": ";
   for (size_t i = 0; i < left.size() && i < kListed; ++i) {
     const auto& t = *left[i];
     s += (i ? ", " : "") + t.name + " (" + t.type_name + ", " + std::to_string(t.writers) +

@@ -9,13 +9,12 @@
 
 #include <cstddef>
 #include <map>
-#include <optional>
-#include <regex>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "pubsub/participant.hpp"
+#include "pubsub/reader.hpp"
 
 namespace service {
 
@@ -42,9 +41,8 @@ class DiscoveryHints {
   std::string describe(const std::vector<const pubsub::DiscoveredTopic*>& left,
                        const char* what) const;
 
-  std::vector<std::string> include_, exclude_;
+  pubsub::RawReaderOptions selection_;  // include, exclude and the regex as the filter
   std::string regex_text_;
-  std::optional<std::regex> regex_;
   int domain_;
   std::string where_;
   std::map<std::string, pubsub::DiscoveredTopic> left_out_;  // by name, the most writers seen

@@ -6,21 +6,7 @@
 #include <ctime>
 #include <string>
 
-#include "pubsub/types.hpp"
-
 namespace service {
-
-// A GUID as `pubsub-replay info` prints it: 32 hex digits (prefix, then entity id).
-inline std::string guid_hex(const pubsub::Guid& g) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string s;
-  for (const auto b : g.bytes()) {
-    const auto v = static_cast<uint8_t>(b);
-    s += kDigits[v >> 4];
-    s += kDigits[v & 15];
-  }
-  return s;
-}
 
 // "12.3 MB" (10^6 bytes).
 inline std::string mb(double bytes) {

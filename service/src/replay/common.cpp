@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "pubsub/glob.hpp"
+#include "service/recording_schema.hpp"
 
 namespace service::replay::detail {
 
@@ -209,13 +210,7 @@ Result<ResolvedSelection> resolve_selection(storage::Recording& rec, const Selec
 }
 
 std::string hex(const uint8_t* p, size_t n) {
-  static const char* kHex = "0123456789abcdef";
-  std::string s(2 * n, '0');
-  for (size_t i = 0; i < n; ++i) {
-    s[2 * i] = kHex[p[i] >> 4];
-    s[2 * i + 1] = kHex[p[i] & 15];
-  }
-  return s;
+  return service::hex(p, n);
 }
 
 std::string base64(storage::ByteSpan bytes) {

@@ -886,18 +886,20 @@ class Pacer {
   // Waits until `m` is due (not at all with --fast), flushing partial batches before it sleeps.
   // False when stopped.
   bool release(const storage::RecordMeta& m, LoopClock& clock, Publisher& pub, Progress& progress) {
-    pub.note_readers(mono_ns());
     if (o_.fast) {
       if (stopped(o_)) return false;
       const int64_t now = mono_ns();
       progress.tick(now);
+      pub.note_readers(now);
       clock.went_out(now);
       return true;
     }
     const int64_t due = clock.due(m.reception_ns);
     if (pub.has_dirty() && mono_ns() < due) pub.flush_dirty();
     if (!wait_until(due, progress)) return false;
-    const int64_t late = mono_ns() - due;
+    const int64_t now = mono_ns();
+    pub.note_readers(now);
+    const int64_t late = now - due;
     total_late_.record(late);
     progress.late(late);
     clock.went_out(due);

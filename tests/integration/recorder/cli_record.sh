@@ -3,7 +3,8 @@
 # a flag - the recording directory, domain, interface, topics as globs, an exclusion and a regular
 # expression. Writers on Q_a1, Q_ab, Q_b and Q_a1x: only Q_a1 is recorded ('Q_a*' takes Q_a1, Q_ab
 # and Q_a1x, -x Q_ab leaves Q_ab out, --regex 'Q_a[0-9]' matches Q_a1 as a whole, not Q_a1x). `ctl status` is text for a person (`--json` for
-# programs), and once the recorder is gone `ctl` says that no recorder is running.
+# programs), and once the recorder is gone `ctl` says that no recorder is running. The writers are
+# Cyclone DDS applications.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib/netns.sh"
@@ -28,7 +29,7 @@ pids=()
 for t in Q_a1 Q_ab Q_b Q_a1x; do
   readers=0
   [ $t = Q_a1 ] && readers=1  # the recorder: every sample; no one reads the others
-  peer 0 pubsub pub --topic $t --count 5 --wait-readers $readers --rate 10 --linger 2 \
+  peer 0 cyclone pub --topic $t --count 5 --wait-readers $readers --rate 10 --linger 2 \
     >"$out/$t.out" 2>&1 &
   pids+=($!)
 done

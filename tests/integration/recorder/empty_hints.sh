@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# An empty recording says why (issue 31 item 2). A libpubsub writer publishes Q_RDataKS on domain
+# An empty recording says why (issue 31 item 2). A Cyclone DDS writer publishes Q_RDataKS on domain
 # D. A recorder whose topics.include is ["Q_Data*"] records nothing and names the topic it left
 # out, at a stats line and at the end; a recorder on domain D+1 says, 3 s in and at the end, that
 # it saw no participant on its domain and interface.
@@ -30,7 +30,7 @@ for name in filtered other; do
 done
 wait_for 10 "recordings" test -e "$out/filtered/index.sqlite3" -a -e "$out/other/index.sqlite3" ||
   fail "no recordings"
-peer 0 pubsub pub --topic Q_RDataKS --count 0 --wait-readers 0 --linger 5 >"$out/pub.out" 2>&1 &
+peer 0 cyclone pub --topic Q_RDataKS --count 0 --wait-readers 0 --linger 5 >"$out/pub.out" 2>&1 &
 pub=$!
 sleep 4.5  # past the "no participant" check (3 s) and a few stats lines
 for name in filtered other; do
