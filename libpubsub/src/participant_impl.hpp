@@ -293,13 +293,13 @@ class ParticipantImpl final : public TransportReceiver,
     template <class M, class Builtin, class Local>
     void route(const wire::ReceiveContext& ctx, const M& m, Builtin&& builtin, Local&& local);
     const std::vector<std::shared_ptr<rtps::StatefulReader>>* readers_of(const Guid& writer);
-    void mark_dirty(rtps::StatefulReader* r);
+    void mark_dirty(const std::shared_ptr<rtps::StatefulReader>& r);
 
     std::shared_ptr<const Routes> routes_;
     Time reception_time_;
     Guid cached_writer_;
     const std::vector<std::shared_ptr<rtps::StatefulReader>>* cached_readers_ = nullptr;
-    std::vector<rtps::StatefulReader*> dirty_;
+    std::vector<std::shared_ptr<rtps::StatefulReader>> dirty_;
   };
 
   ParticipantOptions options_;

@@ -28,6 +28,7 @@ namespace pubsub::detail {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using Reader = std::shared_ptr<rtps::StatefulReader>;
 
 }  // namespace
 
@@ -60,7 +61,7 @@ void ParticipantImpl::ReceiveWorker::handle(const uint8_t* data, size_t size) {
 
 void ParticipantImpl::ReceiveWorker::batch_end() {
   p->discovery_->on_receive_batch_end();
-  for (auto* r : dirty_) r->send_pending_acks();
+  for (const auto& r : dirty_) r->send_pending_acks();
   dirty_.clear();
   cached_readers_ = nullptr;
   routes_.reset();
@@ -81,7 +82,9 @@ ParticipantImpl::ReceiveWorker::readers_of(const Guid& writer) {
   return cached_readers_;
 }
 
-void ParticipantImpl::ReceiveWorker::mark_dirty(rtps::StatefulReader* r) {
+// dirty_ owns its readers until batch_end(): a reader removed during the batch leaves the next
+// datagram's Routes snapshot, and that snapshot may have held its last reference.
+void ParticipantImpl::ReceiveWorker::mark_dirty(const std::shared_ptr<rtps::StatefulReader>& r) {
   if (std::find(dirty_.begin(), dirty_.end(), r) == dirty_.end()) dirty_.push_back(r);
 }
 
@@ -98,7 +101,7 @@ void ParticipantImpl::ReceiveWorker::route(const wire::ReceiveContext& ctx, cons
   const auto* readers = readers_of(Guid{ctx.source_prefix, m.writer_id});
   if (!readers) return;
   for (const auto& r : *readers) {
-    if (m.reader_id.value == 0 || m.reader_id == r->guid().entity) local(*r);
+    if (m.reader_id.value == 0 || m.reader_id == r->guid().entity) local(r);
   }
 }
 
@@ -106,24 +109,24 @@ void ParticipantImpl::ReceiveWorker::on_data(const wire::ReceiveContext& ctx,
                                              const wire::DataSubmessage& m) {
   route(
       ctx, m, [&] { p->discovery_->on_data(ctx, m, reception_time_); },
-      [&](rtps::StatefulReader& r) { r.on_data(ctx, m, reception_time_); });
+      [&](const Reader& r) { r->on_data(ctx, m, reception_time_); });
 }
 
 void ParticipantImpl::ReceiveWorker::on_data_frag(const wire::ReceiveContext& ctx,
                                                   const wire::DataFragSubmessage& m) {
   route(
       ctx, m, [&] { p->discovery_->on_data_frag(ctx, m, reception_time_); },
-      [&](rtps::StatefulReader& r) { r.on_data_frag(ctx, m, reception_time_); });
+      [&](const Reader& r) { r->on_data_frag(ctx, m, reception_time_); });
 }
 
 void ParticipantImpl::ReceiveWorker::on_heartbeat(const wire::ReceiveContext& ctx,
                                                   const wire::HeartbeatSubmessage& m) {
   route(
       ctx, m, [&] { p->discovery_->on_heartbeat(ctx, m); },
-      [&](rtps::StatefulReader& r) {
+      [&](const Reader& r) {
         rtps::SteadyTime answer_at{};
-        if (r.on_heartbeat(ctx, m, &answer_at)) {
-          mark_dirty(&r);
+        if (r->on_heartbeat(ctx, m, &answer_at)) {
+          mark_dirty(r);
         } else if (answer_at != rtps::SteadyTime{}) {
           p->wake_at(answer_at);  // a held-back answer (heartbeat_response_delay)
         }
@@ -133,16 +136,15 @@ void ParticipantImpl::ReceiveWorker::on_heartbeat(const wire::ReceiveContext& ct
 void ParticipantImpl::ReceiveWorker::on_gap(const wire::ReceiveContext& ctx,
                                             const wire::GapSubmessage& m) {
   route(
-      ctx, m, [&] { p->discovery_->on_gap(ctx, m); },
-      [&](rtps::StatefulReader& r) { r.on_gap(ctx, m); });
+      ctx, m, [&] { p->discovery_->on_gap(ctx, m); }, [&](const Reader& r) { r->on_gap(ctx, m); });
 }
 
 void ParticipantImpl::ReceiveWorker::on_heartbeat_frag(const wire::ReceiveContext& ctx,
                                                        const wire::HeartbeatFragSubmessage& m) {
   route(
       ctx, m, [&] { p->discovery_->on_heartbeat_frag(ctx, m); },
-      [&](rtps::StatefulReader& r) {
-        if (r.on_heartbeat_frag(ctx, m)) mark_dirty(&r);
+      [&](const Reader& r) {
+        if (r->on_heartbeat_frag(ctx, m)) mark_dirty(r);
       });
 }
 
