@@ -159,6 +159,11 @@ for id in 0 1 2; do
 done
 grep -q '"event":"instance","id":3,"state":"disposed"' "$out/sub-keyed.out" ||
   fail "into $TO: instance 3 not disposed"
+# The stricter reader would wait out its --timeout 25: once it has reported the incompatibility
+# (at discovery, during the replay) it is stopped.
+wait_for 10 "the stricter deadline reader's incompatible_qos event" \
+  grep -q '"event":"incompatible_qos"' "$out/sub-deadline-strict.out"
+kill -TERM "$strict" 2>/dev/null
 wait "$strict"
 grep -q '"event":"incompatible_qos","policy":"DEADLINE"' "$out/sub-deadline-strict.out" ||
   { fail "into $TO: the stricter deadline reader reported no DEADLINE incompatibility"; cat "$out/sub-deadline-strict.out"; }

@@ -84,13 +84,26 @@ if [ -n "$impair" ]; then
   # shellcheck disable=SC2086
   { impair_link 1 $impair && impair_link 2 $impair; } || { echo "FAIL: impairment setup"; exit 1; }
 fi
-netns_run 2 90 env "$(ddsperf_env 2 "$sub_rcvbuf")" ddsperf -D 20 -n "$keys" -Qsamples:"$n" sub >"$out/sub.out" 2>&1 &
-sub=$!
+netns_spawn 2 90 env "$(ddsperf_env 2 "$sub_rcvbuf")" ddsperf -D 20 -n "$keys" -Qsamples:"$n" sub \
+  >"$out/sub.out" 2>&1
+sub=$SPAWNED
 netns_run 1 60 "$BIN/pubsub-replay" play "$out/rec" --nic veth1 --topics DDSPerfRDataKS \
   --wait-readers 1 "${play_args[@]}" 2>"$out/replay.err"
 replay_rc=$?
-wait $sub
-sub_rc=$?
+# ddsperf sub would run its whole -D 20: once its once-a-second line shows every sample, it is
+# stopped (SIGINT, exit 130 through timeout); short of that it runs out on its own, and exits 1
+# if -Qsamples was not met.
+if [ $replay_rc -eq 0 ] &&
+  wait_for 20 "ddsperf sub's total $n" sh -c '[ "$(grep -o "total [0-9]*" "$1" | tail -n 1)" = "total $2" ]' \
+    _ "$out/sub.out" "$n"; then
+  kill -INT "$sub"
+  wait "$sub"
+  sub_rc=$?
+  [ $sub_rc -eq 130 ] && sub_rc=0
+else
+  wait "$sub"
+  sub_rc=$?
+fi
 tail -n 2 "$out/replay.err"
 grep -E "size|lost" "$out/sub.out" | tail -n 2
 total=$(ddsperf_total "$out/sub.out")
