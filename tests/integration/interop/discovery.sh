@@ -13,9 +13,13 @@ netns_setup 2
 out=$(mktemp -d) || exit 1  # removed on exit: only what this script made
 dp=""
 trap 'kill -9 $dp 2>/dev/null; netns_cleanup; rm -rf "$out"' EXIT
-netns_run 1 40 "$BIN/discovery_probe" -nic veth1 -domain 0 -seconds 14 >"$out/probe.log" 2>&1 &
+# The probe's events on stdout; libpubsub's own messages (such as "removed 1 shared-memory
+# segment(s) of dead processes", left by another test's SIGKILL) on stderr, shown apart.
+netns_run 1 40 "$BIN/discovery_probe" -nic veth1 -domain 0 -seconds 14 >"$out/probe.log" \
+  2>"$out/probe.err" &
 probe=$!
-wait_for 10 "'ready' from discovery_probe" grep -q " ready" "$out/probe.log" || exit 1
+wait_for 10 "'ready' from discovery_probe" grep -q " ready" "$out/probe.log" ||
+  { cat "$out/probe.err"; exit 1; }
 start_ms=$(( $(date +%s%N) / 1000000 ))
 ip netns exec "${NS_PREFIX}0" env "$(ddsperf_env 0)" ddsperf -D 60 pub 10Hz size 32 >"$out/dp.out" 2>&1 &
 dp=$!
@@ -24,7 +28,7 @@ wait_for 10 "ddsperf writer matched by discovery_probe" grep -q " writer+ DDSPer
 kill -9 $dp || { echo "FAIL: ddsperf (pid $dp) already gone before SIGKILL"; exit 1; }
 kill_ms=$(( $(date +%s%N) / 1000000 ))
 wait $probe
-cat "$out/probe.log"
+cat "$out/probe.log" "$out/probe.err"
 python3 - "$out/probe.log" "$start_ms" "$kill_ms" "$LEASE_S" "$(( $(date +%s%N) / 1000000 ))" <<'PY'
 import sys
 log, start, kill, lease, now = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
