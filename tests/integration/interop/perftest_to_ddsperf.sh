@@ -16,17 +16,23 @@ out=$(mktemp -d) || exit 1  # removed on exit: only what this script made
 trap 'netns_cleanup; rm -rf "$out"' EXIT
 best=() u=()
 if [ "$mode" = best ]; then best=(-best) u=(-u); fi
-netns_run 1 60 env "$(ddsperf_env 1)" ddsperf "${u[@]}" -D 10 -n "$keys" -Qsamples:10 sub \
-  >"$out/sub.out" 2>&1 &
-sub=$!
+netns_spawn 1 60 env "$(ddsperf_env 1)" ddsperf "${u[@]}" -D 10 -n "$keys" -Qsamples:10 sub \
+  >"$out/sub.out" 2>&1
+sub=$SPAWNED
 netns_run 0 60 "$BIN/pubsub-perftest" -pub -ddsperfCompat -domain 0 -nic veth0 -datalen "$size" \
   -instances "$keys" -exec 3 -noPrint "${best[@]}" -summaryJson "$out/pub.json" 2>"$out/pub.err"
 pub_rc=$?
-wait $sub
-sub_rc=$?
+written=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['written'])" "$out/pub.json")
+if [ $pub_rc -eq 0 ] && [ "$mode" = reliable ]; then
+  # Reliable: every sample written arrives, and then ddsperf sub need not run out its -D 10.
+  ddsperf_stop_at_total "$sub" "$out/sub.out" "$written" 10
+  sub_rc=$DDSPERF_RC
+else
+  wait $sub
+  sub_rc=$?
+fi
 tail -n 2 "$out/pub.err"
 grep -E "size|lost|error|fail" "$out/sub.out" | tail -n 3
-written=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['written'])" "$out/pub.json")
 total=$(ddsperf_total "$out/sub.out")
 echo "written $written, ddsperf received ${total:-none}"
 [ $pub_rc -eq 0 ] || { echo "FAIL: pubsub-perftest -pub exit $pub_rc"; exit 1; }
@@ -34,6 +40,12 @@ echo "written $written, ddsperf received ${total:-none}"
 if [ "${4:-}" = "--impair" ]; then impair_check "$5" "$6" 0 1 || exit 1; fi
 if [ "$mode" = reliable ] && [ "$total" != "$written" ]; then
   echo "FAIL: ddsperf received $total of $written samples"
+  exit 1
+fi
+# ddsperf's own loss count (what its exit status reports when it runs out its -D).
+lost=$(grep -o "total [0-9]* lost [0-9]*" "$out/sub.out" | tail -n 1 | awk '{print $4}')
+if [ "$mode" = reliable ] && [ "${lost:-x}" != 0 ]; then
+  echo "FAIL: ddsperf sub counted ${lost:-no} lost samples"
   exit 1
 fi
 [ "${total:-0}" -gt 0 ] || { echo "FAIL: ddsperf received nothing"; exit 1; }

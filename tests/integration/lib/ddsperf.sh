@@ -14,6 +14,23 @@ ddsperf_env() {
   [ -n "${2:-}" ] && buf="<Internal><SocketReceiveBufferSize max=\"$2\"/></Internal>"
   echo "CYCLONEDDS_URI=<General><Interfaces><NetworkInterface name=\"$(netns_dev "$1")\"/></Interfaces><AllowMulticast>true</AllowMulticast></General><Discovery><LeaseDuration>${DDSPERF_LEASE:-10s}</LeaseDuration></Discovery>$buf"
 }
+# ddsperf_stop_at_total PID OUT N SECS: a ddsperf sub runs its whole -D; once its once-a-second
+# line in OUT shows a total of N (within SECS), it is stopped with SIGINT. PID must be the
+# process that forwards the signal (netns_spawn's SPAWNED). Sets DDSPERF_RC: ddsperf's exit
+# status, 0 when stopped here (it then exits 130 through timeout).
+ddsperf_stop_at_total() {
+  local pid=$1 out=$2 n=$3 secs=$4
+  if wait_for "$secs" "ddsperf sub's total $n" \
+    sh -c '[ "$(grep -o "total [0-9]*" "$1" | tail -n 1)" = "total $2" ]' _ "$out" "$n"; then
+    kill -INT "$pid"
+    wait "$pid"
+    DDSPERF_RC=$?
+    [ $DDSPERF_RC -eq 130 ] && DDSPERF_RC=0
+  else
+    wait "$pid"
+    DDSPERF_RC=$?
+  fi
+}
 # Total samples received by a ddsperf sub, from its last "total N" line.
 ddsperf_total() {
   grep -o 'total [0-9]*' "$1" | tail -n 1 | awk '{print $2}'

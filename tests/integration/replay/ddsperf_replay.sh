@@ -90,16 +90,11 @@ sub=$SPAWNED
 netns_run 1 60 "$BIN/pubsub-replay" play "$out/rec" --nic veth1 --topics DDSPerfRDataKS \
   --wait-readers 1 "${play_args[@]}" 2>"$out/replay.err"
 replay_rc=$?
-# ddsperf sub would run its whole -D 20: once its once-a-second line shows every sample, it is
-# stopped (SIGINT, exit 130 through timeout); short of that it runs out on its own, and exits 1
-# if -Qsamples was not met.
-if [ $replay_rc -eq 0 ] &&
-  wait_for 20 "ddsperf sub's total $n" sh -c '[ "$(grep -o "total [0-9]*" "$1" | tail -n 1)" = "total $2" ]' \
-    _ "$out/sub.out" "$n"; then
-  kill -INT "$sub"
-  wait "$sub"
-  sub_rc=$?
-  [ $sub_rc -eq 130 ] && sub_rc=0
+# ddsperf sub would run its whole -D 20: stopped once it shows every sample (else it runs out
+# on its own, and exits 1 if -Qsamples was not met).
+if [ $replay_rc -eq 0 ]; then
+  ddsperf_stop_at_total "$sub" "$out/sub.out" "$n" 20
+  sub_rc=$DDSPERF_RC
 else
   wait "$sub"
   sub_rc=$?
