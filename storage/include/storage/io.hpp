@@ -46,6 +46,12 @@ class ByteSource {
   virtual uint64_t size() const = 0;
   // Reads exactly out.size() bytes at offset, or fails with kTruncated past the end.
   virtual Status read_at(uint64_t offset, std::span<std::byte> out) const = 0;
+  // A hint that [offset, offset + length) will be read soon: a file starts reading it into the
+  // page cache in the background. Best effort; the default does nothing.
+  virtual void will_need(uint64_t offset, uint64_t length) const {
+    (void)offset;
+    (void)length;
+  }
 };
 
 // Maps errno to an Error: ENOSPC/EDQUOT -> kNoSpace, ENOENT -> kNotFound, else kIo. The message
@@ -91,6 +97,7 @@ class FileSource final : public ByteSource {
   ~FileSource() override;
   uint64_t size() const override { return size_; }
   Status read_at(uint64_t offset, std::span<std::byte> out) const override;
+  void will_need(uint64_t offset, uint64_t length) const override;  // POSIX_FADV_WILLNEED
   const std::string& path() const { return path_; }
 
  private:

@@ -3,14 +3,22 @@
 // there), smaller ones through the page cache without padding, and the recording reads back,
 // verifies and reindexes the same either way. A format-1 recording (written before padding
 // existed) still opens and verifies. Chunks of large records carry the checksum the appenders
-// took as they copied (the recording verifies, chunk by chunk).
+// took as they copied (the recording verifies, chunk by chunk). Reading: a FileSource reads a
+// range it is told will be needed into the page cache, and a cursor reads ahead of its chunks.
 #include <sqlite3.h>
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <fstream>
 #include <iterator>
+#include <thread>
 
 #include "storage/format.hpp"
+#include "storage/io.hpp"
 #include "test_util.hpp"
 
 using namespace storage;
@@ -276,4 +284,102 @@ TEST_CASE("Chunks of large records carry the appenders' running CRC, and it veri
           : std::vector<bool>{false, true, true, true, true, false, true};
   CHECK(appender == want);
   check_reads_back(dir.path(), recs);
+}
+
+namespace {
+
+// Pages of [offset, offset + length) of the file in the page cache (mincore over a mapping).
+size_t resident_pages(const std::string& path, uint64_t offset, uint64_t length) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  void* m = ::mmap(nullptr, offset + length, PROT_READ, MAP_SHARED, fd, 0);
+  ::close(fd);
+  REQUIRE(m != MAP_FAILED);
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> in((offset + length + page - 1) / page);
+  REQUIRE(::mincore(m, offset + length, in.data()) == 0);
+  ::munmap(m, offset + length);
+  size_t n = 0;
+  for (size_t i = offset / page; i < in.size(); ++i) n += in[i] & 1;
+  return n;
+}
+
+// Writes the file's dirty pages and drops it from the page cache.
+void drop_from_cache(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  REQUIRE(::fdatasync(fd) == 0);
+  REQUIRE(::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0);
+  ::close(fd);
+}
+
+template <class Pred>
+bool within_5s(Pred pred) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("FileSource::will_need reads the range it is given into the page cache") {
+  TempDir dir;
+  const std::string path = dir.sub("f.bin");
+  constexpr uint64_t kMiB = 1 << 20;
+  {
+    const Bytes b = storage_test::make_payload(3, 48 * kMiB);
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+  }
+  drop_from_cache(path);
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t range_pages = 16 * kMiB / page;
+  INFO("the file's pages must leave the page cache first (a disk, not tmpfs)");
+  REQUIRE(resident_pages(path, 0, 48 * kMiB) < range_pages / 8);
+  auto src = FileSource::open(path);
+  REQUIRE(src.ok());
+  (*src)->will_need(16 * kMiB, 16 * kMiB);
+  CHECK(within_5s([&] { return resident_pages(path, 16 * kMiB, 16 * kMiB) == range_pages; }));
+  CHECK(resident_pages(path, 0, 8 * kMiB) < range_pages / 8);  // before the range: not read
+}
+
+TEST_CASE("A cursor reads ahead of the chunk it loads: the next 32 MiB of the segment") {
+  TempDir dir;
+  SegmentWriterOptions o;
+  o.chunk_max_bytes = 4 << 20;
+  o.compression = Compression::kNone;
+  {
+    auto w = SegmentWriter::create(dir.path(), o);
+    REQUIRE(w.ok());
+    const TopicId t = *(*w)->add_topic({"ra", "R", false, {}, {}});
+    const WriterId id = *(*w)->add_writer({t, Guid{9}});
+    for (int64_t seq = 1; seq <= 800; ++seq) {  // 800 x 60000 B: 48 MB, a dozen chunks
+      RecordMeta m{t, id, seq, 1000 + seq, 2000 + seq, 0, false, {}};
+      REQUIRE((*w)->append(m, storage_test::make_payload(static_cast<uint64_t>(seq), 60000)).ok());
+    }
+    REQUIRE((*w)->close().ok());
+  }
+  const std::string seg = segment_path(dir.path());
+  drop_from_cache(seg);
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t window = 24 << 20;  // well past the first chunk, inside the 32-MiB read-ahead
+  INFO("the segment's pages must leave the page cache first (a disk, not tmpfs)");
+  REQUIRE(resident_pages(seg, 0, window) < window / page / 8);
+  auto rec = Recording::open(dir.path());
+  REQUIRE(rec.ok());
+  auto c = (*rec)->query({});
+  REQUIRE(c.ok());
+  REQUIRE(c->next() != nullptr);  // one record: the first chunk is loaded
+  // From the first chunk on (the segment header before it is not read here).
+  const uint64_t from = 1 << 20;
+  const size_t want = (window - from) / page;
+  within_5s([&] { return resident_pages(seg, from, window - from) == want; });
+  CHECK(resident_pages(seg, from, window - from) == want);
+  // Reading on to the end returns every record once, in order.
+  int64_t expect = 2;
+  while (const RecordView* v = c->next()) REQUIRE(v->meta.sequence == expect++);
+  CHECK(expect == 801);
 }
