@@ -22,13 +22,7 @@ for p in "$FROM" "$TO"; do
   [ -x "$BIN/${p}_qos_peer" ] || { echo "SKIP: $BIN/${p}_qos_peer is not built"; exit 77; }
 done
 netns_setup 3
-out=$(mktemp -d) || exit 1  # removed on exit: only what this script made
-trap 'netns_cleanup; rm -rf "$out"' EXIT
-status=0
-fail() {
-  echo "FAIL: $*"
-  status=1
-}
+netns_scratch
 seqs() {  # the seq of every sample line of a peer's output, sorted
   grep -o '"event":"sample","id":[0-9]*,"seq":[0-9]*' "$1" | sed 's/.*"seq"://' | sort -n | xargs
 }

@@ -15,13 +15,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 BIN=${BIN:?set BIN to the bin directory of the build}
 DOMAIN=$((130 + $$ % 50))
 netns_setup 3
-out=$(mktemp -d) || exit 1  # removed on exit: only what this script made
-trap 'netns_cleanup; rm -rf "$out"' EXIT
-status=0
-fail() {
-  echo "FAIL: $*"
-  status=1
-}
+netns_scratch
 rec=$out/rec
 echo '{"domain": '"$DOMAIN"', "interface": "veth1", "storage": {"path": "'"$rec"'", "chunk_max_age_ms": 20}}' >"$out/r.json"
 netns_spawn 1 60 "$BIN/pubsub-recorder" --config "$out/r.json" >"$out/rec.log" 2>&1

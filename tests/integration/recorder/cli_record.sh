@@ -13,13 +13,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 BIN=${BIN:?set BIN to the bin directory of the build}
 DOMAIN=$((130 + $$ % 50))
 netns_setup 2
-out=$(mktemp -d) || exit 1  # removed on exit: only what this script made
-trap 'netns_cleanup; rm -rf "$out"' EXIT
-status=0
-fail() {
-  echo "FAIL: $*"
-  status=1
-}
+netns_scratch
 rec=$out/rec
 netns_spawn 1 60 "$BIN/pubsub-recorder" -o "$rec" -d "$DOMAIN" -i veth1 'Q_a*' -x Q_ab \
   --regex 'Q_a[0-9]' --stats-interval 1 >"$out/rec.log" 2>&1

@@ -12,14 +12,8 @@ BIN=${BIN:?set BIN to the bin directory of the build}
 DOMAIN=$((130 + $$ % 50))
 OTHER=$((DOMAIN + 1))
 netns_setup 2
-addr=198.18.$NS_SUBNET.2  # veth1's
-out=$(mktemp -d) || exit 1  # removed on exit: only what this script made
-trap 'netns_cleanup; rm -rf "$out"' EXIT
-status=0
-fail() {
-  echo "FAIL: $*"
-  status=1
-}
+addr=$(netns_addr 1)
+netns_scratch
 for name in filtered other; do
   domain=$DOMAIN include='["Q_Data*"]'
   [ $name = other ] && domain=$OTHER include='["*"]'

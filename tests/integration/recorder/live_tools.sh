@@ -17,13 +17,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib/netns.sh"
 BIN=${BIN:?set BIN to the bin directory of the build}
 netns_setup 2
-out=$(mktemp -d) || exit 1  # removed on exit: only what this script made
-trap 'netns_cleanup; rm -rf "$out"' EXIT
-status=0
-fail() {
-  echo "FAIL: $*"
-  status=1
-}
+netns_scratch
 dir=$out/rec
 echo '{"domain": 6, "interface": "veth1", "storage": {"path": "'"$dir"'", "chunk_max_age_ms": 20}}' \
   >"$out/r.json"
