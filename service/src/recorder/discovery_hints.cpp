@@ -19,16 +19,19 @@ std::string quoted_list(const std::vector<std::string>& v) {
 
 }  // namespace
 
-DiscoveryHints::DiscoveryHints(std::vector<std::string> include, std::vector<std::string> exclude,
-                               std::string regex, int domain, std::string where)
-    : regex_text_(std::move(regex)), domain_(domain), where_(std::move(where)) {
-  selection_.include = std::move(include);
-  selection_.exclude = std::move(exclude);
-  if (!regex_text_.empty()) {
-    selection_.filter = [re = std::regex(regex_text_, std::regex::ECMAScript)](
-                            const std::string& t) { return std::regex_match(t, re); };
-  }
+std::function<bool(const std::string&)> topic_regex_filter(const std::string& regex) {
+  if (regex.empty()) return {};
+  return [re = std::regex(regex, std::regex::ECMAScript)](const std::string& t) {
+    return std::regex_match(t, re);
+  };
 }
+
+DiscoveryHints::DiscoveryHints(pubsub::RawReaderOptions selection, std::string regex, int domain,
+                               std::string where)
+    : selection_(std::move(selection)),
+      regex_text_(std::move(regex)),
+      domain_(domain),
+      where_(std::move(where)) {}
 
 bool DiscoveryHints::wanted(const std::string& topic) const {
   return common::glob_match(kControlTopicsPattern, topic) ||

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -18,12 +19,17 @@
 
 namespace service {
 
+// topics.regex as a raw reader's filter (ECMAScript, the whole name must match); empty for "".
+// The regex must be valid (the configuration's parser checked it).
+std::function<bool(const std::string& topic)> topic_regex_filter(const std::string& regex);
+
 class DiscoveryHints {
  public:
-  // `where`: "interface veth1 (198.18.0.2)", as the lines name it.
-  // `regex`: topics.regex ("" = none), valid (the configuration's parser checked it).
-  DiscoveryHints(std::vector<std::string> include, std::vector<std::string> exclude,
-                 std::string regex, int domain, std::string where);
+  // `selection`: topics.include, topics.exclude and the topics.regex filter, as the raw reader
+  // applies them (without the recorder's own control-topic exclusion). `regex`: topics.regex's
+  // text ("" = none), for the lines. `where`: "interface veth1 (198.18.0.2)".
+  DiscoveryHints(pubsub::RawReaderOptions selection, std::string regex, int domain,
+                 std::string where);
 
   // Whether the filters keep `topic` (the recorder's control topics are never "left out").
   bool wanted(const std::string& topic) const;
@@ -41,7 +47,7 @@ class DiscoveryHints {
   std::string describe(const std::vector<const pubsub::DiscoveredTopic*>& left,
                        const char* what) const;
 
-  pubsub::RawReaderOptions selection_;  // include, exclude and the regex as the filter
+  pubsub::RawReaderOptions selection_;  // include, exclude and the regex's filter
   std::string regex_text_;
   int domain_;
   std::string where_;

@@ -8,7 +8,6 @@
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
-#include <regex>
 #include <set>
 #include <unordered_map>
 #include <vector>
@@ -657,12 +656,9 @@ pubsub::Result<std::unique_ptr<Recorder>> Recorder::create(const config::Recorde
   pubsub::RawReaderOptions ro;
   ro.include = c.topics.include;
   ro.exclude = c.topics.exclude;
-  ro.exclude.push_back(kControlTopicsPattern);  // ours and other recorders' (DdsControl)
-  if (!c.topics.regex.empty()) {                // checked by the configuration's parser
-    ro.filter = [re = std::regex(c.topics.regex, std::regex::ECMAScript)](const std::string& t) {
-      return std::regex_match(t, re);
-    };
-  }
+  ro.filter = topic_regex_filter(c.topics.regex);  // checked by the configuration's parser
+  const pubsub::RawReaderOptions selection = ro;   // what DiscoveryHints explains
+  ro.exclude.push_back(kControlTopicsPattern);     // ours and other recorders' (DdsControl)
   ro.qos.reliability = pubsub::ReliabilityKind::kReliable;
   ro.qos.history.kind = pubsub::HistoryKind::kKeepAll;
   ro.qos.resource_limits.max_bytes = kHeldBackBytes;
@@ -687,7 +683,7 @@ pubsub::Result<std::unique_ptr<Recorder>> Recorder::create(const config::Recorde
     const std::string addr = impl->participant->unicast_locator().to_string();
     const std::string ip = addr.substr(0, addr.rfind(':'));
     impl->hints = std::make_unique<DiscoveryHints>(
-        c.topics.include, c.topics.exclude, c.topics.regex, static_cast<int>(c.domain),
+        selection, c.topics.regex, static_cast<int>(c.domain),
         c.interface.empty() ? "the default interface (" + ip + ")"
                             : "interface " + c.interface + " (" + ip + ")");
   }

@@ -14,10 +14,20 @@ pubsub::DiscoveredTopic topic(const char* name, const char* type, size_t writers
   return {name, type, writers, readers};
 }
 
+// The hints of a recorder with these topics.include, topics.exclude and topics.regex.
+DiscoveryHints hints(std::vector<std::string> include, std::vector<std::string> exclude,
+                     const std::string& regex, int domain, std::string where) {
+  pubsub::RawReaderOptions selection;
+  selection.include = std::move(include);
+  selection.exclude = std::move(exclude);
+  selection.filter = service::topic_regex_filter(regex);
+  return DiscoveryHints(std::move(selection), regex, domain, std::move(where));
+}
+
 }  // namespace
 
 TEST_CASE("Discovery hints: topics left out by the filters, named once, all at the end") {
-  DiscoveryHints h({"DDSPerfData*"}, {}, "", 0, "interface veth1 (198.18.0.2)");
+  auto h = hints({"DDSPerfData*"}, {}, "", 0, "interface veth1 (198.18.0.2)");
   CHECK(h.wanted("DDSPerfDataKS"));
   CHECK_FALSE(h.wanted("DDSPerfRDataKS"));
   CHECK(h.wanted("pubsub_recorder/control/request"));  // ours: never "left out"
@@ -42,7 +52,7 @@ TEST_CASE("Discovery hints: topics left out by the filters, named once, all at t
 }
 
 TEST_CASE("Discovery hints: exclude patterns, and more than ten topics counted") {
-  DiscoveryHints h({"*"}, {"rt/rosout", "debug/*"}, "", 3, "interface lo (127.0.0.1)");
+  auto h = hints({"*"}, {"rt/rosout", "debug/*"}, "", 3, "interface lo (127.0.0.1)");
   std::vector<pubsub::DiscoveredTopic> ts;
   for (int i = 0; i < 12; ++i) {
     ts.push_back({"debug/t" + std::to_string(10 + i), "D", 1, 0});
@@ -59,7 +69,7 @@ TEST_CASE("Discovery hints: exclude patterns, and more than ten topics counted")
 }
 
 TEST_CASE("Discovery hints: no participant, said until one is seen") {
-  DiscoveryHints h({"*"}, {}, "", 1, "interface veth1 (198.18.0.2)");
+  auto h = hints({"*"}, {}, "", 1, "interface veth1 (198.18.0.2)");
   const std::string none =
       "no participant seen on domain 1 on interface veth1 (198.18.0.2) in 3 s: are the "
       "publishers on this domain, reachable through this interface, and is multicast allowed? "
@@ -79,7 +89,7 @@ TEST_CASE("Discovery hints: no participant, said until one is seen") {
 }
 
 TEST_CASE("Discovery hints: topics.regex leaves out what it does not match as a whole") {
-  DiscoveryHints h({"*"}, {}, "rt/(tf|scan)", 0, "interface lo (127.0.0.1)");
+  auto h = hints({"*"}, {}, "rt/(tf|scan)", 0, "interface lo (127.0.0.1)");
   CHECK(h.wanted("rt/tf"));
   CHECK_FALSE(h.wanted("rt/tf_static"));  // the whole name must match
   h.observe({topic("rt/tf_static", "tf2_msgs::msg::dds_::TFMessage_", 1)}, 1);
