@@ -235,6 +235,32 @@ Problem missing_segment(const SegmentInfo& s, std::string message) {
   return p;
 }
 
+// recover(): DIR/recovered/<segment file name><suffix>, the directory made on first use; the
+// path is listed in `saved`.
+Result<std::string> recovered_path(const std::string& dir, uint64_t seg, const std::string& suffix,
+                                   std::vector<std::string>& saved) {
+  const std::string d = recovered_dir(dir);
+  if (::mkdir(d.c_str(), 0755) != 0 && errno != EEXIST) return errno_error(errno, "mkdir " + d);
+  const std::string seg_path = detail::segment_path(dir, seg);
+  std::string to = d + seg_path.substr(seg_path.rfind('/')) + suffix;
+  saved.push_back(to);
+  return to;
+}
+
+// recover(): cuts segment `seg` at `end` after copying the rest to
+// DIR/recovered/<segment>.from-<end> (listed in `saved`).
+Status cut_segment_tail(const std::string& dir, const ByteSource& src, uint64_t seg, uint64_t end,
+                        std::vector<std::string>& saved) {
+  auto to = recovered_path(dir, seg, ".from-" + std::to_string(end), saved);
+  if (!to) return to.error();
+  if (auto s = copy_tail(src, end, *to); !s) return s;
+  if (auto s = sync_dir(recovered_dir(dir)); !s) return s;
+  const std::string path = detail::segment_path(dir, seg);
+  if (::truncate(path.c_str(), static_cast<off_t>(end)) != 0)
+    return errno_error(errno, "truncate " + path);
+  return Status{};
+}
+
 struct Resync {
   Index& idx;
   std::string dir;
@@ -255,31 +281,9 @@ struct Resync {
     if (cb) cb(p);
   }
 
-  // recover(): DIR/recovered/<file name><suffix>, the directory made on first use.
-  Result<std::string> save_path(uint64_t seg, const std::string& suffix) {
-    const std::string d = recovered_dir(dir);
-    if (::mkdir(d.c_str(), 0755) != 0 && errno != EEXIST) return errno_error(errno, "mkdir " + d);
-    const std::string seg_path = detail::segment_path(dir, seg);
-    const std::string to = d + seg_path.substr(seg_path.rfind('/')) + suffix;
-    rep.saved_files.push_back(to);
-    return to;
-  }
-
-  // Cuts segment `seg` at `end` after copying the rest to DIR/recovered/.
-  Status cut_tail(const ByteSource& src, uint64_t seg, uint64_t end) {
-    auto to = save_path(seg, ".from-" + std::to_string(end));
-    if (!to) return to.error();
-    if (auto s = copy_tail(src, end, *to); !s) return s;
-    if (auto s = sync_dir(recovered_dir(dir)); !s) return s;
-    const std::string path = detail::segment_path(dir, seg);
-    if (::truncate(path.c_str(), static_cast<off_t>(end)) != 0)
-      return errno_error(errno, "truncate " + path);
-    return Status{};
-  }
-
   // Moves a segment without a valid header to DIR/recovered/.
   Status set_aside(uint64_t seg) {
-    auto to = save_path(seg, "");
+    auto to = recovered_path(dir, seg, "", rep.saved_files);
     if (!to) return to.error();
     const std::string path = detail::segment_path(dir, seg);
     if (::rename(path.c_str(), to->c_str()) != 0) return errno_error(errno, "rename " + path);
@@ -388,7 +392,7 @@ struct Resync {
     if (!end) return end.error();
     if (modify) {
       if (*end < (*src)->size())
-        if (auto s = cut_tail(**src, seg, *end); !s) return s;
+        if (auto s = cut_segment_tail(dir, **src, seg, *end, rep.saved_files); !s) return s;
       if (auto s = idx.set_segment_closed(seg, true); !s) return s;
     }
     return Status{};
@@ -1387,13 +1391,6 @@ namespace {
 Status repair_files(const std::string& dir, const std::vector<Damage>& damages,
                     RecoveryReport& rep) {
   const std::string rdir = recovered_dir(dir);
-  auto saved = [&](uint64_t seg, const std::string& suffix) {
-    ::mkdir(rdir.c_str(), 0755);
-    const std::string seg_path = detail::segment_path(dir, seg);
-    std::string to = rdir + seg_path.substr(seg_path.rfind('/')) + suffix;
-    rep.saved_files.push_back(to);
-    return to;
-  };
   // Corrupt chunks from the last to the first, so that earlier offsets stay right.
   std::vector<const Damage*> order;
   for (const Damage& d : damages) order.push_back(&d);
@@ -1406,11 +1403,7 @@ Status repair_files(const std::string& dir, const std::vector<Damage>& damages,
       auto src = FileSource::open(path);
       if (!src) return src.error();
       const uint64_t cut = (*src)->size() - d->tail_bytes;
-      if (auto s = copy_tail(**src, cut, saved(d->segment, ".from-" + std::to_string(cut))); !s)
-        return s;
-      if (auto s = sync_dir(rdir); !s) return s;
-      if (::truncate(path.c_str(), static_cast<off_t>(cut)) != 0)
-        return errno_error(errno, "truncate " + path);
+      if (auto s = cut_segment_tail(dir, **src, d->segment, cut, rep.saved_files); !s) return s;
       rep.bytes_cut += d->tail_bytes;
     } else if (d->kind == Damage::Kind::kCorruptChunk && d->bytes > 0) {
       auto src = FileSource::open(path);
@@ -1419,7 +1412,10 @@ Status repair_files(const std::string& dir, const std::vector<Damage>& damages,
       const uint64_t from = d->offset, to = std::min(size, d->offset + d->bytes);
       Bytes buf(static_cast<size_t>(size));
       if (auto s = (*src)->read_at(0, buf); !s) return s;
-      const std::string keep = saved(d->segment, ".chunk-at-" + std::to_string(from));
+      auto kept =
+          recovered_path(dir, d->segment, ".chunk-at-" + std::to_string(from), rep.saved_files);
+      if (!kept) return kept.error();
+      const std::string& keep = *kept;
       const std::string tmp = path + ".repair";
       // Each file: bytes [a, b) then [c, size).
       for (const auto& [name, a, b, c] :
