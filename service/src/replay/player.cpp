@@ -571,7 +571,6 @@ class Publisher {
     }
     dirty_.clear();
   }
-  // The writers, as the report shows them.
   // At most every 100 ms: the most readers each writer has had matched at once.
   void note_readers(int64_t now) {
     if (now < next_note_ns_) return;
@@ -581,6 +580,7 @@ class Publisher {
     }
   }
 
+  // The writers, as the report shows them.
   void report_to(PlayReport& rep) const {
     rep.writers.clear();
     for (const auto& w : writers_) rep.writers.push_back(w.info);
