@@ -325,10 +325,6 @@ std::string segment_name(uint64_t n) {
   return seg;
 }
 
-std::string plural(uint64_t n, const char* what) {
-  return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
-}
-
 // "203 samples", "at least 3 samples", "an unknown number of samples".
 std::string samples_text(const storage::Damage& d) {
   if (d.records_exact) return plural(d.records, "sample");

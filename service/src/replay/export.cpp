@@ -63,9 +63,8 @@ struct Decoding {
       const std::string bytes = t.min == t.max
                                     ? std::to_string(t.min)
                                     : std::to_string(t.min) + " to " + std::to_string(t.max);
-      v.push_back(std::to_string(t.samples) + " sample" + (t.samples == 1 ? "" : "s") + " of " +
-                  topic + " had " + bytes + " unread trailing byte" + (t.max == 1 ? "" : "s") +
-                  " - the IDL may not match");
+      v.push_back(detail::plural(t.samples, "sample") + " of " + topic + " had " + bytes +
+                  " unread trailing byte" + (t.max == 1 ? "" : "s") + " - the IDL may not match");
     }
     return v;
   }
@@ -386,8 +385,7 @@ int export_records(const ExportOptions& o, std::ostream& out, std::ostream& err)
   tally.end_warnings = dec.trailing_warnings();
   tally.suspicious = dec.trailing.size() + (decoder ? decoder->type_mismatches().size() : 0);
   tally.done_line = "exported " + progress.count(tally.samples, false) + " of " +
-                    std::to_string(sel->topics.size()) + " topic" +
-                    (sel->topics.size() == 1 ? "" : "s") + " to " + dst.name() + ", " +
+                    detail::plural(sel->topics.size(), "topic") + " to " + dst.name() + ", " +
                     detail::human_bytes(dst.bytes());
   return detail::finish_export(o, dst, *cursor, progress, tally, err);
 }

@@ -363,10 +363,9 @@ int info(const InfoOptions& o, std::ostream& out, std::ostream& err) {
                 totals->records
                     ? static_cast<double>(totals->last_recv_ns - totals->first_recv_ns) / 1e9
                     : 0.0);
-  out << "total: " << topics->size() << " topic" << (topics->size() == 1 ? "" : "s") << ", "
-      << totals->records << " samples, " << totals->bytes << " bytes ("
-      << detail::human_bytes(totals->bytes) << "), " << totals->writers << " writer"
-      << (totals->writers == 1 ? "" : "s");
+  out << "total: " << detail::plural(topics->size(), "topic") << ", " << totals->records
+      << " samples, " << totals->bytes << " bytes (" << detail::human_bytes(totals->bytes) << "), "
+      << detail::plural(totals->writers, "writer");
   if (const uint64_t n = not_matched_count(*writers)) out << " (" << n << " not matched)";
   out << ", " << totals->lost << " lost";
   if (totals->records) {
@@ -390,7 +389,7 @@ void print_gaps(storage::Recording& rec, const std::map<storage::TopicId, std::s
   for (const auto& w : *writers) by_id[w.id] = &w;
   uint64_t lost = 0;
   for (const auto& g : *gaps) lost += static_cast<uint64_t>(g.last_missing - g.first_missing + 1);
-  out << "loss: " << gaps->size() << " gap" << (gaps->size() == 1 ? "" : "s") << ", " << lost
+  out << "loss: " << detail::plural(gaps->size(), "gap") << ", " << lost
       << " samples the recorder never received (recorded loss, not damage)\n";
   size_t shown = 0;
   for (const auto& g : *gaps) {
@@ -422,7 +421,7 @@ int verify(const std::string& dir, std::ostream& out, std::ostream& err) {
   if (auto segs = (*rec)->segments()) segments = segs->size();
   for (const auto& d : diag->damages)
     if (d.kind != storage::Damage::Kind::kIndexStale) bad += d.chunks;
-  out << "recording " << dir << ": " << segments << " segment" << (segments == 1 ? "" : "s") << ", "
+  out << "recording " << dir << ": " << detail::plural(segments, "segment") << ", "
       << diag->chunks_ok << " good chunks, " << bad << " lost, " << diag->records_ok
       << " samples in the good chunks\n";
   out << "state: " << state_name(**rec);
@@ -454,7 +453,7 @@ int verify(const std::string& dir, std::ostream& out, std::ostream& err) {
         return std::string(storage::repair_command(d.kind)) == "reindex";
       });
   const size_t n = diag->damages.size();
-  out << "result: " << n << " damage" << (n == 1 ? "" : "s") << " found; run 'pubsub-replay "
+  out << "result: " << detail::plural(n, "damage") << " found; run 'pubsub-replay "
       << (index_only ? "reindex " : "recover ") << dir << "' to repair " << (n == 1 ? "it" : "them")
       << "\n";
   out.flush();
@@ -518,8 +517,8 @@ int recover(const std::string& dir, std::ostream& out, std::ostream& err) {
   for (const auto& f : rep->saved_files) out << "saved: " << f << '\n';
   out << "recovered " << dir << ": " << (exact ? "" : lost ? "at least " : "an unknown number of ");
   if (exact || lost) out << lost << ' ';
-  out << "sample" << (lost == 1 && exact ? "" : "s") << " lost in " << chunks << " chunk"
-      << (chunks == 1 ? "" : "s") << ", " << rep->bytes_cut << " bytes moved to " << dir
+  out << "sample" << (lost == 1 && exact ? "" : "s") << " lost in "
+      << detail::plural(chunks, "chunk") << ", " << rep->bytes_cut << " bytes moved to " << dir
       << "/recovered/" << (rep->reindexed ? "; index rebuilt from the segments" : "") << '\n';
   auto totals = (*rec)->totals();
   if (!totals) {
@@ -560,7 +559,7 @@ int reindex(const std::string& dir, std::ostream& out, std::ostream& err) {
     out << "note: not closed cleanly; 'pubsub-replay recover " << dir << "' finishes it\n";
   }
   if (!problems.empty()) {
-    out << "result: " << problems.size() << " problem" << (problems.size() == 1 ? "" : "s")
+    out << "result: " << detail::plural(problems.size(), "problem")
         << "; damaged chunks were left out of the index\n";
     out.flush();
     return kExitProblems;

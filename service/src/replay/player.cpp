@@ -964,8 +964,8 @@ std::optional<int> unread_topics(const PlayReport& rep, std::ostream& err) {
   if (rep.interrupted || rep.samples == 0 || read.size() == all.size()) return std::nullopt;
   if (read.empty()) {
     return report(err, kExitProblems,
-                  "no readers: no reader matched any of the " + std::to_string(all.size()) +
-                      " topic" + (all.size() == 1 ? "" : "s") +
+                  "no readers: no reader matched any of the " +
+                      detail::plural(all.size(), "topic") +
                       " played, so nothing was delivered (start the readers first, or give "
                       "--wait-readers N)");
   }
