@@ -7,36 +7,33 @@
 #include <condition_variable>
 #include <mutex>
 
+#include "discovery/discovery.hpp"
 #include "pubsub/participant.hpp"
 #include "test_util.hpp"
+#include "wire/message.hpp"
 
 using namespace pubsub;
 using namespace std::chrono_literals;
 
 namespace {
 
-constexpr uint8_t kAckNack = 0x06;
-constexpr uint8_t kHeartbeat = 0x07;
-constexpr uint8_t kFinalFlag = 0x02;
-
-// Calls f(id, flags, body, body_size) for every submessage of an RTPS message.
-template <class F>
-void for_each_submessage(const uint8_t* d, size_t n, F f) {
-  size_t at = 20;  // the RTPS header
-  while (at + 4 <= n) {
-    const uint8_t id = d[at], flags = d[at + 1];
-    const size_t len = (flags & 1) ? d[at + 2] | d[at + 3] << 8 : d[at + 2] << 8 | d[at + 3];
-    if (at + 4 + len > n) return;
-    f(id, flags, d + at + 4, len);
-    if (len == 0) return;  // the last submessage runs to the end of the message
-    at += 4 + len;
+// What one RTPS message carries for the test, read with libpubsub's own decoder: a user
+// writer's HEARTBEAT that asks for an answer, and ACKNACKs to user writers.
+struct Seen final : wire::Visitor {
+  bool heartbeat = false;
+  int acknacks = 0;
+  void on_heartbeat(const wire::ReceiveContext&, const wire::HeartbeatSubmessage& m) override {
+    heartbeat = heartbeat || (!m.final && !discovery::Discovery::is_builtin(m.writer_id));
   }
-}
+  void on_acknack(const wire::ReceiveContext&, const wire::AckNackSubmessage& m) override {
+    if (!discovery::Discovery::is_builtin(m.writer_id)) ++acknacks;
+  }
+};
 
-// A user writer's entity id (HEARTBEAT and ACKNACK carry readerId, writerId first): its kind
-// byte has neither the builtin nor the vendor bits.
-bool user_writer(const uint8_t* body, size_t size) {
-  return size >= 8 && (body[7] & 0xc0) == 0;
+Seen seen_in(const uint8_t* data, size_t size) {
+  Seen v;
+  (void)wire::decode_message(data, size, wire::DecodeLimits{}, v);
+  return v;
 }
 
 class GateTransport final : public Transport, public TransportReceiver {
@@ -69,9 +66,7 @@ class GateTransport final : public Transport, public TransportReceiver {
       d.insert(d.end(), static_cast<const uint8_t*>(p.data),
                static_cast<const uint8_t*>(p.data) + p.size);
     }
-    for_each_submessage(d.data(), d.size(), [&](uint8_t id, uint8_t, const uint8_t* b, size_t n) {
-      if (id == kAckNack && user_writer(b, n)) acknacks_++;
-    });
+    acknacks_ += seen_in(d.data(), d.size()).acknacks;
     inner_->send(to, parts);
   }
   const TransportLocators& locators() const override { return inner_->locators(); }
@@ -80,13 +75,7 @@ class GateTransport final : public Transport, public TransportReceiver {
   TransportStats stats() const override { return inner_->stats(); }
 
   void on_datagram(unsigned worker, const uint8_t* data, size_t size) override {
-    if (armed_) {
-      for_each_submessage(data, size, [&](uint8_t id, uint8_t flags, const uint8_t* b, size_t n) {
-        if (id == kHeartbeat && !(flags & kFinalFlag) && user_writer(b, n)) {
-          heartbeat_.assign(data, data + size);
-        }
-      });
-    }
+    if (armed_ && seen_in(data, size).heartbeat) heartbeat_.assign(data, data + size);
     receiver_->on_datagram(worker, data, size);
   }
   void on_receive_batch_end(unsigned worker) override {
