@@ -1,6 +1,7 @@
 // The recorder's DDS control (DdsControl, dds_control_request) over libpubsub's FakeNetwork: the
 // wire form byte for byte, requests from allowed and refused participants with their exact
 // replies and warnings, bad requests, a handler that blocks, and no recorder at all.
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <mutex>
@@ -237,25 +238,59 @@ TEST_CASE(
       },
       warnings.log());
   REQUIRE(control.ok());
-  std::optional<pubsub::Result<json>> first, second;
-  std::thread a([&] { first = dds_control_request(*client, json{{"cmd", "split"}}, 10s); });
-  // The handler blocks the worker, not the participant: the second request still arrives
-  // (and queues).
-  while (calls == 0) std::this_thread::sleep_for(1ms);
-  std::thread b([&] { second = dds_control_request(*client, json{{"cmd", "status"}}, 10s); });
-  std::this_thread::sleep_for(500ms);
+  // A second reader of the request topic on the recorder's participant: the receive thread that
+  // hands a request to DdsControl's reader hands it to this one as well, so once this one has
+  // the second request DdsControl's listener has queued it or is about to (no fixed sleep that a
+  // loaded machine outlasts).
+  std::atomic<int> arrived{0};
+  auto seen =
+      recorder->create_reader({service::kControlRequestTopic, service::kControlRequestType}, {},
+                              [&](const pubsub::SampleInfo&, pubsub::Bytes) { ++arrived; });
+  REQUIRE(seen.ok());
+  // A hand-made client (as above) that waits for both readers before it writes.
+  auto w = client->create_writer({service::kControlRequestTopic, service::kControlRequestType});
+  REQUIRE(w.ok());
+  std::mutex mu;
+  std::vector<wire::Reply> replies;
+  pubsub::ReaderQos rq;
+  rq.durability = pubsub::DurabilityKind::kTransientLocal;
+  auto r = client->create_reader({service::kControlReplyTopic, service::kControlReplyType}, rq,
+                                 [&](const pubsub::SampleInfo& i, pubsub::Bytes b) {
+                                   auto rep = wire::decode_reply(b, i.encapsulation, 1 << 20);
+                                   std::lock_guard lk(mu);  // no Catch2 off the test's thread
+                                   replies.push_back(rep ? *rep : wire::Reply{{}, 0, "?"});
+                                 });
+  REQUIRE(r.ok());
+  REQUIRE((*w)->wait_for_readers(2, 10s));
+  REQUIRE((*w)->write(wire::encode(wire::Request{1, R"({"cmd":"split"})"})).ok());
+  auto wait_until = [](auto done) {
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (!done() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
+    return done();
+  };
+  REQUIRE(wait_until([&] { return calls == 1; }));
+  // The handler blocks the worker, not the participant: the second request still arrives and
+  // queues.
+  REQUIRE((*w)->write(wire::encode(wire::Request{2, R"({"cmd":"status"})"})).ok());
+  REQUIRE(wait_until([&] { return arrived == 2; }));
+  std::this_thread::sleep_for(100ms);  // DdsControl's listener only decodes and queues
   CHECK(calls == 1);
   // Destroying the control lets the request being run finish and answers the queued one.
   std::thread stopper([&] { control.value().reset(); });
   std::this_thread::sleep_for(100ms);
   release = true;
   stopper.join();
-  a.join();
-  b.join();
-  REQUIRE(first->ok());
-  CHECK(**first == json{{"ok", true}, {"message", "slow"}});
-  REQUIRE(second->ok());
-  CHECK(**second == json{{"ok", false}, {"error", "the recorder is stopping"}});
+  REQUIRE(wait_until([&] {
+    std::lock_guard lk(mu);
+    return replies.size() >= 2;
+  }));
+  std::lock_guard lk(mu);
+  REQUIRE(replies.size() == 2);
+  CHECK(replies[0].requester == (*w)->guid());
+  CHECK(replies[0].id == 1);
+  CHECK(json::parse(replies[0].json) == json{{"ok", true}, {"message", "slow"}});
+  CHECK(replies[1].id == 2);
+  CHECK(json::parse(replies[1].json) == json{{"ok", false}, {"error", "the recorder is stopping"}});
   CHECK(calls == 1);
 }
 
