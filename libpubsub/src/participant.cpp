@@ -90,7 +90,7 @@ ParticipantImpl::ParticipantImpl(const ParticipantOptions& options)
     : options_(options), prefix_(make_prefix()) {
   limits_.max_sample_size =
       static_cast<uint32_t>(std::min<size_t>(options.max_sample_size, UINT32_MAX));
-  routes_.store(std::make_shared<Routes>());
+  routes_.publish(std::make_shared<Routes>());
   for (unsigned i = 0; i < kMaxReceiveWorkers; ++i) {
     workers_[i].p = this;
     workers_[i].index = i;
@@ -211,7 +211,7 @@ void ParticipantImpl::close() {
   writers_.clear();
   readers_.clear();
   raw_readers_.clear();
-  routes_.store(std::make_shared<Routes>());
+  routes_.publish(std::make_shared<Routes>());
 }
 
 EntityId ParticipantImpl::next_entity_id(uint8_t kind) {

@@ -79,7 +79,8 @@
 // - Discovery's mutex is never held while it calls out (discovery.hpp), and entities_mu_ is
 //   never held while calling Discovery: announce(), withdraw(), resolve() and the matching of
 //   our own new endpoints come after it is released.
-// - routes_ and the ReceiveWorkers need no lock (atomic snapshot; one worker per thread).
+// - routes_ is a RoutesCell: its own small lock, taken by a receive worker only when the snapshot
+//   changed since its last datagram (and once per batch). A ReceiveWorker belongs to one thread.
 #pragma once
 
 #include <utility>  // before asio: Boost 1.74's awaitable.hpp uses std::exchange
@@ -159,6 +160,41 @@ struct Routes {
   // The shortest finite lease of our MANUAL_BY_PARTICIPANT writers (max: none): the event
   // thread asserts the participant's liveliness each third of it.
   Duration manual_participant_lease = Duration::max();
+};
+
+// The current Routes, published by publish_routes_locked() and read by every receive worker and
+// the event thread. A mutex guards the pointer (std::atomic<shared_ptr> in libstdc++ 12 is a
+// lock bit too, one ThreadSanitizer cannot see); the version lets a receive worker see at the
+// cost of one atomic load per datagram whether it must take the mutex to load a newer snapshot.
+class RoutesCell {
+ public:
+  void publish(std::shared_ptr<const Routes> routes) {
+    {
+      std::lock_guard lk(mu_);
+      routes_.swap(routes);
+      version_.fetch_add(1, std::memory_order_release);
+    }
+    // `routes` (the old snapshot) is released here, outside the lock.
+  }
+  // The snapshot and, in `version`, its version (never 0).
+  std::shared_ptr<const Routes> load(uint64_t& version) const {
+    std::lock_guard lk(mu_);
+    version = version_.load(std::memory_order_relaxed);
+    return routes_;
+  }
+  std::shared_ptr<const Routes> load() const {
+    uint64_t v;
+    return load(v);
+  }
+  // False while `version` names the newest snapshot.
+  bool changed_since(uint64_t version) const {
+    return version_.load(std::memory_order_acquire) != version;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::shared_ptr<const Routes> routes_;
+  std::atomic<uint64_t> version_{0};  // bumped by every publish(); 0 before the first
 };
 
 // The endpoints of every participant in this process that allows intra-process delivery: a
@@ -295,7 +331,8 @@ class ParticipantImpl final : public TransportReceiver,
     const std::vector<std::shared_ptr<rtps::StatefulReader>>* readers_of(const Guid& writer);
     void mark_dirty(const std::shared_ptr<rtps::StatefulReader>& r);
 
-    std::shared_ptr<const Routes> routes_;
+    std::shared_ptr<const Routes> routes_;  // null between batches
+    uint64_t routes_version_ = 0;           // of routes_; 0 when it is null
     Time reception_time_;
     Guid cached_writer_;
     const std::vector<std::shared_ptr<rtps::StatefulReader>>* cached_readers_ = nullptr;
@@ -320,7 +357,7 @@ class ParticipantImpl final : public TransportReceiver,
   uint64_t incompatible_by_policy_[kQosPolicyCount] = {};
   uint32_t next_entity_key_ = 1;
 
-  std::atomic<std::shared_ptr<const Routes>> routes_;
+  RoutesCell routes_;
 
   // Shared memory (null when off): our doorbell and reading thread, and the doorbells of
   // same-host reader participants our writers ring (under entities_mu_).

@@ -4,8 +4,8 @@
 //
 // Runs on the transport's receive workers. on_datagram(worker, ...) hands the datagram to that
 // worker's own ReceiveWorker, which renews the sender's lease, loads the current Routes snapshot
-// (an atomic load, no lock), decodes the message and, as its wire::Visitor, routes each
-// submessage addressed to us (for_us(): no INFO_DST, or ours):
+// (when it changed since the worker's last datagram: RoutesCell), decodes the message and, as its
+// wire::Visitor, routes each submessage addressed to us (for_us(): no INFO_DST, or ours):
 // - builtin entity ids -> Discovery (SPDP, SEDP);
 // - DATA, DATA_FRAG, HEARTBEAT, GAP, HEARTBEAT_FRAG -> the local readers matched over the network
 //   with the sending writer (Routes::readers_by_writer; a non-zero readerId picks one of them);
@@ -49,8 +49,10 @@ void ParticipantImpl::ReceiveWorker::handle(const uint8_t* data, size_t size) {
     std::memcpy(src.data(), data + 8, 12);
     p->discovery_->renew_lease(index, src);
   }
-  routes_ = p->routes_.load();
-  cached_readers_ = nullptr;
+  if (p->routes_.changed_since(routes_version_)) {
+    routes_ = p->routes_.load(routes_version_);
+    cached_readers_ = nullptr;
+  }
   reception_time_ = Time::now();
   const auto e = wire::decode_message(data, size, p->limits_, *this);
   if (e != wire::DecodeError::kNone) {
@@ -65,6 +67,7 @@ void ParticipantImpl::ReceiveWorker::batch_end() {
   dirty_.clear();
   cached_readers_ = nullptr;
   routes_.reset();
+  routes_version_ = 0;
 }
 
 bool ParticipantImpl::for_us(const wire::ReceiveContext& ctx) const {
@@ -190,7 +193,7 @@ void ParticipantImpl::publish_routes_locked() {
     r->readers.push_back(lr.rtps);
     for (const Guid& g : lr.matched) r->readers_by_writer[g].push_back(lr.rtps);
   }
-  routes_.store(std::move(r));
+  routes_.publish(std::move(r));
 }
 
 }  // namespace pubsub::detail
