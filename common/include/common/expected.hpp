@@ -7,8 +7,8 @@
 // storage::Status (= Expected<void>), service::replay::Result<T> - so an error passes from one
 // module to the next unchanged. Only the configuration uses another error type,
 // Expected<T, config::ConfigErrors>, because it reports every problem of a file at once.
-// Each program maps errors to its exit status in one place (recorder_main.cpp exit_status(),
-// replay_main.cpp and service/replay.hpp's kExit* constants).
+// Each program maps errors to its exit status in one place (recorder_main.cpp
+// start_failure_status(), replay_main.cpp and service/replay.hpp's kExit* constants).
 #pragma once
 
 #include <optional>

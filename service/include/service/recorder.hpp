@@ -4,14 +4,15 @@
 //
 // OVERVIEW
 // - The participant's receive workers and its shared-memory thread run on_sample(), possibly at
-//   the same time (recorder.cpp serialises them with sample_mu): it maps the sample's topic and
-//   writer to storage ids (defining them on first sight), and copies the record into the open
-//   chunk with try_append. Only then does it return true, which lets the reader acknowledge it.
-//   When every chunk buffer is in flight (storage is behind), try_append says kFull, on_sample
-//   returns false, and the sample stays unacknowledged: the reader stops advancing, writers'
-//   histories fill and their write() blocks. The reader offers refused samples again every few
-//   milliseconds (and at once through resume(), which run() calls on the caller's thread when
-//   new refusals appear).
+//   the same time: it maps the sample's topic and writer to storage ids (a per-thread cache of
+//   the last writer; on a miss the maps under maps_mu, defining them on first sight), and copies
+//   the record into the open chunk with try_append. Only then does it return true, which lets
+//   the reader acknowledge it. A writer's samples all come through one reader, whose lock
+//   orders them (recorder.cpp, WriterState). When every chunk buffer is in flight (storage is
+//   behind), try_append says kFull, on_sample returns false, and the sample stays
+//   unacknowledged: the reader stops advancing, writers' histories fill and their write()
+//   blocks. The reader offers refused samples again every few milliseconds (and at once through
+//   resume(), which run() calls on the caller's thread when new refusals appear).
 // - Memory: chunk buffers are bounded by queue_max_bytes (storage); samples the reader holds
 //   back are bounded by the RawReader's resource limits (kHeldBackBytes); nothing else grows
 //   with the traffic.

@@ -2,11 +2,15 @@
 // (index.sqlite3 + segments/NNNNNNNN.seg, see storage/format.hpp).
 //
 // Usage (the recorder):
-//   auto w = SegmentWriter::create(dir, opts);            // new recording, starts the writer
-//   thread TopicId t = *(*w)->add_topic({"Square", "ShapeType", true, qos, type_info}); WriterId wr
-//   = *(*w)->add_writer({t, guid}); Status s = (*w)->try_append(meta, payload);           // kFull
-//   -> stop acknowledging, retry
-//   ... (*w)->poll() from a timer, (*w)->close() at the end.
+//   auto w = SegmentWriter::create(dir, opts);   // a new recording; starts the writer thread
+//   TopicId t = *(*w)->add_topic({"Square", "ShapeType", true, qos, type_info});
+//   WriterId wr = *(*w)->add_writer({t, guid});
+//   Status s = (*w)->try_append(meta, payload);  // kFull: stop acknowledging, offer it again
+//   ...
+//   (*w)->close();                               // writes and indexes the rest, marks it clean
+//
+// (A full open chunk is handed to the writer thread by the append that fills it, and one older
+// than chunk_max_age by the writer thread itself: nothing has to be called from a timer.)
 //
 // Threads: every public method may be called from any thread (one internal mutex guards the open
 // chunk). Appends copy the record once into the open chunk buffer; closed chunks go to one
