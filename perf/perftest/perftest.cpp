@@ -493,8 +493,13 @@ class SubscriberState {
       ws.push_back({g.to_string(), w.samples, w.bytes, w.lost, w.checksum, w.first_seq, w.last_seq,
                     w.end_seq});
     }
-    (void)write_summary_json(path, completed, duplicates_, ws);
+    RunSummary run{completed, duplicates_, std::chrono::duration<double>(last_ - first_).count()};
+    if (o_.zero_copy) run.zero_copy_samples = static_cast<int64_t>(zero_copy_.load());
+    (void)write_summary_json(path, run, ws);
   }
+
+  // Receive thread, -zeroCopy: a sample taken in the writer's own memory (LoanedSample).
+  void note_zero_copy() { zero_copy_.fetch_add(1, std::memory_order_relaxed); }
 
   // The printer thread's view, while samples arrive.
   uint64_t total_samples() const { return total_.load(std::memory_order_relaxed); }
@@ -511,6 +516,7 @@ class SubscriberState {
   std::atomic<uint64_t> total_{0};
   std::atomic<uint64_t> lost_total_{0};
   std::atomic<uint64_t> total_seen_{0};  // samples offered, for the clock's sampling
+  std::atomic<uint64_t> zero_copy_{0};   // -zeroCopy: samples (end markers too) not copied
   uint64_t duplicates_ = 0;
   uint64_t malformed_ = 0, bad_keys_ = 0;
   uint32_t ended_writers_ = 0;
@@ -640,9 +646,11 @@ int run_subscriber(const Options& o) {
   };
   // -zeroCopy: the listener takes each sample as a loan (in place in the writer's memory on
   // one host) and returns it when done with it.
-  auto reader = o.zero_copy ? p.create_loaning_reader(
-                                  data_topic(o), reader_qos(o),
-                                  [&](pubsub::LoanedSample s) { handle(s.info(), s.body()); })
+  auto reader = o.zero_copy ? p.create_loaning_reader(data_topic(o), reader_qos(o),
+                                                      [&](pubsub::LoanedSample s) {
+                                                        if (s.zero_copy()) state.note_zero_copy();
+                                                        handle(s.info(), s.body());
+                                                      })
                             : p.create_reader(data_topic(o), reader_qos(o), handle);
   if (!reader) {
     std::fprintf(stderr, "pubsub-perftest: %s\n", reader.error().message.c_str());
@@ -962,6 +970,7 @@ struct ThroughputRun {
   uint32_t seq = 0;  // the sequence number after the last one written
   std::atomic<uint64_t> written{0};
   uint64_t timeouts = 0, checksum = 0;
+  uint64_t loaned = 0;  // -zeroCopy: data samples written from a loan (Writer::loan)
 };
 
 void print_write_failure(const pubsub::Writer& writer) {
@@ -1005,6 +1014,7 @@ bool write_samples(const Options& o, pubsub::Writer& writer, SampleMaker& maker,
     if (o.zero_copy) {
       ok = write_loaned(writer, maker, seq, wo, o.keyed, want_checksum ? &checksum : nullptr,
                         timeouts, end + 10s);
+      run.loaned += ok;
     } else {
       const uint32_t k = maker.make(seq, kKindData, 0);
       wo.key_hash = o.keyed ? maker.key(k) : nullptr;
@@ -1063,7 +1073,7 @@ void report_publisher(const Options& o, const pubsub::Writer& writer, const Thro
     f << "{\"written\": " << run.written.load() << ", \"checksum\": \"" << fmt_hex(run.checksum)
       << "\", \"acknowledged\": " << (acked ? "true" : "false") << ", \"guid\": \""
       << writer.guid().to_string() << "\", \"datagrams_sent\": " << ws.datagrams_sent
-      << ", \"write_timeouts\": " << run.timeouts << "}\n";
+      << ", \"write_timeouts\": " << run.timeouts << ", \"loaned_writes\": " << run.loaned << "}\n";
   }
 }
 

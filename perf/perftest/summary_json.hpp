@@ -34,8 +34,16 @@ struct WriterSummary {
   uint32_t first_seq = 0, last_seq = 0, end_seq = 0;
 };
 
+// What a subscriber reports beside its writers.
+struct RunSummary {
+  bool completed = false;
+  uint64_t duplicates = 0;
+  double seconds = 0;              // from the first sample received to the last (or end marker)
+  int64_t zero_copy_samples = -1;  // -zeroCopy: samples taken in the writer's memory; -1: omitted
+};
+
 // Totals over `writers`, then each writer. False when the file cannot be written.
-inline bool write_summary_json(const std::string& path, bool completed, uint64_t duplicates,
+inline bool write_summary_json(const std::string& path, const RunSummary& run,
                                const std::vector<WriterSummary>& writers) {
   FILE* f = std::fopen(path.c_str(), "w");
   if (!f) return false;
@@ -49,8 +57,13 @@ inline bool write_summary_json(const std::string& path, bool completed, uint64_t
   std::fprintf(f,
                "{\"completed\": %s, \"samples\": %" PRIu64 ", \"bytes\": %" PRIu64
                ", \"lost\": %" PRIu64 ", \"duplicates\": %" PRIu64 ", \"checksum\": \"%016" PRIx64
-               "\", \"writers\": [",
-               completed ? "true" : "false", samples, bytes, lost, duplicates, checksum);
+               "\", \"seconds\": %.6f, ",
+               run.completed ? "true" : "false", samples, bytes, lost, run.duplicates, checksum,
+               run.seconds);
+  if (run.zero_copy_samples >= 0) {
+    std::fprintf(f, "\"zero_copy_samples\": %" PRId64 ", ", run.zero_copy_samples);
+  }
+  std::fprintf(f, "\"writers\": [");
   const char* sep = "";
   for (const auto& w : writers) {
     std::fprintf(f,

@@ -695,7 +695,8 @@ class SubscriberState {
       ws.push_back({handle_hex(g), w.samples, w.bytes, w.lost, w.checksum, w.first_seq,
                     w.next_seq - 1, w.end_seq});
     }
-    return perftest::write_summary_json(path, completed, duplicates_, ws);
+    return perftest::write_summary_json(
+        path, {completed, duplicates_, std::chrono::duration<double>(last_ - first_).count()}, ws);
   }
   uint64_t total_lost() {
     std::lock_guard lk(mu_);

@@ -1,6 +1,13 @@
-# check_replay_duration REPLAY_STDERR MAX_RATIO: reads pubsub-replay play's summary line
-# ("played N samples (...) ... in X s (recorded Y s, ...") and fails (returns 1, saying why)
-# unless X <= Y * MAX_RATIO + 1 s (the second: discovery and start-up).
+# recorded_seconds REPLAY_STDERR: the recording's span from pubsub-replay play's summary line
+# ("played N samples (...) ... in X s (recorded Y s, ..."): Y.
+recorded_seconds() {
+  sed -n 's/.* in [0-9.]* s (recorded \([0-9.]*\) s.*/\1/p' "$1" | tail -n 1
+}
+
+# check_replay_duration REPLAY_STDERR MAX_RATIO: fails (returns 1, saying why) unless play's own
+# publishing time X (from the first sample's due time to the last write done: start-up and
+# discovery are not in it) is at most Y * MAX_RATIO + 0.1 s. For subscribers that cannot time
+# themselves (ddsperf); check_subscriber_duration times the delivery.
 check_replay_duration() {
   local played recorded
   read -r played recorded < <(sed -n 's/.* in \([0-9.]*\) s (recorded \([0-9.]*\) s.*/\1 \2/p' \
@@ -9,11 +16,29 @@ check_replay_duration() {
     echo "FAIL: no summary line from pubsub-replay in $1"
     return 1
   fi
-  if ! awk -v p="$played" -v r="$recorded" -v m="$2" 'BEGIN { exit !(p <= r * m + 1) }'; then
-    echo "FAIL: replay took $played s for a $recorded-s recording (bound ${2}x + 1 s)"
+  if ! awk -v p="$played" -v r="$recorded" -v m="$2" 'BEGIN { exit !(p <= r * m + 0.1) }'; then
+    echo "FAIL: replay took $played s for a $recorded-s recording (bound ${2}x + 0.1 s)"
     return 1
   fi
-  echo "replay took $played s for a $recorded-s recording (bound ${2}x + 1 s)"
+  echo "replay took $played s for a $recorded-s recording (bound ${2}x + 0.1 s)"
+}
+
+# check_subscriber_duration SUB_JSON REPLAY_STDERR MAX_RATIO: the subscriber's own span, from the
+# first sample it received to the last (its -summaryJson "seconds"), must be at most the
+# recording's span * MAX_RATIO + 0.1 s.
+check_subscriber_duration() {
+  local got recorded
+  got=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["seconds"])' "$1") ||
+    { echo "FAIL: no \"seconds\" in $1"; return 1; }
+  recorded=$(recorded_seconds "$2")
+  [ -n "$recorded" ] || { echo "FAIL: no summary line from pubsub-replay in $2"; return 1; }
+  if ! awk -v p="$got" -v r="$recorded" -v m="$3" 'BEGIN { exit !(p <= r * m + 0.1) }'; then
+    echo "FAIL: the subscriber received the replay over $got s, the recording spans $recorded s" \
+      "(bound ${3}x + 0.1 s)"
+    return 1
+  fi
+  echo "the subscriber received the replay over $got s; the recording spans $recorded s" \
+    "(bound ${3}x + 0.1 s)"
 }
 
 # check_replay_late REPLAY_STDERR MAX_MS: fails (returns 1, saying why) unless the p99 of how late

@@ -5,7 +5,8 @@
 #   same_host.sh pair SHMEM|INTRA SIZE [PERFTEST ARGS]
 #                                        publisher and subscriber on one host (two processes over
 #                                        shared memory, or one process): complete, in order, every
-#                                        sample through that path (-zeroCopy: loans on both sides)
+#                                        sample through that path (-zeroCopy: loans on both sides,
+#                                        counted: every write loaned, every sample taken in place)
 #   same_host.sh mixed SIZE              a shared-memory subscriber on the publisher's host and a
 #                                        UDP subscriber on another, at the same time: both complete
 #   same_host.sh kill-writer             SIGKILL of the publisher mid-transfer: both subscribers
@@ -88,6 +89,19 @@ case $mode in
     fi
     echo "through $transport: $n samples"
     [ "${n:-0}" -gt "$(min_for "$size")" ] || fail "only ${n:-0} samples through $transport"
+    if [[ " ${extra[*]} " == *" -zeroCopy "* ]]; then
+      # Loans on both sides: every data sample written from a loan, and every sample (the end
+      # marker too) taken in the writer's own memory.
+      if [ "$transport" = INTRA ]; then pj=$out/s.pub sj=$out/s.sub; else pj=$out/pub.json sj=$out/sub.json; fi
+      python3 - "$pj" "$sj" <<'PY' || fail "-zeroCopy did not use loans throughout"
+import json, sys
+pub, sub = (json.load(open(p)) for p in sys.argv[1:3])
+print(f"loaned writes {pub['loaned_writes']} of {pub['written']};"
+      f" zero-copy samples {sub['zero_copy_samples']} of {sub['samples']} + 1 end marker")
+sys.exit(0 if pub["loaned_writes"] == pub["written"] > 0
+         and sub["zero_copy_samples"] == sub["samples"] + 1 else 1)
+PY
+    fi
     ;;
 
   mixed)

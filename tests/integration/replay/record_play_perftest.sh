@@ -4,8 +4,9 @@
 # recorder/replay). The subscriber must get exactly what the publisher wrote: the same count, every
 # writer's sequence complete and in order, no duplicates, the same payload checksum, and the end
 # of the run (check_json.py --reliable). With --fastdds-sub, the replay's subscriber is
-# fastdds_perftest (Fast DDS 2.9, the same topic, type and summary) given only -datalen, and the
-# replay must also end within --max-ratio times the recorded duration (+1 s to start). With
+# fastdds_perftest (Fast DDS 2.9, the same topic, type and summary) given only -datalen. With
+# --max-ratio R the subscriber must receive the replay, first sample to last, within R times the
+# recording's span + 0.1 s (its -summaryJson "seconds", check_subscriber_duration). With
 # --impair, the replay (not the recording) goes through impair.sh loss and reordering, both ways.
 # Usage: record_play_perftest.sh [--exec S] [--replay "ARGS"] [--fastdds-sub] [--max-ratio R]
 #                                [--impair LOSS_PCT REORDER_PCT] -- PERFTEST ARGS
@@ -77,5 +78,5 @@ if [ -n "$impair" ]; then impair_check $impair 1 2 || exit 1; fi
 [ $sub_rc -eq 0 ] || { echo "FAIL: subscriber exit $sub_rc"; tail "$out/sub.err"; exit 1; }
 python3 "$HERE/../lib/check_json.py" "$out/pub.json" "$out/sub.json" --reliable || exit 1
 if [ -n "$max_ratio" ]; then
-  check_replay_duration "$out/replay.err" "$max_ratio" || exit 1
+  check_subscriber_duration "$out/sub.json" "$out/replay.err" "$max_ratio" || exit 1
 fi
