@@ -4,7 +4,8 @@
 # (not closed cleanly, torn tail only); a restart of the recorder on the directory is refused
 # with a message naming `pubsub-replay recover`; `recover` exits 0 and keeps what it cuts in
 # DIR/recovered/; then `verify` exits 0, `info --json` says "recovered" with at least the samples
-# it showed before, the writer's sequence is contiguous, and a second `recover` changes nothing.
+# it showed before, the writer's sequence is contiguous from 1 (nothing lost at the start either),
+# and a second `recover` changes nothing.
 # With storage.direct_io "off" (every chunk through the page cache) a kill inside a chunk's write
 # leaves a torn tail: every second round kills the recorder while it is inside such a write
 # (lib/kill_in_write.py watches its threads' system calls), and at least one round must have cut a
@@ -116,8 +117,9 @@ for i in $(seq 1 "$rounds"); do
   python3 - "$summary" <<'PY' || fail "recording is not a contiguous sequence: $summary"
 import json, sys
 s = json.loads(sys.argv[1])
-ok = s["verify_problems"] == 0 and all(
-    not w["out_of_order"] and w["last_seq"] - w["first_seq"] + 1 == w["samples"]
+ok = s["verify_problems"] == 0 and len(s["writers"]) > 0 and all(
+    not w["out_of_order"] and w["first_seq"] == 1
+    and w["last_seq"] - w["first_seq"] + 1 == w["samples"]
     for w in s["writers"])
 sys.exit(0 if ok else 1)
 PY

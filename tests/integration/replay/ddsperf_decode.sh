@@ -49,12 +49,14 @@ sub=$!
 wait $pub
 pub_rc=$?
 wait $sub
+sub_rc=$?
 wait_for 15 "'writer $w on DDSPerfRDataKS gone' in the recorder's log" \
   grep -q "writer $w on DDSPerfRDataKS gone" "$out/rec.log" || { tail "$out/rec.log"; exit 1; }
 kill -TERM $rec
 wait $rec
 rec_rc=$?
 [ $pub_rc -eq 0 ] || { echo "FAIL: ddsperf pub exit $pub_rc"; tail "$out/pub.out"; exit 1; }
+[ $sub_rc -eq 0 ] || { echo "FAIL: ddsperf sub exit $sub_rc"; tail "$out/sub.out"; exit 1; }
 [ $rec_rc -eq 0 ] || { echo "FAIL: recorder exit $rec_rc"; tail "$out/rec.log"; exit 1; }
 summary=$("$BIN/recording_summary" "$out/rec" --topic DDSPerfRDataKS --verify) ||
   { echo "FAIL: recording_summary cannot read the recording"; exit 1; }

@@ -20,8 +20,9 @@ namespace storage_test {
 
 class TempDir {
  public:
-  explicit TempDir(const std::string& tag = "storage") {
-    std::string tmpl = (std::filesystem::temp_directory_path() / (tag + "-XXXXXX")).string();
+  explicit TempDir(const std::string& tag = "storage",
+                   const std::filesystem::path& parent = std::filesystem::temp_directory_path()) {
+    std::string tmpl = (parent / (tag + "-XXXXXX")).string();
     path_ = ::mkdtemp(tmpl.data());
   }
   ~TempDir() {
