@@ -330,7 +330,7 @@ void ParticipantImpl::match_remote_writer_locked(const discovery::RemoteEndpoint
     sub->writers.push_back(e.data.guid);
     if (raw->listener.on_writer_matched) {
       deferred.push_back(
-          [raw, info = sub->info, g = e.data.guid] { raw->listener.on_writer_matched(info, g); });
+          [raw, info = &sub->info, g = e.data.guid] { raw->listener.on_writer_matched(*info, g); });
     }
   }
 }

@@ -149,7 +149,8 @@ struct RawReaderListener {
   // stays unacknowledged and is offered again after resume() or within a few milliseconds.
   std::function<bool(const RawSample&)> on_sample;
   // A remote writer was matched / lost (lease expired or it was deleted). `TopicInfo` is the
-  // subscription's (RawSample::topic); RawReader::writer_info() has the writer's own offer.
+  // subscription's: on_writer_matched's is the object RawSample::topic points to (stable while
+  // the raw reader lives). RawReader::writer_info() has the writer's own offer.
   std::function<void(const TopicInfo&, const Guid& writer)> on_writer_matched;
   std::function<void(const TopicInfo&, const Guid& writer)> on_writer_lost;
   // A writer on a wanted topic that the raw reader cannot read (it offers a data representation

@@ -13,6 +13,10 @@
 //   unacknowledged: the reader stops advancing, writers' histories fill and their write()
 //   blocks. The reader offers refused samples again every few milliseconds (and at once through
 //   resume(), which run() calls on the caller's thread when new refusals appear).
+// - A matched writer's topic is defined (index row, type rendering, TypeLookup request) by the
+//   registrar thread, usually before its first sample arrives; a sample that arrives first
+//   defines it on its delivering thread. The writer's own row is added at its first sample
+//   (its data representation may be read from that sample's encapsulation).
 // - Memory: chunk buffers are bounded by queue_max_bytes (storage); samples the reader holds
 //   back are bounded by the RawReader's resource limits (kHeldBackBytes); nothing else grows
 //   with the traffic.

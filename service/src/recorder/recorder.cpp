@@ -9,6 +9,7 @@
 #include <cstring>
 #include <mutex>
 #include <set>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -164,6 +165,20 @@ struct Recorder::Impl {
   std::unordered_map<pubsub::Guid, std::unique_ptr<WriterState>> writers;
   const uint64_t generation = next_generation();  // tells this recorder's cache entries apart
 
+  // Topics defined off the receive threads. A matched writer's topic (its index row, the type
+  // from types.idl or a TypeLookup request) is queued here by on_writer_matched and defined by
+  // the registrar thread, usually before the writer's first sample arrives; a sample that comes
+  // first defines it on its delivering thread (topic_locked under maps_mu, whichever is first).
+  struct TopicToDefine {
+    const pubsub::TopicInfo* topic;  // stable while the raw reader lives
+    pubsub::GuidPrefix from;         // the writer's participant (TypeLookup)
+  };
+  std::mutex reg_mu;
+  std::condition_variable reg_cv;
+  std::vector<TopicToDefine> reg_queue;  // under reg_mu
+  bool reg_stop = false;                 // under reg_mu
+  std::thread registrar;                 // started by create(), ended by stop_registrar()
+
   bool pause_all = false;  // under maps_mu: every topic paused, and topics matched later
   std::unique_ptr<ControlServer> control;  // its thread runs the control commands
   std::unique_ptr<MetricsServer> metrics;  // its thread renders the metrics
@@ -191,7 +206,9 @@ struct Recorder::Impl {
   // participant (its TypeLookup replies use the store), then the store.
   ~Impl() {
     // The command servers first: their threads run commands on this Impl (run() resets them
-    // too; a Recorder destroyed without run() gets here with them still up).
+    // too; a Recorder destroyed without run() gets here with them still up). The registrar
+    // writes to the store and asks the participant.
+    stop_registrar();
     dds_control.reset();
     control.reset();
     metrics.reset();
@@ -296,6 +313,41 @@ struct Recorder::Impl {
               info->keyed ? ", keyed" : "",
               info->type_information.empty() ? "" : ", with type information");
     return topics.emplace(info, std::move(t)).first->second.get();
+  }
+
+  // Discovery thread (on_writer_matched): the writer's topic, for the registrar.
+  void queue_topic(const pubsub::TopicInfo& t, const pubsub::GuidPrefix& from) {
+    {
+      std::lock_guard lk(reg_mu);
+      reg_queue.push_back({&t, from});
+    }
+    reg_cv.notify_one();
+  }
+
+  // The registrar thread: defines the queued topics not defined yet.
+  void registrar_loop() {
+    std::unique_lock lk(reg_mu);
+    for (;;) {
+      reg_cv.wait(lk, [&] { return reg_stop || !reg_queue.empty(); });
+      if (reg_stop) return;
+      std::vector<TopicToDefine> batch;
+      batch.swap(reg_queue);
+      lk.unlock();
+      for (const auto& t : batch) {
+        std::lock_guard maps(maps_mu);
+        (void)topic_locked(t.topic, t.from);
+      }
+      lk.lock();
+    }
+  }
+
+  void stop_registrar() {
+    {
+      std::lock_guard lk(reg_mu);
+      reg_stop = true;
+    }
+    reg_cv.notify_one();
+    if (registrar.joinable()) registrar.join();
   }
 
   // maps_mu held. Stores the type of a new topic when types.idl defines it (a failure is logged:
@@ -667,6 +719,7 @@ pubsub::Result<std::unique_ptr<Recorder>> Recorder::create(const config::Recorde
   l.on_sample = [self](const pubsub::RawSample& s) { return self->on_sample(s); };
   l.on_writer_matched = [self](const pubsub::TopicInfo& t, const pubsub::Guid& g) {
     self->log->info("writer {} on {} matched", guid_hex(g), t.name);
+    self->queue_topic(t, g.prefix);
   };
   l.on_writer_incompatible = [self](const pubsub::TopicInfo& t, const pubsub::Guid& g,
                                     pubsub::QosPolicyId policy, const std::string& reason) {
@@ -675,6 +728,9 @@ pubsub::Result<std::unique_ptr<Recorder>> Recorder::create(const config::Recorde
   l.on_writer_lost = [self](const pubsub::TopicInfo& t, const pubsub::Guid& g) {
     self->log->info("writer {} on {} gone", guid_hex(g), t.name);
   };
+  // Started before the reader: writers already discovered are matched inside
+  // create_raw_reader(). It uses the store and the participant, both there by now.
+  impl->registrar = std::thread([self] { self->registrar_loop(); });
   auto reader = impl->participant->create_raw_reader(ro, l);
   if (!reader) return reader.error();
   impl->reader = std::move(reader).value();
@@ -911,6 +967,7 @@ pubsub::Result<RecorderTotals> Recorder::run() {
   m.control.reset();  // no command runs from here on
   m.dds_control.reset();
   m.metrics.reset();
+  m.stop_registrar();  // it writes to the store
   const uint64_t shm_samples = m.reader->stats().samples_shm;
   m.reader.reset();
   const auto closed = m.store->close();
