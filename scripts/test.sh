@@ -7,6 +7,11 @@
 # installed, so a skip there means a test did not test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# How many tests the tsan and fuzz presets select (check_selection below): 12 libpubsub unit
+# tests (shm, same host, loans), 18 same-host integration tests, 1 recording run, 18 recorder
+# unit tests, 11 storage writer tests; one per fuzzer.
+TSAN_TESTS=60
+FUZZ_TESTS=7
 scripts/setup.sh
 
 # run_ctest ARGS...: ctest, its skipped tests listed at the end; under CI=true they fail the run.
@@ -27,6 +32,30 @@ run_ctest() {
   return $rc
 }
 
+# check_selection PRESET [EXPECTED]: the tests PRESET's filter selects are all built (no
+# *_NOT_BUILT placeholder of a target the preset's build leaves out) and, with EXPECTED, there are
+# exactly that many - so a filter that silently matches nothing cannot go unseen. Skipped when the
+# caller narrows the run with ctest arguments.
+check_selection() {
+  local preset=$1 expected=${2:-} listed count
+  [ "$narrowed" = false ] || return 0
+  listed=$(ctest --preset "$preset" -N) || return 1
+  if grep -q '_NOT_BUILT' <<<"$listed"; then
+    echo "test.sh: preset $preset selects tests of a target it does not build:" >&2
+    grep '_NOT_BUILT' <<<"$listed" >&2
+    return 1
+  fi
+  count=$(sed -nE 's/^Total Tests: ([0-9]+)$/\1/p' <<<"$listed")
+  if [ -n "$expected" ] && [ "$count" != "$expected" ]; then
+    echo "test.sh: preset $preset selects $count tests, expected $expected (a changed filter in" \
+      "CMakePresets.json or a test added or renamed: check the list, then the count here)" >&2
+    return 1
+  fi
+  echo "test.sh: preset $preset runs $count tests"
+}
+narrowed=false
+[ $# -eq 0 ] || narrowed=true
+
 # Formatting first: every C/C++ file as clang-format (.clang-format) writes it.
 if ! git ls-files -z '*.cpp' '*.hpp' '*.h' '*.c' | xargs -0 clang-format --dry-run -Werror; then
   echo "test.sh: files above are not clang-formatted (run: clang-format -i FILE)" >&2
@@ -35,15 +64,18 @@ fi
 
 cmake --preset dev >/dev/null
 cmake --build --preset dev
+check_selection dev
 run_ctest --preset dev -j2 "$@"
 
 # ThreadSanitizer over the same-host paths (shared memory and intra-process): the libpubsub unit
 # tests and pubsub-perftest only, and the tests that exercise them.
 cmake --preset tsan >/dev/null
 cmake --build --preset tsan
-run_ctest --preset tsan "$@"
+check_selection tsan "$TSAN_TESTS"
+run_ctest --preset tsan -j2 "$@"
 
 # The fuzzers need clang's libFuzzer; they run from their seed corpus for a bounded count.
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz
-run_ctest --preset fuzz "$@"
+check_selection fuzz "$FUZZ_TESTS"
+run_ctest --preset fuzz -j2 "$@"

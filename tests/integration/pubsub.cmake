@@ -1,5 +1,5 @@
 # libpubsub and pubsub-perftest integration tests: processes in network namespaces (root).
-# Namespace tests share RESOURCE_LOCK netns: they are CPU-heavy and timing-sensitive.
+# Namespace tests take both cores (PROCESSORS 2) unless scheduling.cmake lists them as light.
 add_executable(discovery_probe ${CMAKE_CURRENT_SOURCE_DIR}/discovery_probe.cpp)
 target_link_libraries(discovery_probe PRIVATE pubsub::pubsub)
 
@@ -7,7 +7,7 @@ function(pubsub_netns_test name)
   add_test(NAME ${name} COMMAND bash ${ARGN})
   set_tests_properties(${name} PROPERTIES
     ENVIRONMENT "BIN=${CMAKE_BINARY_DIR}/bin"
-    SKIP_RETURN_CODE 77 TIMEOUT 240 RESOURCE_LOCK netns LABELS "integration;netns")
+    SKIP_RETURN_CODE 77 TIMEOUT 240 PROCESSORS 2 LABELS "integration;netns")
 endfunction()
 
 set(IT ${CMAKE_CURRENT_SOURCE_DIR})
@@ -53,11 +53,9 @@ pubsub_netns_test("interop: 5% loss 25% reordering perftest to ddsperf" ${IT}/in
 pubsub_netns_test("interop: tshark decodes a libpubsub capture with no malformed packets" ${IT}/interop/capture.sh)
 # Datagram size per reader vendor (issue 15): a Fast DDS reader gets 64-KiB datagrams (1 MiB in
 # 17 fragments of 64816 B), our own reader MTU-sized ones (9000-B veth: 120 fragments of 8792 B).
-if(TARGET fastdds_perftest)
-  pubsub_netns_test("interop: perftest pub to a Fast DDS reader, 1 MiB in 64-KiB datagrams"
-                    ${IT}/pubsub/perftest_pair.sh --fastdds-sub --exec 3 --retry-on-fallback
-                    --datagrams-per-sample 17 30 -- -datalen 1048576)
-endif()
+pubsub_netns_test("interop: perftest pub to a Fast DDS reader, 1 MiB in 64-KiB datagrams"
+                  ${IT}/pubsub/perftest_pair.sh --fastdds-sub --exec 3 --retry-on-fallback
+                  --datagrams-per-sample 17 30 -- -datalen 1048576)
 pubsub_netns_test("pubsub: perftest 1 MiB to our own reader in MTU-sized datagrams"
                   ${IT}/pubsub/perftest_pair.sh --exec 3 --datagrams-per-sample 120 140
                   -- -datalen 1048576)

@@ -1,0 +1,61 @@
+# How the namespace tests share this machine's two cores under `ctest -j2` (scripts/test.sh).
+#
+# Every namespace test is registered with PROCESSORS 2, so it runs with nothing beside it: the
+# throughput and timing bounds of most were set on an idle machine. The tests listed here use less
+# than 0.45 of a core on average when run alone - they wait on timers, leases, lost-sample repair
+# or a peer's fixed duration - so they take one slot and run beside another light test or a unit
+# test. Two light tests together use less than one core.
+#
+# Side by side they cannot see each other: each test makes its own namespaces (names from its
+# PID: lib/netns.sh), with their own bridge, multicast and ports; the Fast DDS peers use UDP only;
+# libpubsub's shared-memory segments are named by the creating process's PID.
+#
+# The figures (CPU seconds / wall seconds, alone on this 2-core machine, at 4a5e77d) come from
+#   scripts/test_cpu.py build -L netns       (as root)
+# Measure again after changing a test, and move it out of this list if it uses 0.45 of a core or
+# more. A name that is not registered (a peer missing) is passed over.
+set(light_namespace_tests
+  "pubsub: impaired link 32 B unkeyed"  # 0.39
+  "pubsub: impaired link 32 B keyed"  # 0.39
+  "pubsub: impaired link 63000 B unkeyed"  # 0.36
+  "pubsub: impaired link 63000 B keyed"  # 0.40
+  "pubsub: impaired link 4194304 B unkeyed"  # 0.26
+  "pubsub: impaired link 4194304 B keyed"  # 0.28
+  "pubsub: MTU 1500 impaired link 4096 B"  # 0.22
+  "pubsub: MTU 1500 impaired link 63000 B"  # 0.31
+  "pubsub: MTU 9000 impaired link 4096 B"  # 0.28
+  "pubsub: MTU 9000 impaired link 63000 B"  # 0.31
+  "interop: ddsperf discovery match and lease"  # 0.03
+  "interop: 5% loss 25% reordering ddsperf to perftest"  # 0.15
+  "interop: 5% loss 25% reordering perftest to ddsperf"  # 0.25
+  "interop: tshark decodes a libpubsub capture with no malformed packets"  # 0.36
+  "same host: SIGKILL of the writer mid-transfer"  # 0.14
+  "qos: every policy recorded from cyclone and replayed into fastdds readers that ask for it"  # 0.21
+  "qos: every policy recorded from fastdds and replayed into pubsub readers that ask for it"  # 0.17
+  "qos: every policy recorded from pubsub and replayed into cyclone readers that ask for it"  # 0.25
+  "qos: every policy recorded from cyclone and replayed into pubsub readers that ask for it"  # 0.21
+  "qos: durable writers' latched state at play --start and for late joiners of a replay"  # 0.04
+  "qos: latched state of a pubsub durable writer for fastdds readers"  # 0.05
+  "qos: latched state of a cyclone durable writer for pubsub readers"  # 0.04
+  "qos: a MANUAL_BY_TOPIC writer replayed with gaps longer than its lease stays alive"  # 0.04
+  "qos: a writer the recorder cannot read is listed in info with the reason"  # 0.09
+  "recorder: info, verify, recover and reindex on a live recording - refused, nothing lost"  # 0.30
+  "recorder: an empty recording names the topics the filters left out, or no participant on the domain"  # 0.04
+  "recorder: records from the command line alone (-o -d -i TOPIC -x), ctl status as text"  # 0.11
+  "recorder: ctl status, pause/resume, split, tag, stop against a running recorder"  # 0.33
+  "recorder: snapshot mode - ctl snapshot, extension, SIGUSR1, windows and continuity"  # 0.22
+  "recorder: ctl --dds status, tag, stop from control.allow, others refused, control topics not recorded"  # 0.22
+  "recorder: sd_notify READY, STATUS, WATCHDOG, STOPPING, and a restart records into a new strftime directory"  # 0.06
+  "replay: ddsperf recording replayed into ddsperf sub"  # 0.14
+  "replay: ddsperf recording, 8 keys, replayed into ddsperf sub"  # 0.13
+  "replay: ddsperf 60 KB at 2 kHz replayed into ddsperf sub within 2x"  # 0.44
+  "replay: 1 MB replayed into a Fast DDS reader through loss and reordering"  # 0.23
+  "replay: ddsperf 1 MB replayed into ddsperf sub through loss and reordering"  # 0.14
+  "replay: ddsperf KeyedSeq type looked up (XTypes TypeLookup) and decoded, with and without --idl, 4 keys"  # 0.26
+  "replay: ddsperf KeyedSeq type from the recorder's types.idl stored and decoded, 4 keys"  # 0.24
+)
+foreach(t IN LISTS light_namespace_tests)
+  if(TEST "${t}")
+    set_tests_properties("${t}" PROPERTIES PROCESSORS 1)
+  endif()
+endforeach()
