@@ -428,8 +428,13 @@ TEST_CASE("play hands out the looked-up TypeObjects it replays through TypeLooku
   std::ostringstream err;
   std::thread player([&] { (void)replay::play(o, err); });
   pubsub::GuidPrefix replayer{};
+  // The replay's participant announces itself before it takes on the recorded types; its
+  // writers come after them (as a reader that asks for types sees it): wait for a writer too.
   const bool found = test_eventually(
       [&] {
+        const auto topics = sub.participant().discovered_topics();
+        if (std::none_of(topics.begin(), topics.end(), [](const auto& t) { return t.writers > 0; }))
+          return false;
         for (const auto& d : sub.participant().discovered_participants())
           if (d.user_data == "pubsub-replay") {
             replayer = d.guid_prefix;
