@@ -65,6 +65,46 @@ struct Warnings {
   }
 };
 
+// A hand-made client: a request writer, and a TRANSIENT_LOCAL reader that collects the replies
+// (decoded; "?" for one that does not decode) for the test's thread.
+struct HandClient {
+  std::unique_ptr<pubsub::Writer> writer;
+  std::unique_ptr<pubsub::Reader> reader;
+  std::mutex mu;
+  std::vector<wire::Reply> replies;
+
+  explicit HandClient(pubsub::Participant& p) {
+    auto w = p.create_writer({service::kControlRequestTopic, service::kControlRequestType});
+    REQUIRE(w.ok());
+    writer = std::move(w).value();
+    pubsub::ReaderQos rq;
+    rq.durability = pubsub::DurabilityKind::kTransientLocal;
+    auto r = p.create_reader({service::kControlReplyTopic, service::kControlReplyType}, rq,
+                             [this](const pubsub::SampleInfo& i, pubsub::Bytes b) {
+                               auto rep = wire::decode_reply(b, i.encapsulation, 1 << 20);
+                               std::lock_guard lk(mu);  // no Catch2 off the test's thread
+                               replies.push_back(rep ? *rep : wire::Reply{{}, 0, "?"});
+                             });
+    REQUIRE(r.ok());
+    reader = std::move(r).value();
+  }
+  bool send(uint64_t id, const std::string& request) {
+    return writer->write(wire::encode(wire::Request{id, request})).ok();
+  }
+  // True once `n` replies have come, false after 10 s without them.
+  bool wait_replies(size_t n) {
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    for (;;) {
+      {
+        std::lock_guard lk(mu);
+        if (replies.size() >= n) return true;
+      }
+      if (std::chrono::steady_clock::now() >= deadline) return false;
+      std::this_thread::sleep_for(5ms);
+    }
+  }
+};
+
 }  // namespace
 
 TEST_CASE("DDS control wire form: the documented bytes, both byte orders, XCDR1 and XCDR2") {
@@ -176,42 +216,22 @@ TEST_CASE("DDS control: requests that are not JSON objects or too long are refus
       },
       warnings.log());
   REQUIRE(control.ok());
-  // A hand-made client: two requests on one writer, told apart by their ids.
-  auto w = client->create_writer({service::kControlRequestTopic, service::kControlRequestType});
-  REQUIRE(w.ok());
-  std::mutex mu;
-  std::vector<wire::Reply> replies;
-  pubsub::ReaderQos rq;
-  rq.durability = pubsub::DurabilityKind::kTransientLocal;
-  auto r = client->create_reader({service::kControlReplyTopic, service::kControlReplyType}, rq,
-                                 [&](const pubsub::SampleInfo& i, pubsub::Bytes b) {
-                                   auto rep = wire::decode_reply(b, i.encapsulation, 1 << 20);
-                                   std::lock_guard lk(mu);  // no Catch2 off the test's thread
-                                   replies.push_back(rep ? *rep : wire::Reply{{}, 0, "?"});
-                                 });
-  REQUIRE(r.ok());
-  REQUIRE((*w)->wait_for_readers(1, 10s));
-  REQUIRE((*w)->write(wire::encode(wire::Request{41, "not json"})).ok());
-  REQUIRE((*w)->write(wire::encode(wire::Request{42, "[1]"})).ok());
-  REQUIRE((*w)->write(wire::encode(wire::Request{43, "{\"cmd\":\"status\"}"})).ok());
+  // A hand-made client: four requests on one writer, told apart by their ids.
+  HandClient c(*client);
+  REQUIRE(c.writer->wait_for_readers(1, 10s));
+  REQUIRE(c.send(41, "not json"));
+  REQUIRE(c.send(42, "[1]"));
+  REQUIRE(c.send(43, "{\"cmd\":\"status\"}"));
   // Over 64 KiB, as the socket's line limit (the sample itself is fine).
-  const std::string big = "{\"cmd\":\"" + std::string(70000, 'x') + "\"}";
-  REQUIRE((*w)->write(wire::encode(wire::Request{44, big})).ok());
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  for (;;) {
-    {
-      std::lock_guard lk(mu);
-      if (replies.size() >= 4) break;
-    }
-    REQUIRE(std::chrono::steady_clock::now() < deadline);
-    std::this_thread::sleep_for(5ms);
-  }
-  std::lock_guard lk(mu);
+  REQUIRE(c.send(44, "{\"cmd\":\"" + std::string(70000, 'x') + "\"}"));
+  REQUIRE(c.wait_replies(4));
+  std::lock_guard lk(c.mu);
+  auto& replies = c.replies;
   REQUIRE(replies.size() == 4);
   const std::string bad =
       R"({"error":"a request is one JSON object, e.g. {\"cmd\":\"status\"}","ok":false})";
   for (size_t i = 0; i < 4; ++i) {
-    CHECK(replies[i].requester == (*w)->guid());
+    CHECK(replies[i].requester == c.writer->guid());
     CHECK(replies[i].id == 41 + i);
   }
   CHECK(replies[0].json == bad);
@@ -248,21 +268,9 @@ TEST_CASE(
                               [&](const pubsub::SampleInfo&, pubsub::Bytes) { ++arrived; });
   REQUIRE(seen.ok());
   // A hand-made client (as above) that waits for both readers before it writes.
-  auto w = client->create_writer({service::kControlRequestTopic, service::kControlRequestType});
-  REQUIRE(w.ok());
-  std::mutex mu;
-  std::vector<wire::Reply> replies;
-  pubsub::ReaderQos rq;
-  rq.durability = pubsub::DurabilityKind::kTransientLocal;
-  auto r = client->create_reader({service::kControlReplyTopic, service::kControlReplyType}, rq,
-                                 [&](const pubsub::SampleInfo& i, pubsub::Bytes b) {
-                                   auto rep = wire::decode_reply(b, i.encapsulation, 1 << 20);
-                                   std::lock_guard lk(mu);  // no Catch2 off the test's thread
-                                   replies.push_back(rep ? *rep : wire::Reply{{}, 0, "?"});
-                                 });
-  REQUIRE(r.ok());
-  REQUIRE((*w)->wait_for_readers(2, 10s));
-  REQUIRE((*w)->write(wire::encode(wire::Request{1, R"({"cmd":"split"})"})).ok());
+  HandClient c(*client);
+  REQUIRE(c.writer->wait_for_readers(2, 10s));
+  REQUIRE(c.send(1, R"({"cmd":"split"})"));
   auto wait_until = [](auto done) {
     const auto deadline = std::chrono::steady_clock::now() + 10s;
     while (!done() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
@@ -271,7 +279,7 @@ TEST_CASE(
   REQUIRE(wait_until([&] { return calls == 1; }));
   // The handler blocks the worker, not the participant: the second request still arrives and
   // queues.
-  REQUIRE((*w)->write(wire::encode(wire::Request{2, R"({"cmd":"status"})"})).ok());
+  REQUIRE(c.send(2, R"({"cmd":"status"})"));
   REQUIRE(wait_until([&] { return arrived == 2; }));
   std::this_thread::sleep_for(100ms);  // DdsControl's listener only decodes and queues
   CHECK(calls == 1);
@@ -280,13 +288,11 @@ TEST_CASE(
   std::this_thread::sleep_for(100ms);
   release = true;
   stopper.join();
-  REQUIRE(wait_until([&] {
-    std::lock_guard lk(mu);
-    return replies.size() >= 2;
-  }));
-  std::lock_guard lk(mu);
+  REQUIRE(c.wait_replies(2));
+  std::lock_guard lk(c.mu);
+  auto& replies = c.replies;
   REQUIRE(replies.size() == 2);
-  CHECK(replies[0].requester == (*w)->guid());
+  CHECK(replies[0].requester == c.writer->guid());
   CHECK(replies[0].id == 1);
   CHECK(json::parse(replies[0].json) == json{{"ok", true}, {"message", "slow"}});
   CHECK(replies[1].id == 2);
