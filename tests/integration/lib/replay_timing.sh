@@ -1,7 +1,12 @@
-# recorded_seconds REPLAY_STDERR: the recording's span from pubsub-replay play's summary line
-# ("played N samples (...) ... in X s (recorded Y s, ..."): Y.
-recorded_seconds() {
-  sed -n 's/.* in [0-9.]* s (recorded \([0-9.]*\) s.*/\1/p' "$1" | tail -n 1
+# play_times REPLAY_STDERR: "X Y" from pubsub-replay play's summary line ("played N samples
+# (...) ... in X s (recorded Y s, ..."): play's publishing time and the recording's span.
+play_times() {
+  sed -n 's/.* in \([0-9.]*\) s (recorded \([0-9.]*\) s.*/\1 \2/p' "$1" | tail -n 1
+}
+
+# within_ratio GOT RECORDED MAX_RATIO: GOT <= RECORDED * MAX_RATIO + 0.1 s.
+within_ratio() {
+  awk -v p="$1" -v r="$2" -v m="$3" 'BEGIN { exit !(p <= r * m + 0.1) }'
 }
 
 # check_replay_duration REPLAY_STDERR MAX_RATIO: fails (returns 1, saying why) unless play's own
@@ -10,13 +15,12 @@ recorded_seconds() {
 # themselves (ddsperf); check_subscriber_duration times the delivery.
 check_replay_duration() {
   local played recorded
-  read -r played recorded < <(sed -n 's/.* in \([0-9.]*\) s (recorded \([0-9.]*\) s.*/\1 \2/p' \
-    "$1" | tail -n 1)
+  read -r played recorded < <(play_times "$1")
   if [ -z "${played:-}" ]; then
     echo "FAIL: no summary line from pubsub-replay in $1"
     return 1
   fi
-  if ! awk -v p="$played" -v r="$recorded" -v m="$2" 'BEGIN { exit !(p <= r * m + 0.1) }'; then
+  if ! within_ratio "$played" "$recorded" "$2"; then
     echo "FAIL: replay took $played s for a $recorded-s recording (bound ${2}x + 0.1 s)"
     return 1
   fi
@@ -27,12 +31,12 @@ check_replay_duration() {
 # first sample it received to the last (its -summaryJson "seconds"), must be at most the
 # recording's span * MAX_RATIO + 0.1 s.
 check_subscriber_duration() {
-  local got recorded
+  local got played recorded
   got=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["seconds"])' "$1") ||
     { echo "FAIL: no \"seconds\" in $1"; return 1; }
-  recorded=$(recorded_seconds "$2")
-  [ -n "$recorded" ] || { echo "FAIL: no summary line from pubsub-replay in $2"; return 1; }
-  if ! awk -v p="$got" -v r="$recorded" -v m="$3" 'BEGIN { exit !(p <= r * m + 0.1) }'; then
+  read -r played recorded < <(play_times "$2")
+  [ -n "${recorded:-}" ] || { echo "FAIL: no summary line from pubsub-replay in $2"; return 1; }
+  if ! within_ratio "$got" "$recorded" "$3"; then
     echo "FAIL: the subscriber received the replay over $got s, the recording spans $recorded s" \
       "(bound ${3}x + 0.1 s)"
     return 1
