@@ -8,8 +8,11 @@
 # --max-ratio R the subscriber must receive the replay, first sample to last, within R times the
 # recording's span + 0.1 s (its -summaryJson "seconds", check_subscriber_duration). With
 # --impair, the replay (not the recording) goes through impair.sh loss and reordering, both ways.
-# Usage: record_play_perftest.sh [--exec S] [--replay "ARGS"] [--fastdds-sub] [--max-ratio R]
-#                                [--impair LOSS_PCT REORDER_PCT] -- PERFTEST ARGS
+# With --fastdds-pub the recorded writer is fastdds_perftest's (given only -datalen, for --exec
+# whole seconds, as fast as Fast DDS writes): a fastdds_perftest -sub beside the recorder gives
+# the count and checksum the replay's subscriber must match.
+# Usage: record_play_perftest.sh [--exec S] [--replay "ARGS"] [--fastdds-pub] [--fastdds-sub]
+#                                [--max-ratio R] [--impair LOSS_PCT REORDER_PCT] -- PERFTEST ARGS
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib/netns.sh"
@@ -17,11 +20,12 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib/impair.sh"
 . "$HERE/../lib/perftest_sub.sh"
 BIN=${BIN:?set BIN to the bin directory of the build}
-exec_s=2 replay_args="" fastdds_sub=0 max_ratio="" impair=""
+exec_s=2 replay_args="" fastdds_pub=0 fastdds_sub=0 max_ratio="" impair=""
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do
   case $1 in
     --exec) exec_s=$2; shift 2 ;;
     --replay) replay_args=$2; shift 2 ;;
+    --fastdds-pub) fastdds_pub=1; shift ;;
     --fastdds-sub) fastdds_sub=1; shift ;;
     --max-ratio) max_ratio=$2; shift 2 ;;
     --impair) impair="$2 $3"; shift 3 ;;
@@ -30,6 +34,10 @@ while [ $# -gt 0 ] && [ "$1" != "--" ]; do
 done
 shift
 args=("$@")
+if [ $fastdds_pub = 1 ]; then
+  perftest_sub_for 1 "${args[@]}"
+  pub_exe=fastdds_perftest pub_args=("${sub_args[@]}" -numSubscribers 2)
+fi
 perftest_sub_for "$fastdds_sub" "${args[@]}"
 for b in pubsub-recorder pubsub-replay pubsub-perftest $sub_exe; do
   [ -x "$BIN/$b" ] || { echo "FAIL: $b not built ($BIN/$b); build it first"; exit 1; }
@@ -45,9 +53,23 @@ JSON
 netns_spawn 2 $((exec_s + 60)) "$BIN/pubsub-recorder" --config "$out/recorder.json" \
   >"$out/recorder.log" 2>&1
 rec=$SPAWNED
-netns_run 0 $((exec_s + 60)) "$BIN/pubsub-perftest" -pub -nic veth0 -noPrint -exec "$exec_s" \
-  -summaryJson "$out/pub.json" "${args[@]}" 2>"$out/pub.err"
-pub_rc=$?
+if [ $fastdds_pub = 1 ]; then
+  # The reference reader beside the recorder (namespace 1): what it receives is what was written.
+  netns_run 1 $((exec_s + 90)) "$BIN/fastdds_perftest" -sub -nic veth1 -noPrint -exec $((exec_s + 60)) \
+    -summaryJson "$out/ref.json" "${pub_args[@]}" >"$out/ref.out" 2>"$out/ref.err" &
+  ref=$!
+  netns_run 0 $((exec_s + 60)) "$BIN/fastdds_perftest" -pub -nic veth0 -noPrint -exec "$exec_s" \
+    "${pub_args[@]}" >"$out/pub.out" 2>"$out/pub.err"
+  pub_rc=$?
+  wait $ref || { echo "FAIL: reference subscriber exit $?"; tail "$out/ref.err"; exit 1; }
+  python3 -c 'import json,sys; r = json.load(open(sys.argv[1]))
+json.dump({"written": r["samples"], "checksum": r["checksum"]}, open(sys.argv[2], "w"))' \
+    "$out/ref.json" "$out/pub.json" || { echo "FAIL: no reference summary"; exit 1; }
+else
+  netns_run 0 $((exec_s + 60)) "$BIN/pubsub-perftest" -pub -nic veth0 -noPrint -exec "$exec_s" \
+    -summaryJson "$out/pub.json" "${args[@]}" 2>"$out/pub.err"
+  pub_rc=$?
+fi
 kill -TERM $rec
 wait $rec
 rec_rc=$?
