@@ -330,6 +330,7 @@ class ParticipantImpl final : public TransportReceiver,
     void route(const wire::ReceiveContext& ctx, const M& m, Builtin&& builtin, Local&& local);
     const std::vector<std::shared_ptr<rtps::StatefulReader>>* readers_of(const Guid& writer);
     void mark_dirty(const std::shared_ptr<rtps::StatefulReader>& r);
+    void end_run();
 
     std::shared_ptr<const Routes> routes_;  // null between batches
     uint64_t routes_version_ = 0;           // of routes_; 0 when it is null
@@ -337,6 +338,9 @@ class ParticipantImpl final : public TransportReceiver,
     Guid cached_writer_;
     const std::vector<std::shared_ptr<rtps::StatefulReader>>* cached_readers_ = nullptr;
     std::vector<std::shared_ptr<rtps::StatefulReader>> dirty_;
+    // The reader whose lock this worker holds for a run of DATA submessages (on_data()), or
+    // null; held by routes_ for the datagram, released by end_run() before it ends.
+    rtps::StatefulReader* run_reader_ = nullptr;
   };
 
   ParticipantOptions options_;

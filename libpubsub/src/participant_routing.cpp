@@ -10,6 +10,9 @@
 // - DATA, DATA_FRAG, HEARTBEAT, GAP, HEARTBEAT_FRAG -> the local readers matched over the network
 //   with the sending writer (Routes::readers_by_writer; a non-zero readerId picks one of them);
 // - ACKNACK, NACK_FRAG -> the local writer with that writerId (Routes::writers).
+// A run of DATA submessages for one reader (the samples of a batch) takes that reader's lock
+// once (run_reader_): every other submessage, another reader and the end of the datagram end
+// the run first, so no other lock is ever taken while a run's is held.
 // Malformed messages are counted (by reason) for stats(). Readers that owe an ACKNACK after a
 // HEARTBEAT are collected and answered once per batch, in batch_end() (on_receive_batch_end()).
 // Held-back HEARTBEAT answers and the rest of a paced repair are left to the event thread,
@@ -55,6 +58,7 @@ void ParticipantImpl::ReceiveWorker::handle(const uint8_t* data, size_t size) {
   }
   reception_time_ = Time::now();
   const auto e = wire::decode_message(data, size, p->limits_, *this);
+  end_run();
   if (e != wire::DecodeError::kNone) {
     p->malformed_.fetch_add(1, std::memory_order_relaxed);
     p->malformed_by_reason_[static_cast<size_t>(e) & 15].fetch_add(1, std::memory_order_relaxed);
@@ -108,8 +112,32 @@ void ParticipantImpl::ReceiveWorker::route(const wire::ReceiveContext& ctx, cons
   }
 }
 
+void ParticipantImpl::ReceiveWorker::end_run() {
+  if (run_reader_ == nullptr) return;
+  run_reader_->unlock_run();
+  run_reader_ = nullptr;
+}
+
+// DATA for exactly one local reader goes on (or starts) that reader's run: its lock stays held
+// until the next submessage that is not such a DATA (end_run()).
 void ParticipantImpl::ReceiveWorker::on_data(const wire::ReceiveContext& ctx,
                                              const wire::DataSubmessage& m) {
+  if (p->for_us(ctx) && !discovery::Discovery::is_builtin(m.writer_id)) {
+    const auto* readers = readers_of(Guid{ctx.source_prefix, m.writer_id});
+    if (!readers) return;
+    if (readers->size() == 1) {
+      rtps::StatefulReader* r = readers->front().get();
+      if (m.reader_id.value != 0 && m.reader_id != r->guid().entity) return;
+      if (run_reader_ != r) {
+        end_run();
+        r->lock_run();
+        run_reader_ = r;
+      }
+      r->on_data_in_run(ctx, m, reception_time_);
+      return;
+    }
+  }
+  end_run();
   route(
       ctx, m, [&] { p->discovery_->on_data(ctx, m, reception_time_); },
       [&](const Reader& r) { r->on_data(ctx, m, reception_time_); });
@@ -117,6 +145,7 @@ void ParticipantImpl::ReceiveWorker::on_data(const wire::ReceiveContext& ctx,
 
 void ParticipantImpl::ReceiveWorker::on_data_frag(const wire::ReceiveContext& ctx,
                                                   const wire::DataFragSubmessage& m) {
+  end_run();
   route(
       ctx, m, [&] { p->discovery_->on_data_frag(ctx, m, reception_time_); },
       [&](const Reader& r) { r->on_data_frag(ctx, m, reception_time_); });
@@ -124,6 +153,7 @@ void ParticipantImpl::ReceiveWorker::on_data_frag(const wire::ReceiveContext& ct
 
 void ParticipantImpl::ReceiveWorker::on_heartbeat(const wire::ReceiveContext& ctx,
                                                   const wire::HeartbeatSubmessage& m) {
+  end_run();
   route(
       ctx, m, [&] { p->discovery_->on_heartbeat(ctx, m); },
       [&](const Reader& r) {
@@ -138,12 +168,14 @@ void ParticipantImpl::ReceiveWorker::on_heartbeat(const wire::ReceiveContext& ct
 
 void ParticipantImpl::ReceiveWorker::on_gap(const wire::ReceiveContext& ctx,
                                             const wire::GapSubmessage& m) {
+  end_run();
   route(
       ctx, m, [&] { p->discovery_->on_gap(ctx, m); }, [&](const Reader& r) { r->on_gap(ctx, m); });
 }
 
 void ParticipantImpl::ReceiveWorker::on_heartbeat_frag(const wire::ReceiveContext& ctx,
                                                        const wire::HeartbeatFragSubmessage& m) {
+  end_run();
   route(
       ctx, m, [&] { p->discovery_->on_heartbeat_frag(ctx, m); },
       [&](const Reader& r) {
@@ -153,6 +185,7 @@ void ParticipantImpl::ReceiveWorker::on_heartbeat_frag(const wire::ReceiveContex
 
 void ParticipantImpl::ReceiveWorker::on_acknack(const wire::ReceiveContext& ctx,
                                                 const wire::AckNackSubmessage& m) {
+  end_run();
   if (!p->for_us(ctx)) return;
   if (discovery::Discovery::is_builtin(m.writer_id)) {
     p->discovery_->on_acknack(ctx, m);
@@ -164,6 +197,7 @@ void ParticipantImpl::ReceiveWorker::on_acknack(const wire::ReceiveContext& ctx,
 
 void ParticipantImpl::ReceiveWorker::on_nack_frag(const wire::ReceiveContext& ctx,
                                                   const wire::NackFragSubmessage& m) {
+  end_run();
   if (!p->for_us(ctx)) return;
   if (discovery::Discovery::is_builtin(m.writer_id)) {
     p->discovery_->on_nack_frag(ctx, m);

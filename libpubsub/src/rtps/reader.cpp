@@ -276,8 +276,14 @@ void StatefulReader::accept_locked(WriterProxy& p, ReceivedSample& s, SampleBuff
 bool StatefulReader::on_data(const wire::ReceiveContext& ctx, const wire::DataSubmessage& m,
                              Time reception) {
   std::lock_guard lk(mu_);
+  on_data_locked(ctx, m, reception);
+  return false;
+}
+
+void StatefulReader::on_data_locked(const wire::ReceiveContext& ctx, const wire::DataSubmessage& m,
+                                    Time reception) {
   WriterProxy* p = find_locked(Guid{ctx.source_prefix, m.writer_id});
-  if (!p) return false;
+  if (!p) return;
   ReceivedSample s;
   s.writer = p->info.guid;
   s.sn = m.sn;
@@ -291,7 +297,6 @@ bool StatefulReader::on_data(const wire::ReceiveContext& ctx, const wire::DataSu
   s.data = m.payload;
   s.size = m.payload_size;
   accept_locked(*p, s, nullptr);
-  return false;
 }
 
 bool StatefulReader::on_data_frag(const wire::ReceiveContext& ctx,

@@ -24,7 +24,8 @@
 // - on_timer() runs on the event thread: pre-emptive ACKNACKs to writers not yet heard from,
 //   deferred NACKs, and retries of refused deliveries.
 // One mutex (mu_) guards all state; the delivery callback runs with it held, so the callback
-// must not call back into this reader.
+// must not call back into this reader. The receive worker holds it across a run of DATA
+// submessages of one datagram for this reader (lock_run()): one lock per batch of samples.
 #pragma once
 
 #include <chrono>
@@ -159,6 +160,15 @@ class StatefulReader {
 
   // Message handlers (receive thread). They return true when an ACKNACK became due.
   bool on_data(const wire::ReceiveContext& ctx, const wire::DataSubmessage& m, Time reception);
+  // A run of DATA submessages of one datagram, all for this reader (the receive worker's: a
+  // batch of small samples): lock_run() once, on_data_in_run() for each, unlock_run() before
+  // anything else - another submessage, another reader, the end of the datagram.
+  void lock_run() { mu_.lock(); }
+  void on_data_in_run(const wire::ReceiveContext& ctx, const wire::DataSubmessage& m,
+                      Time reception) {
+    on_data_locked(ctx, m, reception);
+  }
+  void unlock_run() { mu_.unlock(); }
   bool on_data_frag(const wire::ReceiveContext& ctx, const wire::DataFragSubmessage& m,
                     Time reception);
   // With a heartbeat_response_delay the answer is held back: answer_at tells when it becomes
@@ -234,6 +244,8 @@ class StatefulReader {
   // A complete sample: delivered, buffered or dropped. `owned` may be moved from.
   void accept_locked(WriterProxy& p, ReceivedSample& s, SampleBuffer* owned);
   bool deliver_locked(WriterProxy& p, ReceivedSample& s);
+  void on_data_locked(const wire::ReceiveContext& ctx, const wire::DataSubmessage& m,
+                      Time reception);
   void store_locked(WriterProxy& p, const ReceivedSample& s, SampleBuffer* owned);
   void drain_locked(WriterProxy& p);
   void skip_to_locked(WriterProxy& p, SequenceNumber first);
