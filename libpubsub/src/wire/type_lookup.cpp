@@ -100,7 +100,7 @@ std::optional<TypeLookupRequest> decode_type_lookup_request(const uint8_t* data,
   if (rep != kCdr2Be && rep != kCdr2Le && rep != kDCdr2Be && rep != kDCdr2Le) return std::nullopt;
   ByteReader r(data + 4, size - 4, (rep & 1) != 0);
   TypeLookupRequest q;
-  uint8_t guid[16];
+  uint8_t guid[16] = {};  // stays zero when the input ends early (r reports it)
   r.bytes(guid, 16);
   q.writer = Guid::from_bytes(guid);
   const int32_t high = r.i32();
@@ -173,7 +173,7 @@ std::optional<TypeLookupReplyHeader> decode_type_lookup_reply(const uint8_t* dat
   TypeLookupReplyHeader h;
   h.little_endian = (rep & 1) != 0;
   ByteReader r(data + 4, size - 4, h.little_endian);
-  uint8_t guid[16];
+  uint8_t guid[16] = {};  // stays zero when the input ends early (r reports it)
   r.bytes(guid, 16);
   h.request_writer = Guid::from_bytes(guid);
   const int32_t high = r.i32();
