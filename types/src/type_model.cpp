@@ -1,6 +1,6 @@
 #include "types/type_model.hpp"
 
-#include <stdexcept>
+#include <cassert>
 
 namespace types {
 
@@ -13,7 +13,7 @@ TypeLibrary::TypeLibrary() {
 }
 
 TypeId TypeLibrary::primitive(Kind k) const {
-  if (k > Kind::kString) throw std::invalid_argument("TypeLibrary::primitive: not a primitive");
+  assert(k <= Kind::kString && "TypeLibrary::primitive: not a primitive");
   return static_cast<TypeId>(k);
 }
 

@@ -374,10 +374,6 @@ bool with_dependencies(Reader& r, WithDeps& out) {
   return true;
 }
 
-Error at_start(const Error& e, std::string_view what) {
-  return Error{e.code, std::string(what) + ": " + e.message};
-}
-
 // A TypeObject (appendable union): its DHEADER and what it delimits, copied.
 bool type_object_bytes(Reader& r, std::vector<uint8_t>& out) {
   if (!r.align(4)) return false;
@@ -448,7 +444,7 @@ common::Expected<TypeInformation> decode_type_information(std::span<const uint8_
     if (id == kCompleteInfoId) return with_dependencies(r, complete);
     return true;
   });
-  if (!ok) return at_start(r.error(), "TypeInformation");
+  if (!ok) return r.error().with_context("TypeInformation");
   if (!complete.present || complete.id.kind != kEkComplete)
     return common::make_error(Errc::kCorrupt,
                               "TypeInformation: no EK_COMPLETE TypeIdentifier of the type");
@@ -466,7 +462,7 @@ common::Expected<TypeObjectSet> parse_type_mapping(std::span<const uint8_t> byte
   Reader r(bytes, order);
   TypeObjectSet set;
   if (!object_pairs(r, order, set) || !object_pairs(r, order, set) || !identifier_pairs(r, set))
-    return at_start(r.error(), "TypeMapping");
+    return r.error().with_context("TypeMapping");
   return set;
 }
 
@@ -479,7 +475,7 @@ common::Expected<TypeObjectSet> parse_get_types_out(std::span<const uint8_t> byt
     if (id == kCompleteToMinimalMemberId) return identifier_pairs(r, set);
     return true;
   });
-  if (!ok) return at_start(r.error(), "getTypes_Out");
+  if (!ok) return r.error().with_context("getTypes_Out");
   return set;
 }
 
@@ -724,9 +720,7 @@ bool Builder::build(size_t index) {
                    "not a complete TypeObject (equivalence kind 0x" + hex2(ek) + ")");
   ok = ok && r.u8(tk, "type kind") && object(r, tk, p, t);
   if (!ok) {
-    if (!error_)
-      error_ = Error{r.error().code,
-                     "TypeObject " + to_hex(kEkComplete, p.hash) + ": " + r.error().message};
+    if (!error_) error_ = r.error().with_context("TypeObject " + to_hex(kEkComplete, p.hash));
     return false;
   }
   lib_.at(p.id) = std::move(t);

@@ -9,10 +9,18 @@
 // Expected<T, config::ConfigErrors>, because it reports every problem of a file at once.
 // Each program maps errors to its exit status in one place (recorder_main.cpp
 // start_failure_status(), replay_main.cpp and service/replay.hpp's kExit* constants).
+//
+// Passing an error on with the caller's context keeps its code:
+//   if (!rec) return rec.error().with_context(dir + ": cannot open the recording");
+//   auto n = read_count(f).with_context("cannot read " + f);        // Expected, value untouched
+//   auto size = open(f).and_then(read_header).transform(header_size); // first error passed on
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <utility>
 #include <variant>
 
@@ -47,6 +55,13 @@ struct Error {
 
   // "no space left: write segments/00000001.seg: No space left on device"
   std::string to_string() const;
+  // The same code with "WHAT: " before the message: the caller's context.
+  Error with_context(std::string_view what) const {
+    std::string m(what);
+    m += ": ";
+    m += message;
+    return Error{code, std::move(m)};
+  }
 };
 
 inline Error make_error(Errc code, std::string message) {
@@ -70,6 +85,30 @@ class [[nodiscard]] Expected {
   const T& operator*() const& { return value(); }
   const E& error() const { return std::get<1>(v_); }
 
+  // This value, or the error with the caller's context before its message (E = Error).
+  Expected with_context(std::string_view what) && {
+    if (ok()) return std::move(*this);
+    return std::get<1>(v_).with_context(what);
+  }
+  // f(value), itself an Expected<U, E>; or this error, passed on.
+  template <class F>
+  auto and_then(F&& f) && -> std::invoke_result_t<F, T&&> {
+    if (ok()) return std::invoke(std::forward<F>(f), std::get<0>(std::move(v_)));
+    return std::get<1>(std::move(v_));
+  }
+  // Expected<U, E> holding f(value) (U may be void); or this error, passed on.
+  template <class F>
+  auto transform(F&& f) && -> Expected<std::invoke_result_t<F, T&&>, E> {
+    using U = std::invoke_result_t<F, T&&>;
+    if (!ok()) return std::get<1>(std::move(v_));
+    if constexpr (std::is_void_v<U>) {
+      std::invoke(std::forward<F>(f), std::get<0>(std::move(v_)));
+      return {};
+    } else {
+      return std::invoke(std::forward<F>(f), std::get<0>(std::move(v_)));
+    }
+  }
+
  private:
   std::variant<T, E> v_;
 };
@@ -83,6 +122,18 @@ class [[nodiscard]] Expected<void, E> {
   bool ok() const { return !e_.has_value(); }
   explicit operator bool() const { return ok(); }
   const E& error() const { return e_.value(); }  // throws std::bad_optional_access on success
+
+  // Success, or the error with the caller's context before its message (E = Error).
+  Expected with_context(std::string_view what) && {
+    if (ok()) return {};
+    return e_->with_context(what);
+  }
+  // f(), itself an Expected<U, E>; or this error, passed on.
+  template <class F>
+  auto and_then(F&& f) && -> std::invoke_result_t<F> {
+    if (ok()) return std::invoke(std::forward<F>(f));
+    return std::move(*e_);
+  }
 
  private:
   std::optional<E> e_;

@@ -246,8 +246,7 @@ struct Recorder::Impl {
     }
     auto w = storage::SegmentWriter::create(cfg.storage.path.string(), std::move(wo));
     if (!w) {
-      return common::Error{w.error().code, "cannot create recording " + cfg.storage.path.string() +
-                                               ": " + w.error().message};
+      return w.error().with_context("cannot create recording " + cfg.storage.path.string());
     }
     store = std::make_unique<RecordingSink>(std::move(w).value());
     return {};

@@ -235,8 +235,7 @@ storage::Result<SnapshotTrigger> SnapshotSink::trigger(const std::string& tag) {
   if (std::filesystem::exists(job->path))
     return Error{ErrorCode::kAlreadyExists, job->path.string() + " exists already"};
   auto w = storage::SegmentWriter::create(job->path.string(), opt_.writer);
-  if (!w)
-    return Error{w.error().code, "cannot create " + job->path.string() + ": " + w.error().message};
+  if (!w) return w.error().with_context("cannot create " + job->path.string());
   job->w = std::move(w).value();
   job->trigger_ns = now;
   job->from_ns = std::max(now - static_cast<int64_t>(opt_.before.count()), last_until_ns_ + 1);

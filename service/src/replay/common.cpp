@@ -74,15 +74,15 @@ Result<std::unique_ptr<storage::Recording>> open_recording(const std::string& di
   opt.on_problem = std::move(on_problem);
   auto rec = storage::Recording::open(dir, std::move(opt));
   if (!rec) {
-    std::string msg = dir + ": cannot open the recording: " + rec.error().message;
-    if (rec.error().code == storage::ErrorCode::kIndex ||
-        rec.error().code == storage::ErrorCode::kCorrupt ||
-        rec.error().code == storage::ErrorCode::kUnsupported) {
+    Error e = rec.error().with_context(dir + ": cannot open the recording");
+    if (e.code == storage::ErrorCode::kIndex || e.code == storage::ErrorCode::kCorrupt ||
+        e.code == storage::ErrorCode::kUnsupported) {
       if (count_segment_files(dir) > 0) {
-        msg += " (if the index is damaged, rebuild it with 'pubsub-replay reindex " + dir + "')";
+        e.message +=
+            " (if the index is damaged, rebuild it with 'pubsub-replay reindex " + dir + "')";
       }
     }
-    return Error{rec.error().code, msg};
+    return e;
   }
   return std::move(*rec);
 }
@@ -109,7 +109,7 @@ namespace {
 Result<int64_t> resolve_time(storage::Recording& rec, const TimeArg& a, int64_t first_ns) {
   if (a.tag.empty()) return a.absolute ? a.ns : first_ns + a.ns;
   auto marks = rec.marks();
-  if (!marks) return Error{marks.error().code, "cannot read the tags: " + marks.error().message};
+  if (!marks) return marks.error().with_context("cannot read the tags");
   std::string names;
   for (const storage::Mark& m : *marks) {
     if (m.kind != storage::MarkKind::kTag) continue;
@@ -126,15 +126,13 @@ Result<int64_t> resolve_time(storage::Recording& rec, const TimeArg& a, int64_t 
 Result<ResolvedSelection> resolve_selection(storage::Recording& rec, const Selection& sel) {
   ResolvedSelection r;
   auto topics = rec.topics();
-  if (!topics)
-    return Error{topics.error().code, "cannot read the topics: " + topics.error().message};
+  if (!topics) return topics.error().with_context("cannot read the topics");
   auto totals = rec.totals();
-  if (!totals)
-    return Error{totals.error().code, "cannot read the totals: " + totals.error().message};
+  if (!totals) return totals.error().with_context("cannot read the totals");
   r.recording_first_ns = totals->first_recv_ns;
   r.recording_last_ns = totals->last_recv_ns;
   auto types = rec.types();
-  if (!types) return Error{types.error().code, "cannot read the types: " + types.error().message};
+  if (!types) return types.error().with_context("cannot read the types");
   r.recorded_types = std::move(types).value();
 
   for (const std::string& pattern : sel.topics) {
@@ -166,12 +164,12 @@ Result<ResolvedSelection> resolve_selection(storage::Recording& rec, const Selec
 
   if (sel.start) {
     auto t = resolve_time(rec, *sel.start, r.recording_first_ns);
-    if (!t) return Error{t.error().code, "--start: " + t.error().message};
+    if (!t) return t.error().with_context("--start");
     r.query.start_ns = *t;
   }
   if (sel.end) {
     auto t = resolve_time(rec, *sel.end, r.recording_first_ns);
-    if (!t) return Error{t.error().code, "--end: " + t.error().message};
+    if (!t) return t.error().with_context("--end");
     r.query.end_ns = *t;
   }
   if (sel.start && sel.end && r.query.start_ns >= r.query.end_ns) {

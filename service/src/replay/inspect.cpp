@@ -535,7 +535,7 @@ int recover(const std::string& dir, std::ostream& out, std::ostream& err) {
 int reindex(const std::string& dir, std::ostream& out, std::ostream& err) {
   if (detail::count_segment_files(dir) == 0) {
     auto rec = detail::open_recording(dir);  // for its message about a missing directory
-    if (!rec && rec.error().message.find("no such") != std::string::npos) {
+    if (!rec && rec.error().code == Errc::kNotFound) {
       return report(err, kExitUsage, rec.error());
     }
     return report(err, kExitUsage,

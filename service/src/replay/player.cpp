@@ -307,8 +307,7 @@ Result<Source> select_source(const PlayOptions& o, const detail::QosOverrides& o
   if (!sel) return sel.error();
   auto all_writers = (*rec)->writers();
   if (!all_writers) {
-    return Error{all_writers.error().code,
-                 o.dir + ": cannot read the writers: " + all_writers.error().message};
+    return all_writers.error().with_context(o.dir + ": cannot read the writers");
   }
   Source src{std::move(*rec), std::move(*sel), {}};
   for (const auto& w : *all_writers) {
@@ -536,8 +535,7 @@ class Publisher {
     }
     auto participant = pubsub::Participant::create(po);
     if (!participant) {
-      return Error{participant.error().code, "cannot join domain " + std::to_string(po.domain_id) +
-                                                 ": " + participant.error().message};
+      return participant.error().with_context("cannot join domain " + std::to_string(po.domain_id));
     }
     participant_ = std::move(participant).value();
     serve_recorded_types(src.sel.recorded_types);
@@ -623,8 +621,8 @@ class Publisher {
     const pubsub::WriterQos wq = batched_writer_qos(qos);
     auto created = participant_->create_writer(replay_topic(def, qos), wq);
     if (!created) {
-      return Error{created.error().code, "cannot create a writer on topic " + def.name + " (type " +
-                                             def.type_name + "): " + created.error().message};
+      return created.error().with_context("cannot create a writer on topic " + def.name +
+                                          " (type " + def.type_name + ")");
     }
     ReplayWriter rw;
     rw.writer = std::move(created).value();
@@ -1145,8 +1143,8 @@ Result<size_t> publish_latched(const PlayOptions& o, Source& src, Publisher& pub
     if (!res) {
       if (res.error().code == Errc::kInvalidArgument || res.error().code == Errc::kResourceLimit)
         continue;  // the paced run reports such a sample
-      return Error{res.error().code, "publishing the latched state on topic " + w.info.topic +
-                                         " failed: " + res.error().message};
+      return res.error().with_context("publishing the latched state on topic " + w.info.topic +
+                                      " failed");
     }
     w.info.samples++;
     rep.latched_samples++;

@@ -77,3 +77,66 @@ TEST_CASE("Error::to_string names the code, then the message") {
   CHECK(std::string(common::to_string(Errc::kTruncated)) == "truncated data");
   CHECK(std::string(common::to_string(static_cast<Errc>(99))) == "unknown error");
 }
+
+TEST_CASE("with_context puts the caller's context before the message and keeps the code") {
+  const Error e = half(5).error().with_context("cannot halve the count");
+  CHECK(e.code == Errc::kInvalidArgument);
+  CHECK(e.message == "cannot halve the count: 5 is odd");
+
+  auto bad = half(9).with_context("first");
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().message == "first: 9 is odd");
+  auto good = half(10).with_context("unused");
+  REQUIRE(good);
+  CHECK(*good == 5);
+
+  auto v = check_even(1).with_context("check");
+  REQUIRE_FALSE(v);
+  CHECK(v.error().code == Errc::kInvalidArgument);
+  CHECK(v.error().message == "check: 1 is odd");
+  CHECK(check_even(4).with_context("check").ok());
+}
+
+TEST_CASE("and_then and transform chain on the value and pass the first error on") {
+  auto quarter = [](int n) { return half(n).and_then(half); };
+  CHECK(*quarter(12) == 3);
+  REQUIRE_FALSE(quarter(6));
+  CHECK(quarter(6).error().message == "3 is odd");  // the second step's error
+  CHECK(quarter(5).error().message == "5 is odd");  // the first step's: the second never runs
+
+  int calls = 0;
+  auto text = half(14).transform([&](int n) {
+    ++calls;
+    return std::to_string(n) + " apples";
+  });
+  REQUIRE(text);
+  CHECK(*text == "7 apples");
+  auto none = half(15).transform([&](int n) {
+    ++calls;
+    return n;
+  });
+  REQUIRE_FALSE(none);
+  CHECK(none.error().message == "15 is odd");
+  CHECK(calls == 1);
+
+  int seen = 0;
+  Expected<void> stored = half(16).transform([&](int n) { seen = n; });
+  CHECK(stored.ok());
+  CHECK(seen == 8);
+
+  auto after_void = check_even(2).and_then([] { return half(20); });
+  REQUIRE(after_void);
+  CHECK(*after_void == 10);
+  auto skipped = check_even(7).and_then([&]() -> Expected<int> {
+    ++calls;
+    return 1;
+  });
+  REQUIRE_FALSE(skipped);
+  CHECK(skipped.error().message == "7 is odd");
+  CHECK(calls == 1);
+
+  auto moved = Expected<std::unique_ptr<int>>(std::make_unique<int>(3))
+                   .transform([](std::unique_ptr<int> p) { return *p * 2; });
+  REQUIRE(moved);
+  CHECK(*moved == 6);
+}

@@ -101,7 +101,8 @@ class TypeLibrary {
  public:
   TypeLibrary();  // holds the primitive types already, see primitive()
 
-  // The id of a primitive kind (kBool .. kFloat64) or an unbounded string.
+  // The id of a primitive kind (kBool .. kFloat64) or an unbounded string; k must be one
+  // (asserted: a caller's bug, not bad input).
   TypeId primitive(Kind k) const;
   TypeId add(Type t);  // appends; returns its id (no de-duplication)
   const Type& at(TypeId id) const { return types_.at(id); }
