@@ -17,6 +17,8 @@
 // - stats() and the raw_* queries read under entities_mu_ (discovery's counts before taking it).
 #include "participant_impl.hpp"
 
+#include "common/hex.hpp"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -169,7 +171,7 @@ void ParticipantImpl::start_shared_memory() {
     log("removed " + std::to_string(n) + " shared-memory segment(s) of dead processes");
   }
   auto r =
-      shm::ShmReceiver::create(shm::segment_name(shm::hex(prefix_.data(), 12) + ".bell"),
+      shm::ShmReceiver::create(shm::segment_name(common::to_hex(prefix_) + ".bell"),
                                options_.shm_receive_spin, [this](const std::string& m) { log(m); });
   if (!r) {
     log("shared memory unavailable (" + r.error().message + "); same-host peers use UDP");

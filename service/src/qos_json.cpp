@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "common/hex.hpp"
 #include "service/recording_schema.hpp"
 
 namespace service {
@@ -39,16 +40,6 @@ const char* name_of(E e, const char* const (&names)[N]) {
 
 int64_t ns_of(Duration d) {
   return d >= std::chrono::seconds(0x7fffffff) ? -1 : d.count();
-}
-
-std::string hex(const std::vector<uint8_t>& b) {
-  static const char* const kDigits = "0123456789abcdef";
-  std::string s;
-  for (uint8_t v : b) {
-    s += kDigits[v >> 4];
-    s += kDigits[v & 15];
-  }
-  return s;
 }
 
 json limits_json(const pubsub::ResourceLimitsQos& l) {
@@ -78,9 +69,9 @@ json policies_json(const pubsub::Policies& p) {
       {"service_cleanup_delay_ns", ns_of(ds.service_cleanup_delay)},
       {"history", {{"kind", name_of(ds.history_kind, kHistory)}, {"depth", ds.history_depth}}},
       {"resource_limits", limits_json(ds.limits)}};
-  j["user_data"] = hex(p.user_data);
-  j["topic_data"] = hex(p.topic_data);
-  j["group_data"] = hex(p.group_data);
+  j["user_data"] = common::to_hex(p.user_data);
+  j["topic_data"] = common::to_hex(p.topic_data);
+  j["group_data"] = common::to_hex(p.group_data);
   if (p.type_consistency) {
     const auto& t = *p.type_consistency;
     j["type_consistency"] = {{"kind", name_of(t.kind, kConsistency)},
@@ -100,7 +91,8 @@ json policies_json(const pubsub::Policies& p) {
   }
   json other = json::array();
   for (const auto& o : p.other) {
-    other.push_back({{"pid", o.pid}, {"little_endian", o.little_endian}, {"value", hex(o.value)}});
+    other.push_back(
+        {{"pid", o.pid}, {"little_endian", o.little_endian}, {"value", common::to_hex(o.value)}});
   }
   j["other_parameters"] = std::move(other);
   return j;

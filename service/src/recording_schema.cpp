@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "common/hex.hpp"
+
 namespace service {
 
 RecordedQos recorded_qos(const pubsub::TopicInfo& t) {
@@ -84,19 +86,9 @@ uint32_t record_flags(const pubsub::RawSample& s) {
   return f;
 }
 
-std::string hex(const uint8_t* p, size_t n) {
-  static const char* kHex = "0123456789abcdef";
-  std::string s(2 * n, '0');
-  for (size_t i = 0; i < n; ++i) {
-    s[2 * i] = kHex[p[i] >> 4];
-    s[2 * i + 1] = kHex[p[i] & 15];
-  }
-  return s;
-}
-
 std::string guid_hex(const pubsub::Guid& g) {
   const auto b = g.bytes();
-  return hex(b.data(), b.size());
+  return common::to_hex(b);
 }
 
 }  // namespace service

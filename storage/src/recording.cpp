@@ -28,6 +28,7 @@
 #include <set>
 #include <tuple>
 
+#include "common/hex.hpp"
 #include "index.hpp"
 #include "segment_file.hpp"
 #include "storage/io.hpp"
@@ -613,12 +614,7 @@ struct Reindexer {
       report({Problem::Kind::kBadSegment, seg, 0, 0, {}, 0, 0, 0, sh.error().message});
       return Status{};
     }
-    static const char* kHex = "0123456789abcdef";
-    if (recording_id.empty())
-      for (uint8_t b : sh->recording_id) {
-        recording_id += kHex[b >> 4];
-        recording_id += kHex[b & 15];
-      }
+    if (recording_id.empty()) recording_id = common::to_hex(sh->recording_id);
     if (auto s = x.put_segment(seg, sh->created_ns); !s) return s;
     ++rep.segments;
     last_seg = seg;

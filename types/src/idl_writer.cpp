@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "common/hex.hpp"
+
 namespace types {
 namespace {
 
@@ -286,7 +288,7 @@ class Writer {
         if (foxglove_) return std::to_string(static_cast<uint8_t>(v));
         const char c = static_cast<char>(v);
         if (c >= 0x20 && c < 0x7f && c != '\'' && c != '\\') return std::string("'") + c + "'";
-        return "'\\x" + to_hex2(static_cast<uint8_t>(v)) + "'";
+        return "'\\x" + common::to_hex(static_cast<uint8_t>(v)) + "'";
       }
       case Kind::kEnum:
         for (const EnumLiteral& l : disc.literals)
@@ -296,10 +298,6 @@ class Writer {
       default:
         return std::to_string(v);
     }
-  }
-  static std::string to_hex2(uint8_t b) {
-    static const char* d = "0123456789abcdef";
-    return std::string{d[b >> 4], d[b & 15]};
   }
   // "::a::b::" for "a::b::X": enum literals live in the scope enclosing their enum.
   static std::string scope_of(const std::string& scoped) {

@@ -33,6 +33,7 @@
 #include <string_view>
 #include <utility>
 
+#include "common/hex.hpp"
 #include "xtypes_constants.hpp"
 
 namespace types {
@@ -50,11 +51,6 @@ constexpr uint32_t kMemberIdMask = 0x0fffffff;
 
 constexpr int kMaxIdentifierDepth = 16;  // sequence<sequence<...>> nesting in one identifier
 constexpr int kMaxChain = 64;            // alias hops and base structs
-
-std::string hex2(uint8_t b) {
-  static const char* d = "0123456789abcdef";
-  return std::string{d[b >> 4], d[b & 15]};
-}
 
 // ---------------------------------------------------------------------------------------------
 // Reader
@@ -401,7 +397,7 @@ bool object_pairs(Reader& r, ByteOrder order, TypeObjectSet& set) {
     if (!is_hash(id))
       return r.fail_at(at, Errc::kCorrupt,
                        "TypeIdentifier of pair " + std::to_string(i) + " is not a hash (kind 0x" +
-                           hex2(id.kind) + ")");
+                           common::to_hex(id.kind) + ")");
     pair.equivalence_kind = id.kind;
     pair.hash = id.hash;
     if (!type_object_bytes(r, pair.type_object)) return false;
@@ -430,8 +426,8 @@ bool identifier_pairs(Reader& r, TypeObjectSet& set) {
 }  // namespace
 
 std::string to_hex(uint8_t equivalence_kind, const EquivalenceHash& hash) {
-  std::string s = hex2(equivalence_kind);
-  for (uint8_t b : hash) s += hex2(b);
+  std::string s = common::to_hex(equivalence_kind);
+  s += common::to_hex(hash);
   return s;
 }
 
@@ -518,7 +514,7 @@ bool type_flags(Reader& r, uint16_t flags, Type& t) {
   const int n =
       std::popcount(static_cast<unsigned>(flags & (kIsFinal | kIsAppendable | kIsMutable)));
   if (n > 1)
-    return r.corrupt("type flags 0x" + hex2(flags >> 8) + hex2(flags & 0xff) +
+    return r.corrupt("type flags 0x" + common::to_hex(flags >> 8) + common::to_hex(flags & 0xff) +
                      " name more than one extensibility");
   t.extensibility = (flags & kIsMutable)      ? Extensibility::kMutable
                     : (flags & kIsAppendable) ? Extensibility::kAppendable
@@ -577,7 +573,7 @@ std::string unsupported_identifier(uint8_t kind) {
     case kTiScc:
       return "strongly connected component TypeIdentifiers are not supported";
     default:
-      return "TypeIdentifier kind 0x" + hex2(kind) + " is not supported";
+      return "TypeIdentifier kind 0x" + common::to_hex(kind) + " is not supported";
   }
 }
 
@@ -590,7 +586,7 @@ std::string unsupported_object(uint8_t tk) {
     case kTkMap:
       return "a map (TK_MAP), which is not supported";
     default:
-      return "of kind 0x" + hex2(tk) + ", which is not supported";
+      return "of kind 0x" + common::to_hex(tk) + ", which is not supported";
   }
 }
 
@@ -717,7 +713,7 @@ bool Builder::build(size_t index) {
   bool ok = r.open(saved, "TypeObject") && r.u8(ek, "equivalence kind");
   if (ok && ek != kEkComplete)
     ok = r.fail_at(r.pos() - 1, Errc::kCorrupt,
-                   "not a complete TypeObject (equivalence kind 0x" + hex2(ek) + ")");
+                   "not a complete TypeObject (equivalence kind 0x" + common::to_hex(ek) + ")");
   ok = ok && r.u8(tk, "type kind") && object(r, tk, p, t);
   if (!ok) {
     if (!error_) error_ = r.error().with_context("TypeObject " + to_hex(kEkComplete, p.hash));

@@ -158,17 +158,6 @@ Result<Mapping> Mapping::open(const std::string& name) {
   return m;
 }
 
-std::string hex(const uint8_t* p, size_t n) {
-  static const char* digits = "0123456789abcdef";
-  std::string s;
-  s.reserve(2 * n);
-  for (size_t i = 0; i < n; ++i) {
-    s += digits[p[i] >> 4];
-    s += digits[p[i] & 15];
-  }
-  return s;
-}
-
 std::string segment_name(const std::string& tag) {
   return "/pubsub." + std::to_string(::getpid()) + "." + tag;
 }

@@ -59,8 +59,6 @@ class Mapping {
   bool owner_ = false;
 };
 
-// Lower-case hex of n bytes (segment and doorbell names).
-std::string hex(const uint8_t* p, size_t n);
 // "/pubsub.<pid>.<tag>": the pid lets any later process remove it once its creator is dead.
 std::string segment_name(const std::string& tag);
 // Removes /dev/shm/pubsub.<pid>.* whose process no longer exists. Returns how many.

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <new>
 
+#include "common/hex.hpp"
+
 namespace pubsub::shm {
 namespace {
 
@@ -65,7 +67,7 @@ std::string validate_doorbell(const uint8_t* data, size_t size) {
 Result<std::unique_ptr<WriterSegment>> WriterSegment::create(const Guid& writer, size_t max_samples,
                                                              size_t ring_bytes) {
   const Layout l = layout_for(max_samples, ring_bytes);
-  auto m = Mapping::create(segment_name(hex(writer.bytes().data(), 16)), l.total_size);
+  auto m = Mapping::create(segment_name(common::to_hex(writer.bytes())), l.total_size);
   if (!m) return m.error();
   auto s = std::unique_ptr<WriterSegment>(new WriterSegment());
   s->map_ = std::move(m).value();

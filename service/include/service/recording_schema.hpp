@@ -90,9 +90,8 @@ pubsub::WriterQos replay_writer_qos(const RecordedQos& qos);
 
 uint32_t record_flags(const pubsub::RawSample& sample);
 
-// Lower-case hex of `n` bytes; a GUID as `pubsub-replay info` and the recorder's log print it
-// (32 digits: prefix, then entity id).
-std::string hex(const uint8_t* p, size_t n);
+// A GUID as `pubsub-replay info` and the recorder's log print it (32 lower-case hex digits:
+// prefix, then entity id).
 std::string guid_hex(const pubsub::Guid& g);
 
 }  // namespace service

@@ -207,10 +207,6 @@ Result<ResolvedSelection> resolve_selection(storage::Recording& rec, const Selec
   return r;
 }
 
-std::string hex(const uint8_t* p, size_t n) {
-  return service::hex(p, n);
-}
-
 std::string base64(storage::ByteSpan bytes) {
   static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   const auto* p = reinterpret_cast<const uint8_t*>(bytes.data());

@@ -48,11 +48,6 @@ const char* type_source_name(const storage::TypeDef* def);
 // recording and checks that they describe a range that overlaps it.
 Result<ResolvedSelection> resolve_selection(storage::Recording& rec, const Selection& sel);
 
-std::string hex(const uint8_t* p, size_t n);
-template <size_t N>
-std::string hex(const std::array<uint8_t, N>& a) {
-  return hex(a.data(), N);
-}
 std::string base64(storage::ByteSpan bytes);
 // Appends s as a JSON string literal (quotes included).
 void append_json_string(std::string& out, std::string_view s);

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "common.hpp"
+#include "common/hex.hpp"
 #include "decode.hpp"
 #include "export_mcap.hpp"
 #include "service/recording_schema.hpp"
@@ -94,7 +95,7 @@ void append_csv_row(std::string& buf, const storage::RecordView& r, const std::s
                     const std::string& type, const std::string& guid) {
   const storage::RecordMeta& m = r.meta;
   const bool has_source = (m.flags & kFlagHasSourceTimestamp) != 0;
-  const std::string key = m.has_key_hash ? detail::hex(m.key_hash) : std::string();
+  const std::string key = m.has_key_hash ? common::to_hex(m.key_hash) : std::string();
   detail::append_csv_field(buf, topic);
   buf += ',';
   detail::append_csv_field(buf, type);
@@ -110,7 +111,7 @@ void append_json_line(std::string& buf, const storage::RecordView& r, const std:
                       const std::string& type, const std::string& guid, Decoding& dec) {
   const storage::RecordMeta& m = r.meta;
   const bool has_source = (m.flags & kFlagHasSourceTimestamp) != 0;
-  const std::string key = m.has_key_hash ? detail::hex(m.key_hash) : std::string();
+  const std::string key = m.has_key_hash ? common::to_hex(m.key_hash) : std::string();
   buf += "{\"topic\":";
   detail::append_json_string(buf, topic);
   buf += ",\"type\":";
@@ -357,7 +358,7 @@ int export_records(const ExportOptions& o, std::ostream& out, std::ostream& err)
                           o.dir + ": cannot read the writers: " + writers.error().message);
   }
   GuidNames guid_of;
-  for (const auto& w : *writers) guid_of[w.id] = detail::hex(w.def.guid);
+  for (const auto& w : *writers) guid_of[w.id] = common::to_hex(w.def.guid);
   auto cursor = (*rec)->query(sel->query);
   if (!cursor) {
     return detail::report(err, kExitUsage, o.dir + ": cannot query: " + cursor.error().message);

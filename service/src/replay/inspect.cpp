@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common.hpp"
+#include "common/hex.hpp"
 #include "service/recording_schema.hpp"
 
 namespace service::replay {
@@ -206,7 +207,7 @@ nlohmann::json writers_json(const std::vector<storage::WriterInfo>& writers,
     const storage::TopicDef* def = t == topics.end() ? nullptr : t->second;
     nlohmann::json j;
     j["topic"] = def ? nlohmann::json(def->name) : nlohmann::json();
-    j["guid"] = detail::hex(w.def.guid);
+    j["guid"] = common::to_hex(w.def.guid);
     j["samples"] = w.count;
     j["lost"] = w.lost;
     const auto q = writer_qos(w, def);
@@ -254,7 +255,8 @@ void print_writers(const std::vector<storage::WriterInfo>& writers,
     const auto q = writer_qos(w, def);
     std::string qos = q ? qos_summary(*q) : "?";
     if (q && !q->not_matched.empty()) qos = "not recorded (" + q->not_matched + "); " + qos;
-    rows.push_back({def ? def->name : "?", detail::hex(w.def.guid), std::to_string(w.count), qos});
+    rows.push_back(
+        {def ? def->name : "?", common::to_hex(w.def.guid), std::to_string(w.count), qos});
   }
   print_table(out, rows, {false, false, true, false});
 }
@@ -402,7 +404,7 @@ void print_gaps(storage::Recording& rec, const std::map<storage::TopicId, std::s
     if (it != by_id.end()) {
       auto n = names.find(it->second->def.topic);
       if (n != names.end()) topic = n->second;
-      guid = detail::hex(it->second->def.guid);
+      guid = common::to_hex(it->second->def.guid);
     }
     out << "  " << topic << " writer " << guid << ": seq " << g.first_missing << ".."
         << g.last_missing << " (" << g.last_missing - g.first_missing + 1 << ")\n";
