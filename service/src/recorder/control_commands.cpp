@@ -9,13 +9,14 @@
 #include "text.hpp"
 
 namespace service {
+
+nlohmann::json refusal(const std::string& why) {
+  return {{"ok", false}, {"error", why}};
+}
+
 namespace {
 
 using nlohmann::json;
-
-json refusal(const std::string& why) {
-  return {{"ok", false}, {"error", why}};
-}
 
 json success(const std::string& message) {
   return {{"ok", true}, {"message", message}};

@@ -17,5 +17,7 @@ namespace service {
 
 nlohmann::json status_json(const RecorderStatus& status);
 nlohmann::json handle_control(Recorder& recorder, const nlohmann::json& request);
+// {"ok":false,"error":why}: every refusal of every control path (socket, DDS, commands).
+nlohmann::json refusal(const std::string& why);
 
 }  // namespace service

@@ -13,6 +13,8 @@
 #include <set>
 #include <thread>
 
+#include "control_commands.hpp"
+
 namespace service {
 namespace {
 
@@ -40,10 +42,6 @@ pubsub::Result<int> connect_to(const std::filesystem::path& path) {
                     "cannot connect to " + p, err);
   }
   return fd;
-}
-
-nlohmann::json refusal(const std::string& why) {
-  return {{"ok", false}, {"error", why}};
 }
 
 }  // namespace

@@ -7,14 +7,12 @@
 #include <mutex>
 #include <thread>
 
+#include "control_commands.hpp"
+
 namespace service {
 namespace {
 
 using nlohmann::json;
-
-nlohmann::json refusal(const std::string& why) {
-  return {{"ok", false}, {"error", why}};
-}
 
 std::string dump(const json& j) {
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
