@@ -9,8 +9,10 @@
 #include <initializer_list>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -100,6 +102,12 @@ class SchemaReader {
   template <typename E>
   bool one_of(const Json& value, const std::string& path, E& out,
               std::initializer_list<std::pair<std::string_view, E>> choices) {
+    return one_of(value, path, out, std::span(choices.begin(), choices.size()));
+  }
+  // The same with a table of names (one table per enum: recorder_config.cpp's k*Names).
+  template <class E>
+  bool one_of(const Json& value, const std::string& path, E& out,
+              std::type_identity_t<std::span<const std::pair<std::string_view, E>>> choices) {
     if (value.is_string()) {
       const auto& s = value.get_ref<const std::string&>();
       for (const auto& [name, e] : choices) {

@@ -22,60 +22,48 @@ using detail::describe;
 using detail::Json;
 using detail::SchemaReader;
 
+namespace {
+
+// Each enum's names, one table for reading (one_of) and writing (to_string).
+template <class E>
+using Names = std::pair<std::string_view, E>;
+constexpr Names<Compression> kCompressionNames[] = {{"lz4", Compression::kLz4},
+                                                    {"none", Compression::kNone}};
+constexpr Names<FsyncPolicy> kFsyncNames[] = {{"none", FsyncPolicy::kNone},
+                                              {"chunk", FsyncPolicy::kChunk},
+                                              {"segment", FsyncPolicy::kSegment},
+                                              {"interval", FsyncPolicy::kInterval}};
+constexpr Names<RecorderMode> kModeNames[] = {{"record", RecorderMode::kRecord},
+                                              {"snapshot", RecorderMode::kSnapshot}};
+constexpr Names<LowSpacePolicy> kLowSpaceNames[] = {{"stop", LowSpacePolicy::kStop},
+                                                    {"rotate", LowSpacePolicy::kRotate}};
+constexpr Names<LogLevel> kLogLevelNames[] = {
+    {"trace", LogLevel::kTrace}, {"debug", LogLevel::kDebug}, {"info", LogLevel::kInfo},
+    {"warn", LogLevel::kWarn},   {"error", LogLevel::kError}, {"off", LogLevel::kOff}};
+
+template <class E, size_t N>
+std::string_view name_of(const Names<E> (&names)[N], E value) {
+  for (const auto& [name, v] : names)
+    if (v == value) return name;
+  return "?";
+}
+
+}  // namespace
+
 std::string_view to_string(Compression compression) {
-  switch (compression) {
-    case Compression::kLz4:
-      return "lz4";
-    case Compression::kNone:
-      return "none";
-  }
-  return "?";
+  return name_of(kCompressionNames, compression);
 }
-
 std::string_view to_string(FsyncPolicy policy) {
-  switch (policy) {
-    case FsyncPolicy::kNone:
-      return "none";
-    case FsyncPolicy::kChunk:
-      return "chunk";
-    case FsyncPolicy::kSegment:
-      return "segment";
-    case FsyncPolicy::kInterval:
-      return "interval";
-  }
-  return "?";
+  return name_of(kFsyncNames, policy);
 }
-
 std::string_view to_string(RecorderMode mode) {
-  return mode == RecorderMode::kSnapshot ? "snapshot" : "record";
+  return name_of(kModeNames, mode);
 }
-
 std::string_view to_string(LowSpacePolicy policy) {
-  switch (policy) {
-    case LowSpacePolicy::kStop:
-      return "stop";
-    case LowSpacePolicy::kRotate:
-      return "rotate";
-  }
-  return "?";
+  return name_of(kLowSpaceNames, policy);
 }
-
 std::string_view to_string(LogLevel level) {
-  switch (level) {
-    case LogLevel::kTrace:
-      return "trace";
-    case LogLevel::kDebug:
-      return "debug";
-    case LogLevel::kInfo:
-      return "info";
-    case LogLevel::kWarn:
-      return "warn";
-    case LogLevel::kError:
-      return "error";
-    case LogLevel::kOff:
-      return "off";
-  }
-  return "?";
+  return name_of(kLogLevelNames, level);
 }
 
 std::string ConfigErrors::to_string() const {
@@ -168,11 +156,7 @@ class RecorderSchema {
             {"transports", [&](const Json& v, const std::string& p) { transports(v, p); }},
             {"topics", [&](const Json& v, const std::string& p) { topics(v, p); }},
             {"mode",
-             [&](const Json& v, const std::string& p) {
-               r_.one_of(
-                   v, p, c_.mode,
-                   {{"record", RecorderMode::kRecord}, {"snapshot", RecorderMode::kSnapshot}});
-             }},
+             [&](const Json& v, const std::string& p) { r_.one_of(v, p, c_.mode, kModeNames); }},
             {"snapshot", [&](const Json& v, const std::string& p) { snapshot(v, p); }},
             {"storage",
              [&](const Json& v, const std::string& p) {
@@ -342,17 +326,10 @@ class RecorderSchema {
              }},
             {"compression",
              [&](const Json& e, const std::string& ep) {
-               r_.one_of(e, ep, s.compression,
-                         {{"lz4", Compression::kLz4}, {"none", Compression::kNone}});
+               r_.one_of(e, ep, s.compression, kCompressionNames);
              }},
             {"fsync",
-             [&](const Json& e, const std::string& ep) {
-               r_.one_of(e, ep, s.fsync,
-                         {{"none", FsyncPolicy::kNone},
-                          {"chunk", FsyncPolicy::kChunk},
-                          {"segment", FsyncPolicy::kSegment},
-                          {"interval", FsyncPolicy::kInterval}});
-             }},
+             [&](const Json& e, const std::string& ep) { r_.one_of(e, ep, s.fsync, kFsyncNames); }},
             {"fsync_interval_ms",
              [&](const Json& e, const std::string& ep) {
                milliseconds(e, ep, s.fsync_interval, 1, 3'600'000);
@@ -372,8 +349,7 @@ class RecorderSchema {
              }},
             {"on_low_space",
              [&](const Json& e, const std::string& ep) {
-               r_.one_of(e, ep, s.on_low_space,
-                         {{"stop", LowSpacePolicy::kStop}, {"rotate", LowSpacePolicy::kRotate}});
+               r_.one_of(e, ep, s.on_low_space, kLowSpaceNames);
              }},
         });
     if (is_object && !saw_path) missing_path(p + "/path");
@@ -534,13 +510,7 @@ class RecorderSchema {
               {
                   {"level",
                    [&](const Json& e, const std::string& ep) {
-                     r_.one_of(e, ep, c_.log.level,
-                               {{"trace", LogLevel::kTrace},
-                                {"debug", LogLevel::kDebug},
-                                {"info", LogLevel::kInfo},
-                                {"warn", LogLevel::kWarn},
-                                {"error", LogLevel::kError},
-                                {"off", LogLevel::kOff}});
+                     r_.one_of(e, ep, c_.log.level, kLogLevelNames);
                    }},
                   {"file",
                    [&](const Json& e, const std::string& ep) {
