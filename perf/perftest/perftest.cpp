@@ -19,6 +19,7 @@
 #include <unordered_map>
 
 #include "body_hash.hpp"
+#include "interval_printer.hpp"
 #include "pubsub/participant.hpp"
 #include "summary_json.hpp"
 
@@ -523,40 +524,6 @@ class SubscriberState {
   Clock::time_point first_{}, last_{};
 };
 
-// Prints "interval" lines once a second until stopped.
-class Printer {
- public:
-  template <class F>
-  Printer(bool enabled, F sample) {
-    if (!enabled) return;
-    thread_ = std::thread([this, sample] {
-      uint64_t before = 0;
-      std::unique_lock lk(mu_);
-      while (!cv_.wait_for(lk, 1s, [&] { return stop_; })) {
-        const auto [count, lost] = sample();
-        std::fprintf(stderr,
-                     "Samples: %10" PRIu64 "  Samples/s: %10" PRIu64 "  Lost: %" PRIu64 "\n", count,
-                     count - before, lost);
-        before = count;
-      }
-    });
-  }
-  ~Printer() {
-    {
-      std::lock_guard lk(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    if (thread_.joinable()) thread_.join();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
-  std::thread thread_;
-};
-
 // The participant's UDP traffic: datagrams, and how many left in GSO messages, arrived in GRO
 // messages, and how often receive coalescing slept.
 void print_transport_stats(const pubsub::Participant& p) {
@@ -661,7 +628,7 @@ int run_subscriber(const Options& o) {
                o.best_effort ? "best effort" : "reliable");
   bool completed;
   {
-    Printer printer(!o.no_print && !o.latency_test, [&] {
+    IntervalPrinter printer(!o.no_print && !o.latency_test, [&] {
       return std::pair{state.total_samples(), state.total_lost()};
     });
     completed = state.wait(*reader.value());
@@ -995,7 +962,7 @@ bool write_samples(const Options& o, pubsub::Writer& writer, SampleMaker& maker,
   run.start = start;
   const auto end = start + seconds_of(o.exec_seconds);
   uint32_t seq = o.ddsperf_compat ? 0 : 1;
-  Printer printer(!o.no_print, [&] { return std::pair{written.load(), uint64_t{0}}; });
+  IntervalPrinter printer(!o.no_print, [&] { return std::pair{written.load(), uint64_t{0}}; });
   const auto period = o.pub_rate > 0 ? seconds_of(1.0 / o.pub_rate) : Clock::duration::zero();
   auto next_send = start;
   for (;;) {

@@ -36,6 +36,7 @@
 
 #include "body_hash.hpp"
 #include "flags.hpp"
+#include "interval_printer.hpp"
 #include "summary_json.hpp"
 
 #include <fastdds/rtps/common/SerializedPayload.h>
@@ -566,40 +567,6 @@ bool wait_until(double seconds, F&& done) {
   return true;
 }
 
-// Prints "interval" lines once a second until stopped (as pubsub-perftest).
-class Printer {
- public:
-  template <class F>
-  Printer(bool enabled, F sample) {
-    if (!enabled) return;
-    thread_ = std::thread([this, sample] {
-      uint64_t before = 0;
-      std::unique_lock lk(mu_);
-      while (!cv_.wait_for(lk, 1s, [&] { return stop_; })) {
-        const auto [count, lost] = sample();
-        std::fprintf(stderr,
-                     "Samples: %10" PRIu64 "  Samples/s: %10" PRIu64 "  Lost: %" PRIu64 "\n", count,
-                     count - before, lost);
-        before = count;
-      }
-    });
-  }
-  ~Printer() {
-    {
-      std::lock_guard lk(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    if (thread_.joinable()) thread_.join();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
-  std::thread thread_;
-};
-
 // ---- subscriber -------------------------------------------------------------------------------
 
 std::string handle_hex(const frtps::InstanceHandle_t& h) {
@@ -756,7 +723,7 @@ class SubscriberSide : public dds::DataReaderListener {
   int finish() {
     bool completed;
     {
-      Printer printer(!o_.no_print && !o_.latency_test, [&] {
+      perftest::IntervalPrinter printer(!o_.no_print && !o_.latency_test, [&] {
         return std::pair{state_.total_samples(), state_.total_lost()};
       });
       completed = state_.wait();
@@ -980,7 +947,9 @@ class PublisherSide {
     const auto end = start + seconds_of(o_.exec_seconds);
     uint32_t seq = 1;
     {
-      Printer printer(!o_.no_print, [&] { return std::pair{written.load(), uint64_t{0}}; });
+      perftest::IntervalPrinter printer(!o_.no_print, [&] {
+        return std::pair{written.load(), uint64_t{0}};
+      });
       for (;;) {
         if (((seq & 63) == 0 || o_.datalen >= 4096) && Clock::now() >= end) break;
         if (!sw.write(seq, kKindData, 0, end + 10s)) {
