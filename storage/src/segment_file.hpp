@@ -19,10 +19,14 @@ inline std::string index_path(const std::string& dir) {
 inline std::string segments_dir(const std::string& dir) {
   return dir + "/segments";
 }
-inline std::string segment_path(const std::string& dir, uint64_t number) {
+// "00000003.seg"
+inline std::string segment_name(uint64_t number) {
   char name[32];
-  std::snprintf(name, sizeof name, "/%08llu.seg", static_cast<unsigned long long>(number));
-  return segments_dir(dir) + name;
+  std::snprintf(name, sizeof name, "%08llu.seg", static_cast<unsigned long long>(number));
+  return name;
+}
+inline std::string segment_path(const std::string& dir, uint64_t number) {
+  return segments_dir(dir) + "/" + segment_name(number);
 }
 
 // Segment numbers of the files in dir/segments, ascending (names that do not parse are skipped).

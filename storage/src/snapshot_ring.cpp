@@ -58,22 +58,17 @@ void SnapshotRing::seal() {
 // Tries LZ4 into lz4_buf_; true (and `out` filled, exactly sized) when it saves >= 2%.
 bool SnapshotRing::compress_locked(Bytes& out) {
   if (!opt_.compress || open_.size() < 64) return false;
-  if (lz4_skip_ > 0) {
-    --lz4_skip_;
-    return false;
-  }
+  if (!lz4_backoff_.try_next()) return false;
   const int src = static_cast<int>(open_.size());
   lz4_buf_.resize(static_cast<size_t>(LZ4_compressBound(src)));
   const int n = LZ4_compress_fast(reinterpret_cast<const char*>(open_.data()),
                                   reinterpret_cast<char*>(lz4_buf_.data()), src,
                                   static_cast<int>(lz4_buf_.size()), opt_.lz4_acceleration);
   if (n <= 0 || static_cast<size_t>(n) * 50 > open_.size() * 49) {
-    // Incompressible (random payloads): skip the next 1, 2, 4 ... 64 chunks.
-    lz4_backoff_ = std::min<uint32_t>(lz4_backoff_ == 0 ? 1 : lz4_backoff_ * 2, 64);
-    lz4_skip_ = lz4_backoff_;
+    lz4_backoff_.failed();  // incompressible (random payloads)
     return false;
   }
-  lz4_backoff_ = 0;
+  lz4_backoff_.succeeded();
   out.assign(lz4_buf_.begin(), lz4_buf_.begin() + n);
   return true;
 }

@@ -74,6 +74,29 @@ inline constexpr uint8_t kChunkFlagRecvSorted = 1;  // reception times never dec
 inline constexpr uint8_t kEntryHasKeyHash = 0x10;
 
 // Limits applied while decoding untrusted bytes.
+// When a chunk writer (SegmentWriter, SnapshotRing) tries LZ4: after a chunk that LZ4 could not
+// shrink enough (random payloads), the next 1, 2, 4 ... 64 chunks are stored raw without trying;
+// a chunk that compresses resets it.
+class Lz4Backoff {
+ public:
+  // Whether to try the next chunk (false: store it raw, one chunk of the backoff spent).
+  bool try_next() {
+    if (skip_ == 0) return true;
+    --skip_;
+    return false;
+  }
+  void failed() {
+    backoff_ = backoff_ == 0 ? 1 : (backoff_ < 64 ? backoff_ * 2 : 64);
+    skip_ = backoff_;
+  }
+  void succeeded() { backoff_ = 0; }
+  // The next chunk will be stored raw without trying.
+  bool skipping() const { return skip_ > 0; }
+
+ private:
+  uint32_t skip_ = 0, backoff_ = 0;
+};
+
 struct DecodeLimits {
   uint32_t max_raw_chunk_bytes = 1u << 30;  // largest accepted raw (uncompressed) chunk body
   uint32_t max_record_bytes = 1u << 30;     // largest accepted payload or definition blob

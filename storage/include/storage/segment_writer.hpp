@@ -82,7 +82,7 @@ struct SegmentWriterOptions {
   // Soft ceiling of a chunk's raw size: a record that does not fit closes the chunk; a record
   // larger than this gets a chunk of its own. Default 4 MiB.
   uint32_t chunk_max_bytes = 4u << 20;
-  // A chunk holding records closes when it is this old (the writer thread checks it; poll() too).
+  // A chunk holding records closes when it is this old (the writer thread checks it).
   // Default 100 ms.
   std::chrono::milliseconds chunk_max_age{100};
   // A segment file rolls before a chunk would take it over this size. Default 256 MiB.
@@ -175,7 +175,7 @@ struct WriterStats {
   uint64_t segments_removed = 0;   // by retention and the disk guard
   uint64_t low_space_removed = 0;  // of segments_removed: by the disk guard (kRotate)
   uint64_t free_bytes = 0;         // free space at the disk guard's latest check (0: none yet)
-  uint64_t gaps = 0;               // gap rows recorded (detected + add_gap)
+  uint64_t gaps = 0;               // gap rows recorded (sequence jumps)
 };
 
 class SegmentWriter {
@@ -196,9 +196,6 @@ class SegmentWriter {
   // Defines (or redefines) a topic data type, repeated at the start of each segment like topics.
   // A definition equal to the one stored for its name and source is not written again.
   Status add_type(const TypeDef& def);
-  // Records a loss the sequence numbers cannot reveal (e.g. a best-effort writer's lost range).
-  // Later records of the writer up to gap.last_missing do not count as a second gap.
-  Status add_gap(const Gap& gap);
   // Puts a mark (tag, pause, resume) into the open chunk; indexed with it.
   Status add_mark(const Mark& mark);
   // The writer's records up to `sequence` were left out on purpose (a pause): a later record
@@ -215,8 +212,6 @@ class SegmentWriter {
   // sample), still copied once, straight into the chunk buffer.
   Status try_append_parts(const RecordMeta& meta, std::span<const ByteSpan> parts);
   Status append_parts(const RecordMeta& meta, std::span<const ByteSpan> parts);
-  // Closes the open chunk if it is older than chunk_max_age (for a caller's timer).
-  Status poll();
   // Closes the open chunk and waits until every queued chunk is written and indexed (and
   // fdatasync'ed unless the policy is kNone).
   Status flush();

@@ -123,7 +123,7 @@ class SnapshotRing {
   Bytes open_;
   std::vector<Bytes> spare_;  // buffers of evicted raw chunks, for the next open chunks
   Bytes lz4_buf_;
-  uint32_t lz4_skip_ = 0, lz4_backoff_ = 0;
+  format::Lz4Backoff lz4_backoff_;
   format::DeltaState delta_;
   int64_t open_first_ns_ = 0, open_last_ns_ = 0;
   uint32_t open_records_ = 0, open_entries_ = 0;

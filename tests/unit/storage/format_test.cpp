@@ -1,5 +1,6 @@
 // Chunk/entry codec: checksums, varints, headers and entries round trip; bad bytes are rejected.
 #include <catch2/catch.hpp>
+#include <vector>
 
 #include "storage/format.hpp"
 #include "test_util.hpp"
@@ -167,4 +168,26 @@ TEST_CASE("chunk bodies decode only with the right checksum and size") {
   CHECK(fmt::decode_chunk_body(h, bad, out).error().code == ErrorCode::kCorrupt);
   CHECK(fmt::decode_chunk_body(h, ByteSpan(raw).first(10), out).error().code ==
         ErrorCode::kTruncated);
+}
+
+TEST_CASE("Lz4Backoff skips 1, 2, 4 ... 64 chunks after failures and none after a success") {
+  storage::format::Lz4Backoff b;
+  // Tries taken, then chunks skipped, after each failure in a row.
+  auto skipped_after_failure = [&b] {
+    b.failed();
+    int n = 0;
+    while (!b.try_next()) ++n;
+    return n;
+  };
+  CHECK(b.try_next());
+  CHECK_FALSE(b.skipping());
+  std::vector<int> skips;
+  for (int i = 0; i < 9; ++i) skips.push_back(skipped_after_failure());
+  CHECK(skips == std::vector<int>{1, 2, 4, 8, 16, 32, 64, 64, 64});
+  b.succeeded();
+  CHECK(skipped_after_failure() == 1);  // the backoff starts again from 1
+  b.failed();
+  CHECK(b.skipping());
+  b.succeeded();  // a success does not cancel skips already decided
+  CHECK(b.skipping());
 }

@@ -1,5 +1,6 @@
 // SegmentWriter + Recording: round trip, queries, definitions, gaps, rolling, retention,
 // back-pressure, reindex.
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -244,13 +245,28 @@ TEST_CASE("SegmentWriter round trip: random records read back byte-identical and
 
 TEST_CASE("Deleting index.sqlite3 and reindexing reproduces the same answers") {
   TempDir dir;
-  const Workload wl = make_workload(3000, 5, 7, 1u << 20, 2);
+  Workload wl = make_workload(3000, 5, 7, 1u << 20, 2);
+  // A gap for the index to keep: one of writer 3's records in the middle is never written.
+  const auto missing = std::find_if(wl.recs.begin() + 1500, wl.recs.end(),
+                                    [](const Rec& r) { return r.meta.writer == 3; });
+  REQUIRE(missing != wl.recs.end());
+  const int64_t missing_seq = missing->meta.sequence;
+  wl.recs.erase(missing);
   {
     auto w = SegmentWriter::create(dir.path(), small_opts());
     REQUIRE(w.ok());
     write_workload(**w, wl);
-    REQUIRE((*w)->add_gap({3, 1000, 1004}).ok());
     REQUIRE((*w)->close().ok());
+  }
+  {
+    auto rec = Recording::open(dir.path());
+    REQUIRE(rec.ok());
+    const auto gaps = (*rec)->gaps();
+    REQUIRE(gaps.ok());
+    REQUIRE(gaps->size() == 1);
+    CHECK((*gaps)[0].writer == 3);
+    CHECK((*gaps)[0].first_missing == missing_seq);
+    CHECK((*gaps)[0].last_missing == missing_seq);
   }
   std::vector<std::string> before;
   std::vector<Rec> all_before, some_before;
@@ -291,7 +307,7 @@ TEST_CASE("Deleting index.sqlite3 and reindexing reproduces the same answers") {
   CHECK(v->ok());
 }
 
-TEST_CASE("SegmentWriter records sequence gaps per writer and explicit gaps") {
+TEST_CASE("SegmentWriter records sequence gaps per writer, across chunks, not for late records") {
   TempDir dir;
   {
     auto w = SegmentWriter::create(dir.path(), small_opts());
@@ -306,10 +322,8 @@ TEST_CASE("SegmentWriter records sequence gaps per writer and explicit gaps") {
     REQUIRE(wr.flush().ok());  // a gap spanning chunks is still found
     for (int64_t seq : {21, 23}) REQUIRE(wr.append({t, w1, seq, now, now++}, p).ok());
     for (int64_t seq : {5, 6}) REQUIRE(wr.append({t, w2, seq, now, now++}, p).ok());
-    REQUIRE(wr.add_gap({w2, 7, 9}).ok());
-    REQUIRE(wr.append({t, w2, 10, now, now++}, p).ok());  // covered by the explicit gap
+    REQUIRE(wr.append({t, w2, 10, now, now++}, p).ok());  // gap 7..9
     REQUIRE(wr.append({t, w2, 4, now, now++}, p).ok());   // late: no gap
-    CHECK(wr.add_gap({99, 1, 2}).error().code == ErrorCode::kInvalidArgument);
     CHECK(wr.append({t, 99, 1, 0, 0}, p).error().code == ErrorCode::kInvalidArgument);
     CHECK(wr.append({t + 1, w1, 1, 0, 0}, p).error().code == ErrorCode::kInvalidArgument);
     REQUIRE(wr.close().ok());
