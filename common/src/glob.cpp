@@ -72,14 +72,15 @@ bool glob_match(std::string_view p, std::string_view s) {
   return pi == p.size();
 }
 
-std::string glob_error(std::string_view p) {
-  if (p.empty()) return "empty pattern";
+Expected<void> check_glob(std::string_view p) {
+  if (p.empty()) return Error{Errc::kInvalidArgument, "empty pattern"};
   for (size_t i = 0; i < p.size(); ++i) {
     if (p[i] == '[') {
       size_t q = i;
       bool m = false;
       if (!match_class(p, q, 'x', m)) {
-        return "unterminated '[' at position " + std::to_string(i + 1);
+        return Error{Errc::kInvalidArgument,
+                     "unterminated '[' at position " + std::to_string(i + 1)};
       }
       i = q - 1;
     }

@@ -239,7 +239,7 @@ class RecorderSchema {
     c_.transport_udp = udp;
   }
 
-  // A list of topic patterns, each checked with common::glob_error.
+  // A list of topic patterns, each checked with common::check_glob.
   void patterns(const Json& v, const std::string& p, std::vector<std::string>& target,
                 bool non_empty) {
     std::vector<std::string> out;
@@ -250,8 +250,8 @@ class RecorderSchema {
             return;
           }
           const auto& pattern = e.get_ref<const std::string&>();
-          if (const std::string why = common::glob_error(pattern); !why.empty()) {
-            r_.fail(ep, "invalid topic pattern " + describe(e) + ": " + why);
+          if (const auto ok = common::check_glob(pattern); !ok) {
+            r_.fail(ep, "invalid topic pattern " + describe(e) + ": " + ok.error().message);
             return;
           }
           out.push_back(pattern);

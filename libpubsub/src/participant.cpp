@@ -349,9 +349,8 @@ Result<std::shared_ptr<RawReaderImpl>> ParticipantImpl::create_raw_reader(
     const RawReaderOptions& options, RawReaderListener listener) {
   for (const auto* list : {&options.include, &options.exclude}) {
     for (const auto& p : *list) {
-      if (auto why = common::glob_error(p); !why.empty()) {
-        return make_error(ErrorCode::kInvalidArgument, "topic pattern '" + p + "': " + why);
-      }
+      if (auto ok = common::check_glob(p); !ok)
+        return ok.error().with_context("topic pattern '" + p + "'");
     }
   }
   if (auto r = check_limits(options.qos.resource_limits, options.qos.history); !r) return r.error();

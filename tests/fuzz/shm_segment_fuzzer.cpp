@@ -15,7 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<uint64_t> aligned((size + 7) / 8 + 1);
   auto* img = reinterpret_cast<uint8_t*>(aligned.data());
   if (size) std::memcpy(img, data, size);
-  if (!shm::validate_segment(img, size).empty()) return 0;
+  if (!shm::validate_segment(img, size)) return 0;
   shm::SegmentHeader h;
   std::memcpy(static_cast<void*>(&h), img, offsetof(shm::SegmentHeader, last_sn));
   const auto* changes = reinterpret_cast<const rtps::CacheChange*>(img + h.changes_offset);

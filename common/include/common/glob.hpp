@@ -4,13 +4,15 @@
 // matches itself.
 #pragma once
 
-#include <string>
 #include <string_view>
+
+#include "common/expected.hpp"
 
 namespace common {
 
 bool glob_match(std::string_view pattern, std::string_view name);
-// Empty when the pattern is well formed, else what is wrong with it.
-std::string glob_error(std::string_view pattern);
+// Success when the pattern is well formed, else kInvalidArgument saying what is wrong with it
+// ("empty pattern", "unterminated '[' at position 3").
+Expected<void> check_glob(std::string_view pattern);
 
 }  // namespace common

@@ -22,7 +22,7 @@
 // removes one probe directory, see there).
 //
 // Mapping onto the other modules (done by the recorder; this header depends on neither, the
-// library privately on pubsub::common for glob_error and on storage for a recording's close
+// library privately on pubsub::common for check_glob and on storage for a recording's close
 // state):
 //   storage.*, queue_max_bytes, max_sample_bytes -> storage::SegmentWriterOptions
 //   domain, interface, peers, max_sample_bytes   -> pubsub::ParticipantOptions

@@ -6,7 +6,7 @@
 
 namespace pubsub {
 
-using common::glob_error;
+using common::check_glob;
 using common::glob_match;
 
 }  // namespace pubsub

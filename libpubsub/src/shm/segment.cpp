@@ -31,34 +31,45 @@ Layout layout_for(size_t max_samples, size_t ring_bytes) {
   return l;
 }
 
-std::string validate_segment(const uint8_t* data, size_t size) {
-  if (size < sizeof(SegmentHeader)) return "segment smaller than its header";
+namespace {
+
+// The refusal of an untrusted header: kCorrupt with what is wrong.
+Error corrupt(std::string what) {
+  return make_error(ErrorCode::kCorrupt, std::move(what));
+}
+
+}  // namespace
+
+Result<void> validate_segment(const uint8_t* data, size_t size) {
+  if (size < sizeof(SegmentHeader)) return corrupt("segment smaller than its header");
   SegmentHeader h;
   std::memcpy(static_cast<void*>(&h), data, offsetof(SegmentHeader, last_sn));
-  if (std::memcmp(h.magic, kSegmentMagic, 8) != 0) return "not a pubsub writer segment";
-  if (h.version != kLayoutVersion) return "segment layout version " + std::to_string(h.version);
+  if (std::memcmp(h.magic, kSegmentMagic, 8) != 0) return corrupt("not a pubsub writer segment");
+  if (h.version != kLayoutVersion)
+    return corrupt("segment layout version " + std::to_string(h.version));
   if (h.header_size != sizeof(SegmentHeader) || h.slot_size != sizeof(ReaderSlot) ||
       h.change_size != sizeof(rtps::CacheChange)) {
-    return "segment written by an incompatible build";
+    return corrupt("segment written by an incompatible build");
   }
   if (h.max_slots != kMaxSlots || h.max_samples == 0 || h.ring_bytes == 0 ||
       h.ring_bytes > (uint64_t{1} << 40) || h.max_samples > (1u << 28)) {
-    return "segment sizes out of range";
+    return corrupt("segment sizes out of range");
   }
   const Layout l = layout_for(h.max_samples, h.ring_bytes);
   if (h.slots_offset != l.slots_offset || h.changes_offset != l.changes_offset ||
       h.ring_offset != l.ring_offset || h.total_size != l.total_size || h.total_size > size) {
-    return "segment layout does not match its size";
+    return corrupt("segment layout does not match its size");
   }
   return {};
 }
 
-std::string validate_doorbell(const uint8_t* data, size_t size) {
-  if (size < sizeof(DoorbellHeader)) return "doorbell smaller than its header";
-  if (std::memcmp(data, kDoorbellMagic, 8) != 0) return "not a pubsub doorbell";
+Result<void> validate_doorbell(const uint8_t* data, size_t size) {
+  if (size < sizeof(DoorbellHeader)) return corrupt("doorbell smaller than its header");
+  if (std::memcmp(data, kDoorbellMagic, 8) != 0) return corrupt("not a pubsub doorbell");
   uint32_t version;
   std::memcpy(&version, data + 8, 4);
-  if (version != kLayoutVersion) return "doorbell layout version " + std::to_string(version);
+  if (version != kLayoutVersion)
+    return corrupt("doorbell layout version " + std::to_string(version));
   return {};
 }
 
@@ -123,9 +134,7 @@ SequenceNumber WriterSegment::min_hold() {
 Result<SegmentView> SegmentView::open(const std::string& name, const Guid& writer) {
   auto m = Mapping::open(name);
   if (!m) return m.error();
-  if (auto why = validate_segment(m->data(), m->size()); !why.empty()) {
-    return make_error(ErrorCode::kCorrupt, name + ": " + why);
-  }
+  if (auto ok = validate_segment(m->data(), m->size()); !ok) return ok.error().with_context(name);
   SegmentView v;
   v.map_ = std::move(m).value();
   const auto& h = v.header();
@@ -219,9 +228,7 @@ Result<Doorbell> Doorbell::create(const std::string& name) {
 Result<Doorbell> Doorbell::open(const std::string& name) {
   auto m = Mapping::open(name);
   if (!m) return m.error();
-  if (auto why = validate_doorbell(m->data(), m->size()); !why.empty()) {
-    return make_error(ErrorCode::kCorrupt, name + ": " + why);
-  }
+  if (auto ok = validate_doorbell(m->data(), m->size()); !ok) return ok.error().with_context(name);
   Doorbell d;
   d.map_ = std::move(m).value();
   return d;

@@ -94,9 +94,10 @@ struct Layout {
 };
 Layout layout_for(size_t max_samples, size_t ring_bytes);
 
-// Empty when data[0, size) holds a segment header this build can read, else the reason.
-std::string validate_segment(const uint8_t* data, size_t size);
-std::string validate_doorbell(const uint8_t* data, size_t size);
+// Success when data[0, size) holds a segment (doorbell) header this build can read, else
+// kCorrupt with the reason ("segment layout version 7").
+Result<void> validate_segment(const uint8_t* data, size_t size);
+Result<void> validate_doorbell(const uint8_t* data, size_t size);
 
 // Whether a descriptor's payload lies inside a ring of ring_bytes (descriptors are untrusted).
 inline bool payload_in_ring(const rtps::CacheChange& c, uint64_t ring_bytes) {

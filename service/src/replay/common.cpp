@@ -136,9 +136,8 @@ Result<ResolvedSelection> resolve_selection(storage::Recording& rec, const Selec
   r.recorded_types = std::move(types).value();
 
   for (const std::string& pattern : sel.topics) {
-    if (std::string e = pubsub::glob_error(pattern); !e.empty()) {
-      return Error{Errc::kInvalidArgument, "bad topic pattern '" + pattern + "': " + e};
-    }
+    if (auto ok = pubsub::check_glob(pattern); !ok)
+      return ok.error().with_context("bad topic pattern '" + pattern + "'");
     const bool any = std::any_of(topics->begin(), topics->end(), [&](const storage::TopicInfo& t) {
       return pubsub::glob_match(pattern, t.def.name);
     });

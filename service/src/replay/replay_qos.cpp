@@ -22,9 +22,8 @@ Result<QosOverrides> load_qos_overrides(const std::string& path) {
   }
   QosOverrides o;
   for (const auto& [glob, qos] : j.items()) {
-    if (auto e = common::glob_error(glob); !e.empty()) {
-      return Error{Errc::kInvalidArgument, "--qos " + path + ": topic \"" + glob + "\": " + e};
-    }
+    if (auto ok = common::check_glob(glob); !ok)
+      return ok.error().with_context("--qos " + path + ": topic \"" + glob + "\"");
     const std::string body = qos.dump();
     RecordedQos probe;
     std::string why;

@@ -192,7 +192,7 @@ TEST_CASE("parse_recorder_config refuses bad transports, naming the element") {
         R"(/transports: expected an array of "shm" and/or "udp", got "shm")");
 }
 
-TEST_CASE("parse_recorder_config refuses bad topic patterns with glob_error's reason") {
+TEST_CASE("parse_recorder_config refuses bad topic patterns with check_glob's reason") {
   CHECK(only_error(doc_with("/topics/include", R"(["a*", "[abc"])")) ==
         R"(/topics/include/1: invalid topic pattern "[abc": unterminated '[' at position 1)");
   CHECK(only_error(doc_with("/topics/exclude", R"(["ok", "x[a-"])")) ==

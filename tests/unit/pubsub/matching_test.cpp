@@ -1,14 +1,15 @@
-// Matching: the glob patterns of raw readers (glob_match, glob_error) and the writer/reader
+// Matching: the glob patterns of raw readers (glob_match, check_glob) and the writer/reader
 // matching rules (match_failure), one rule at a time.
 #include <catch2/catch.hpp>
 #include <string>
+#include <string_view>
 
 #include "common/glob.hpp"
 #include "discovery/matching.hpp"
 #include "wire/constants.hpp"
 
 using namespace pubsub;
-using common::glob_error;
+using common::check_glob;
 using common::glob_match;
 using pubsub::discovery::match_failure;
 namespace discovery = pubsub::discovery;
@@ -111,20 +112,30 @@ TEST_CASE("glob_match: character classes, ranges and negation") {
   }
 }
 
-TEST_CASE("glob_error explains malformed patterns") {
-  REQUIRE(glob_error("") == "empty pattern");
-  REQUIRE(glob_error("[abc") == "unterminated '[' at position 1");
-  REQUIRE(glob_error("ab[") == "unterminated '[' at position 3");
-  REQUIRE(glob_error("a[b]c[") == "unterminated '[' at position 6");
-  REQUIRE(glob_error("[]") == "unterminated '[' at position 1");  // ']' first is a member
-  REQUIRE(glob_error("[!]") == "unterminated '[' at position 1");
-  REQUIRE(glob_error("*") == "");
-  REQUIRE(glob_error("?") == "");
-  REQUIRE(glob_error("abc") == "");
-  REQUIRE(glob_error("[a-z]*") == "");
-  REQUIRE(glob_error("[]]") == "");
-  REQUIRE(glob_error("[!a][^b]x") == "");
-  REQUIRE(glob_error("a]b") == "");  // a ']' outside a class is an ordinary character
+namespace {
+// check_glob's reason, or "" when the pattern is well formed (then no error at all).
+std::string glob_problem(std::string_view pattern) {
+  const auto ok = check_glob(pattern);
+  if (ok) return "";
+  CHECK(ok.error().code == common::Errc::kInvalidArgument);
+  return ok.error().message;
+}
+}  // namespace
+
+TEST_CASE("check_glob explains malformed patterns") {
+  REQUIRE(glob_problem("") == "empty pattern");
+  REQUIRE(glob_problem("[abc") == "unterminated '[' at position 1");
+  REQUIRE(glob_problem("ab[") == "unterminated '[' at position 3");
+  REQUIRE(glob_problem("a[b]c[") == "unterminated '[' at position 6");
+  REQUIRE(glob_problem("[]") == "unterminated '[' at position 1");  // ']' first is a member
+  REQUIRE(glob_problem("[!]") == "unterminated '[' at position 1");
+  REQUIRE(glob_problem("*") == "");
+  REQUIRE(glob_problem("?") == "");
+  REQUIRE(glob_problem("abc") == "");
+  REQUIRE(glob_problem("[a-z]*") == "");
+  REQUIRE(glob_problem("[]]") == "");
+  REQUIRE(glob_problem("[!a][^b]x") == "");
+  REQUIRE(glob_problem("a]b") == "");  // a ']' outside a class is an ordinary character
 }
 
 namespace {
