@@ -10,15 +10,12 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "common/units.hpp"
+
 namespace storage {
 namespace {
 
-// "52.3 MB" (decimal megabytes, as the recorder's log writes them).
-std::string mb(uint64_t bytes) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.1f MB", static_cast<double>(bytes) / 1e6);
-  return b;
-}
+using common::mb;
 
 // The disk guard's default measure: what statvfs calls available to unprivileged users (df's
 // "Avail"), so the limit also keeps the filesystem's reserve untouched.

@@ -8,7 +8,7 @@
 //   the last writer; on a miss the maps under maps_mu, defining them on first sight), and copies
 //   the record into the open chunk with try_append. Only then does it return true, which lets
 //   the reader acknowledge it. A writer's samples all come through one reader, whose lock
-//   orders them (recorder.cpp, WriterState). When every chunk buffer is in flight (storage is
+//   orders them (recorder_impl.hpp, WriterState). When every chunk buffer is in flight (storage is
 //   behind), try_append says kFull, on_sample returns false, and the sample stays
 //   unacknowledged: the reader stops advancing, writers' histories fill and their write()
 //   blocks. The reader offers refused samples again every few milliseconds (and at once through
@@ -172,9 +172,10 @@ class Recorder {
   // "" or 1..64 of [A-Za-z0-9._-], part of the directory name. Refused in record mode.
   pubsub::Result<SnapshotTrigger> snapshot(const std::string& tag);
 
-  struct Impl;
 
  private:
+  struct Impl;  // recorder_impl.hpp
+
   explicit Recorder(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

@@ -56,7 +56,7 @@ inline constexpr const char* kControlRequestTopic = "pubsub_recorder/control/req
 inline constexpr const char* kControlReplyTopic = "pubsub_recorder/control/reply";
 inline constexpr const char* kControlRequestType = "pubsub_recorder::ControlRequest";
 inline constexpr const char* kControlReplyType = "pubsub_recorder::ControlReply";
-// What the recorder's RawReader excludes (recorder.cpp): the control topics are never recorded.
+// What the recorder's RawReader excludes (Recorder::Impl::open_reader): the control topics are never recorded.
 inline constexpr const char* kControlTopicsPattern = "pubsub_recorder/control/*";
 
 // The wire form above: CDR bodies without the encapsulation header, as Writer::write takes them

@@ -6,14 +6,11 @@
 #include <ctime>
 #include <string>
 
+#include "common/units.hpp"
+
 namespace service {
 
-// "12.3 MB" (10^6 bytes).
-inline std::string mb(double bytes) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.1f MB", bytes / 1e6);
-  return b;
-}
+using common::mb;  // "12.3 MB"
 
 // `ns` (since the UNIX epoch) in UTC: strftime's `format` down to the second, then ".mmm" and
 // `suffix`. utc_millis(t, "%Y-%m-%dT%H:%M:%S", "Z") = "2026-11-26T16:05:01.123Z".

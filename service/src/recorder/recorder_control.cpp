@@ -1,0 +1,198 @@
+// The recorder's control (Recorder::Impl, recorder_impl.hpp): the control socket, DDS control
+// and metrics servers, started by create(), each running its requests on its own thread; and
+// the commands they run (Recorder::status, pause, resume, split, tag, snapshot), any thread,
+// under maps_mu where they touch the topics.
+
+#include <algorithm>
+
+#include "control_commands.hpp"
+#include "recorder_impl.hpp"
+#include "text.hpp"
+
+namespace service {
+
+pubsub::Result<void> Recorder::Impl::start_control(const std::filesystem::path& path) {
+  auto server = ControlServer::start(path, [this](const nlohmann::json& request) {
+    Recorder* r = owner.load();
+    if (!r) return nlohmann::json{{"ok", false}, {"error", "the recorder is starting"}};
+    return handle_control(*r, request);
+  });
+  if (!server) return server.error();
+  control = std::move(server).value();
+  log->info("control socket {}", path.string());
+  return {};
+}
+
+pubsub::Result<void> Recorder::Impl::start_dds_control() {
+  auto dds = DdsControl::start(
+      *participant, cfg.control.allow,
+      [this](const nlohmann::json& request) {
+        Recorder* r = owner.load();
+        if (!r) return nlohmann::json{{"ok", false}, {"error", "the recorder is starting"}};
+        return handle_control(*r, request);
+      },
+      [l = log](const std::string& line) { l->warn("{}", line); });
+  if (!dds) return dds.error();
+  dds_control = std::move(dds).value();
+  std::string allow;
+  for (const auto& n : cfg.control.allow) allow += (allow.empty() ? "" : ", ") + n.to_string();
+  log->info("DDS control on domain {} (allow {})", cfg.domain, allow);
+  return {};
+}
+
+pubsub::Result<void> Recorder::Impl::start_metrics(const std::string& listen) {
+  auto server = MetricsServer::start(listen, [this] {
+    Recorder* r = owner.load();
+    return r ? prometheus_text(r->status()) : std::string();
+  });
+  if (!server) return server.error();
+  metrics = std::move(server).value();
+  log->info("metrics on http://{}:{}/metrics", listen.substr(0, listen.rfind(':')),
+            metrics->port());
+  return {};
+}
+
+namespace {
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+common::Error refused(std::string why) {
+  return common::Error{common::Errc::kInvalidArgument, std::move(why)};
+}
+
+// maps_mu held: the recorded topics named `names`, or the refusal naming the first unknown one.
+template <typename Topics>
+pubsub::Result<std::vector<TopicState*>> find_topics(Topics& topics,
+                                                     const std::vector<std::string>& names) {
+  std::vector<TopicState*> out;
+  for (const auto& n : names) {
+    auto it = std::find_if(topics.begin(), topics.end(),
+                           [&](const auto& e) { return e.second->name == n; });
+    if (it == topics.end()) return refused("no topic \"" + n + "\" is recorded");
+    out.push_back(it->second.get());
+  }
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+}  // namespace
+
+RecorderStatus Recorder::status() {
+  Impl& m = *impl_;
+  RecorderStatus st;
+  const SinkFill ws = m.store->fill();
+  st.queue_fill =
+      ws.max_bytes ? static_cast<double>(ws.in_use_bytes) / static_cast<double>(ws.max_bytes) : 0;
+  if (m.snap) {
+    st.mode = "snapshot";
+    st.snapshot = m.snap->status();
+  }
+  st.samples_shm = m.reader->stats().samples_shm;
+  st.writers = m.reader->matched_writers();
+  const pubsub::ParticipantStats ps = m.participant->stats();
+  for (size_t i = 0; i < pubsub::kQosPolicyCount; ++i) {
+    if (ps.incompatible_by_policy[i] == 0) continue;
+    st.incompatible_qos[pubsub::to_string(static_cast<pubsub::QosPolicyId>(i))] =
+        ps.incompatible_by_policy[i];
+  }
+  st.seconds = std::chrono::duration<double>(Clock::now() - m.started).count();
+  st.path = m.cfg.storage.path.string();
+  std::lock_guard lk(m.maps_mu);
+  st.paused = m.pause_all;
+  for (const auto& [info, t] : m.topics) {
+    TopicStatus ts;
+    ts.name = t->name;
+    ts.paused = t->paused.load(std::memory_order_relaxed);
+    ts.writers = t->writers.size();
+    for (const WriterState* w : t->writers) {
+      ts.samples += w->samples.load(std::memory_order_relaxed);
+      ts.bytes += w->bytes.load(std::memory_order_relaxed);
+      ts.lost += w->lost.load(std::memory_order_relaxed);
+      ts.skipped += w->skipped.load(std::memory_order_relaxed);
+      st.held_back += w->refused.load(std::memory_order_relaxed);
+    }
+    st.samples += ts.samples;
+    st.bytes += ts.bytes;
+    st.lost += ts.lost;
+    st.skipped += ts.skipped;
+    st.topics.push_back(std::move(ts));
+  }
+  std::sort(st.topics.begin(), st.topics.end(),
+            [](const TopicStatus& a, const TopicStatus& b) { return a.name < b.name; });
+  return st;
+}
+
+pubsub::Result<void> Recorder::Impl::set_paused(const std::vector<std::string>& names, bool on) {
+  std::lock_guard lk(maps_mu);
+  std::vector<storage::Mark> marks;
+  const auto kind = on ? storage::MarkKind::kPause : storage::MarkKind::kResume;
+  const int64_t t = now_ns();
+  if (names.empty()) {
+    bool any = pause_all;
+    for (const auto& [info, ts] : topics) any = any || ts->paused.load();
+    if (on && pause_all) return refused("already paused");
+    if (!on && !any) return refused("not paused");
+    pause_all = on;
+    for (const auto& [info, ts] : topics) ts->paused.store(on);
+    marks.push_back({kind, t, "", ""});
+  } else {
+    auto found = find_topics(topics, names);
+    if (!found) return found.error();
+    for (TopicState* ts : *found) {
+      if (ts->paused.load() == on)
+        return refused("topic \"" + ts->name + "\" is " + (on ? "already paused" : "not paused"));
+    }
+    for (TopicState* ts : *found) {
+      ts->paused.store(on);
+      marks.push_back({kind, t, ts->name, ""});
+    }
+  }
+  for (const auto& mk : marks) {
+    if (auto s = store->add_mark(mk); !s) return s.error();
+  }
+  log->info("{} {}", on ? "paused" : "resumed",
+            names.empty() ? std::string("every topic") : "topics " + joined(names));
+  return {};
+}
+
+pubsub::Result<void> Recorder::pause(const std::vector<std::string>& topics) {
+  return impl_->set_paused(topics, true);
+}
+
+pubsub::Result<void> Recorder::resume(const std::vector<std::string>& topics) {
+  return impl_->set_paused(topics, false);
+}
+
+pubsub::Result<uint64_t> Recorder::split() {
+  auto next = impl_->store->split();
+  if (!next) return next.error();
+  impl_->log->info("split: recording goes on in segment {}", *next);
+  return *next;
+}
+
+pubsub::Result<int64_t> Recorder::tag(const std::string& name, const std::string& note) {
+  if (name.empty() || name.size() > 256) return refused("a tag name has 1 to 256 bytes");
+  if (note.size() > 4096) return refused("a tag note has at most 4096 bytes");
+  const int64_t t = now_ns();
+  if (auto s = impl_->store->add_mark({storage::MarkKind::kTag, t, name, note}); !s)
+    return s.error();
+  impl_->log->info("tag \"{}\"{}{}", name, note.empty() ? "" : ": ", note);
+  return t;
+}
+
+pubsub::Result<SnapshotTrigger> Recorder::snapshot(const std::string& tag) {
+  if (!impl_->snap)
+    return refused("this recorder is not in snapshot mode (\"mode\": \"snapshot\")");
+  return impl_->snap->trigger(tag);
+}
+
+}  // namespace service

@@ -1,0 +1,245 @@
+// Recorder::Impl: the recorder's state, shared by the files that implement it (internal).
+//
+// OVERVIEW (service/include/service/recorder.hpp says what the recorder does; this is where)
+// - recorder.cpp: create() and run() on the caller's thread; the sink (recording or snapshot
+//   buffer), storage failures and the disk guard's events (storage's writer thread), the
+//   statistics line (run()'s thread).
+// - recorder_samples.cpp: the sample path, on the participant's delivering threads (receive
+//   workers, shared-memory thread, event thread) under the writer's reader lock: the writer's
+//   state (a per-thread cache, else the maps under maps_mu) and the append into the sink.
+// - recorder_registrar.cpp: topics and writers defined in the recording. The registrar thread
+//   defines a matched writer's topic off the receive threads; the types from types.idl or asked
+//   of the writer's participant (TypeLookup, whose replies come on participant threads); writers
+//   the recorder cannot read (discovery thread).
+// - recorder_control.cpp: the control socket, DDS control and metrics servers (each with its
+//   own thread) and the commands they run: status, pause/resume, split, tag, snapshot.
+//
+// Locks: maps_mu guards the topic and writer maps (never held while taking another lock of
+// this file except the sink's); reg_mu the registrar's queue; types_mu the TypeLookup requests
+// in flight; mu the stop and failure state. A writer's WriterState is ordered by its reader's
+// lock.
+#pragma once
+
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "control_server.hpp"
+#include "dds_control.hpp"
+#include "discovery_hints.hpp"
+#include "metrics_server.hpp"
+#include "pubsub/participant.hpp"
+#include "service/recorder.hpp"
+#include "sink.hpp"
+#include "snapshot_sink.hpp"
+#include "types/catalog.hpp"
+#include "types/type_object.hpp"
+
+namespace service {
+
+using Clock = std::chrono::steady_clock;
+
+// How long a writer's participant has to answer a TypeLookup request.
+constexpr auto kTypeLookupTimeout = std::chrono::seconds(3);
+
+// What the RawReader may hold back (refused or out-of-order samples) besides storage's queue.
+constexpr size_t kHeldBackBytes = 16u << 20;
+constexpr size_t kHeldBackSamples = 65536;
+
+// Counters written by one thread at a time and read by the stats thread: a plain load and
+// store, not a locked read-modify-write per sample (which waits for the record's stores into
+// the chunk to drain).
+inline void bump(std::atomic<uint64_t>& c, uint64_t n) {
+  c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
+
+struct TopicState;
+
+// One recorded writer. Its samples all come through one StatefulReader, whose lock is held
+// while they are delivered: that lock orders every access to the fields below, whichever thread
+// delivers (receive workers, shared-memory thread, event thread).
+struct WriterState {
+  storage::WriterId id = 0;
+  TopicState* topic = nullptr;
+  pubsub::SequenceNumber last = 0;
+  // The latest reception time stored: a sample that waited behind a repaired one is stored as
+  // received no earlier than it (replay orders by reception time and must keep each writer's
+  // order).
+  int64_t last_reception_ns = 0;
+  std::atomic<uint64_t> samples{0}, bytes{0}, lost{0}, refused{0};
+  std::atomic<uint64_t> skipped{0};  // received while the topic was paused
+};
+
+struct TopicState {
+  storage::TopicId id = 0;
+  std::string name;
+  std::vector<WriterState*> writers;  // under Impl::maps_mu
+  std::atomic<bool> paused{false};    // written under Impl::maps_mu
+};
+
+struct Recorder::Impl {
+  config::RecorderConfig cfg;
+  RecorderOptions opts;
+  std::shared_ptr<spdlog::logger> log;
+  // The recording (RecordingSink) or, in snapshot mode, the memory buffer and the snapshots
+  // (SnapshotSink, also reachable as `snap`).
+  std::unique_ptr<Sink> store;
+  SnapshotSink* snap = nullptr;
+  // Type names asked of a TypeLookup service and not answered yet, or answered. The replies
+  // come on participant threads: declared before the participant, these outlive its threads.
+  std::mutex types_mu;
+  std::set<std::string> types_asked;
+  std::unique_ptr<pubsub::Participant> participant;
+  std::unique_ptr<pubsub::RawReader> reader;
+  // `reader` for the delivering threads, which may run before create_raw_reader() returns (a
+  // writer discovered earlier is matched inside it): null until then.
+  std::atomic<const pubsub::RawReader*> reader_ready{nullptr};
+  types::TypeCatalog idl_types;  // from types.idl; read-only after create()
+
+  // Receive-path state. Callbacks of different readers run at once on the participant's
+  // threads; each writer's state is ordered by its reader's lock (WriterState), and maps_mu
+  // guards the maps, taken only when a thread meets a writer it has not cached (writer_for) and
+  // by the stats. Map nodes never move, so the cached pointers stay valid.
+  std::mutex maps_mu;
+  std::unordered_map<const pubsub::TopicInfo*, std::unique_ptr<TopicState>> topics;
+  std::unordered_map<pubsub::Guid, std::unique_ptr<WriterState>> writers;
+  const uint64_t generation = next_generation();  // tells this recorder's cache entries apart
+
+  // Topics defined off the receive threads. A matched writer's topic (its index row, the type
+  // from types.idl or a TypeLookup request) is queued here by on_writer_matched and defined by
+  // the registrar thread, usually before the writer's first sample arrives; a sample that comes
+  // first defines it on its delivering thread (topic_locked under maps_mu, whichever is first).
+  struct TopicToDefine {
+    const pubsub::TopicInfo* topic;  // stable while the raw reader lives
+    pubsub::GuidPrefix from;         // the writer's participant (TypeLookup)
+  };
+  std::mutex reg_mu;
+  std::condition_variable reg_cv;
+  std::vector<TopicToDefine> reg_queue;  // under reg_mu
+  bool reg_stop = false;                 // under reg_mu
+  std::thread registrar;                 // started by create(), ended by stop_registrar()
+
+  bool pause_all = false;  // under maps_mu: every topic paused, and topics matched later
+  std::unique_ptr<ControlServer> control;  // its thread runs the control commands
+  std::unique_ptr<MetricsServer> metrics;  // its thread renders the metrics
+  std::atomic<Recorder*> owner{nullptr};   // set once create() is done: commands wait for it
+  // control.dds: its worker thread runs the control commands.
+  std::unique_ptr<DdsControl> dds_control;
+  Clock::time_point started = Clock::now();
+
+  std::unique_ptr<DiscoveryHints> hints;  // run()'s thread only
+  std::atomic<uint64_t> writer_count{0};
+  std::atomic<uint64_t> refused_writers{0};  // writers the raw reader cannot read (stored)
+  std::atomic<bool> refused_flag{false};     // a sample was refused since run() last looked
+  std::string io_logged;                     // stats thread: the storage description last logged
+  std::mutex mu;
+  std::condition_variable cv;
+  bool stop_requested = false;
+  std::atomic<bool> stop_flag{false};
+  std::atomic<bool> failed{false};
+  common::Error failure;  // the first storage error (set once, with `failed`)
+  // The disk guard's stop, in the configuration's terms (under mu; set before storage fails).
+  std::string low_space_line;
+
+  // Storage's writer thread calls back into this Impl (on_error, on_disk_guard): it must be
+  // gone before the members those use. The reader first (nothing more is delivered), then the
+  // participant (its TypeLookup replies use the store), then the store.
+  ~Impl();
+
+  static uint64_t next_generation() {
+    static std::atomic<uint64_t> g{0};
+    return ++g;
+  }
+
+  struct Sums {
+    uint64_t samples = 0, bytes = 0, lost = 0, refused = 0;
+  };
+
+  // recorder.cpp: the sink, the reader, failures, statistics.
+
+  // The recording, or in snapshot mode the buffer (each snapshot's recording gets `wo`).
+  pubsub::Result<void> open_sink(storage::SegmentWriterOptions wo);
+
+  // The counters of every writer (stats thread; a writer's counters may be a sample behind).
+  Sums sums();
+
+  // Any thread: the first storage failure ends run() (logged once).
+  void fail(const common::Error& e);
+
+  // Storage's writer thread: what the disk guard did, logged with the configuration's names.
+  void on_disk_guard(const storage::DiskGuardEvent& e);
+
+  // run()'s thread: the statistics line since `prev` (then prev = now).
+  void log_stats(double interval_s, Sums& prev);
+
+  // The raw reader on the configuration's topics (create()), and the discovery hints.
+  pubsub::Result<void> open_reader();
+
+  // run()'s end: stops receiving, closes the recording and returns the totals or the failure.
+  pubsub::Result<RecorderTotals> finish(Clock::time_point start);
+
+  // recorder_control.cpp: the command servers.
+
+  pubsub::Result<void> start_control(const std::filesystem::path& path);
+
+  pubsub::Result<void> start_dds_control();
+
+  pubsub::Result<void> start_metrics(const std::string& listen);
+
+  // Pauses (on = true) or resumes the topics, or all of them; writes the marks (name "" = all).
+  pubsub::Result<void> set_paused(const std::vector<std::string>& names, bool on);
+
+  // recorder_registrar.cpp: topics, types and writers defined in the recording.
+
+  // maps_mu held.
+  TopicState* topic_locked(const pubsub::TopicInfo* info, const pubsub::GuidPrefix& from);
+
+  // Discovery thread (on_writer_matched): the writer's topic, for the registrar.
+  void queue_topic(const pubsub::TopicInfo& t, const pubsub::GuidPrefix& from);
+
+  // The registrar thread: defines the queued topics not defined yet.
+  void registrar_loop();
+
+  void stop_registrar();
+
+  // maps_mu held. Stores the type of a new topic when types.idl defines it (a failure is logged:
+  // the samples are recorded all the same).
+  bool store_idl_type(const std::string& type_name);
+
+  // Asks the writer's participant for the topic's type (XTypes TypeLookup getTypes) when the
+  // writer announced TypeInformation: the complete type and the dependencies it listed. One
+  // request per type name at a time; a participant that does not answer is logged, and a later
+  // writer of the type may ask again.
+  void look_up_type(const pubsub::TopicInfo& info, const pubsub::GuidPrefix& from);
+
+  // A participant thread: one reply (or the end of the wait) for type `name`. True: done.
+  bool on_type_reply(const std::string& name, const types::EquivalenceHash& top,
+                     const pubsub::TypeLookupReply& r);
+
+  // Discovery thread: a writer the raw reader cannot read (e.g. an XML data representation). It
+  // is stored with its QoS and the reason, so `pubsub-replay info` says why it has no samples.
+  void on_writer_refused(const pubsub::TopicInfo& t, const pubsub::Guid& g,
+                         pubsub::QosPolicyId policy, const std::string& reason);
+
+  // recorder_samples.cpp: the sample path.
+
+  // The writer's state, from this thread's cache of the last writer it delivered for (runs of
+  // samples come from one writer), else from the map (created on first sight, with its topic).
+  WriterState* writer_for(const pubsub::RawSample& s);
+
+  // Delivering thread, under the writer's reader lock. True = stored in a chunk buffer, so the
+  // sample may be acknowledged.
+  bool on_sample(const pubsub::RawSample& s);
+
+  // A sample of a paused topic: acknowledged and dropped; storage learns it is no gap.
+  bool skip(WriterState& w, const pubsub::RawSample& s);
+};
+
+}  // namespace service

@@ -1,0 +1,166 @@
+// What the recorder defines in the recording besides samples (Recorder::Impl,
+// recorder_impl.hpp): topics (by the registrar thread, or by the first sample's delivering
+// thread), their types (types.idl, or TypeLookup replies on participant threads) and writers the
+// recorder cannot read (discovery thread).
+
+#include "recorder_impl.hpp"
+#include "service/recording_schema.hpp"
+#include "types/idl_writer.hpp"
+#include "types/type_object.hpp"
+
+namespace service {
+
+pubsub::Result<types::TypeCatalog> load_idl_types(const config::RecorderConfig& c) {
+  auto catalog = types::TypeCatalog::from_idl_files(c.types.idl);
+  if (!catalog) return common::Error{common::Errc::kInvalidArgument, catalog.error().message};
+  return catalog;
+}
+
+TopicState* Recorder::Impl::topic_locked(const pubsub::TopicInfo* info,
+                                         const pubsub::GuidPrefix& from) {
+  auto it = topics.find(info);
+  if (it != topics.end()) return it->second.get();
+  auto id = store->add_topic(topic_def(*info));
+  if (!id) {
+    fail(id.error());
+    return nullptr;
+  }
+  auto t = std::make_unique<TopicState>();
+  t->id = id.value();
+  t->name = info->name;
+  t->paused.store(pause_all, std::memory_order_relaxed);
+  if (!store_idl_type(info->type_name)) look_up_type(*info, from);
+  log->info("topic {} ({}, {}{}{})", info->name, info->type_name,
+            info->reliability == pubsub::ReliabilityKind::kReliable ? "reliable" : "best effort",
+            info->keyed ? ", keyed" : "",
+            info->type_information.empty() ? "" : ", with type information");
+  return topics.emplace(info, std::move(t)).first->second.get();
+}
+
+void Recorder::Impl::queue_topic(const pubsub::TopicInfo& t, const pubsub::GuidPrefix& from) {
+  {
+    std::lock_guard lk(reg_mu);
+    reg_queue.push_back({&t, from});
+  }
+  reg_cv.notify_one();
+}
+
+void Recorder::Impl::registrar_loop() {
+  std::unique_lock lk(reg_mu);
+  for (;;) {
+    reg_cv.wait(lk, [&] { return reg_stop || !reg_queue.empty(); });
+    if (reg_stop) return;
+    std::vector<TopicToDefine> batch;
+    batch.swap(reg_queue);
+    lk.unlock();
+    for (const auto& t : batch) {
+      std::lock_guard maps(maps_mu);
+      (void)topic_locked(t.topic, t.from);
+    }
+    lk.lock();
+  }
+}
+
+void Recorder::Impl::stop_registrar() {
+  {
+    std::lock_guard lk(reg_mu);
+    reg_stop = true;
+  }
+  reg_cv.notify_one();
+  if (registrar.joinable()) registrar.join();
+}
+
+bool Recorder::Impl::store_idl_type(const std::string& type_name) {
+  auto found = idl_types.find(type_name);
+  if (!found) return false;
+  storage::TypeDef def{
+      type_name, storage::TypeSource::kIdl, types::to_idl(*found->lib, found->id), {}};
+  if (auto s = store->add_type(def); !s) {
+    log->warn("type {} from {} not stored: {}", type_name, *found->origin, s.error().message);
+    return true;
+  }
+  log->info("type {} from {}", type_name, *found->origin);
+  return true;
+}
+
+void Recorder::Impl::look_up_type(const pubsub::TopicInfo& info, const pubsub::GuidPrefix& from) {
+  if (info.type_information.empty()) return;
+  auto ti = types::decode_type_information(info.type_information);
+  if (!ti) {
+    log->warn("type {}: TypeInformation not understood ({}); recorded without its type",
+              info.type_name, ti.error().message);
+    return;
+  }
+  {
+    std::lock_guard lk(types_mu);
+    if (!types_asked.insert(info.type_name).second) return;
+  }
+  std::vector<types::HashedTypeId> ids{
+      types::hashed_type_id(types::kEkComplete, ti->complete.hash)};
+  for (const auto& d : ti->complete_dependencies)
+    ids.push_back(types::hashed_type_id(types::kEkComplete, d.hash));
+  log->info("type {}: asking participant {} for {} TypeObject(s)", info.type_name,
+            pubsub::Guid{from, {}}.to_string(), ids.size());
+  participant->request_types(
+      from, ids, kTypeLookupTimeout,
+      [this, name = info.type_name, top = ti->complete.hash](const pubsub::TypeLookupReply& r) {
+        return on_type_reply(name, top, r);
+      });
+}
+
+bool Recorder::Impl::on_type_reply(const std::string& name, const types::EquivalenceHash& top,
+                                   const pubsub::TypeLookupReply& r) {
+  const std::string from = pubsub::Guid{r.from, {}}.to_string();
+  if (r.kind != pubsub::TypeLookupReply::Kind::kReply) {
+    log->warn(
+        "type {}: {}; recorded without its type", name,
+        r.kind == pubsub::TypeLookupReply::Kind::kTimeout
+            ? "no TypeLookup reply within " + std::to_string(kTypeLookupTimeout.count()) + " s"
+            : "participant " + from + " offers no TypeLookup service");
+    std::lock_guard lk(types_mu);
+    types_asked.erase(name);
+    return true;
+  }
+  if (r.types.empty()) return false;  // an error or empty answer: another may still come
+  const auto order = r.little_endian ? types::ByteOrder::kLittle : types::ByteOrder::kBig;
+  auto set = types::parse_get_types_out(r.types, order);
+  if (!set) return false;
+  auto decoded = types::decode_type_objects(set->pairs, top);
+  if (!decoded) {
+    log->debug("type {}: reply from {} does not give it: {}", name, from, decoded.error().message);
+    return false;
+  }
+  storage::TypeDef def{
+      name, storage::TypeSource::kLookup, types::to_idl(decoded->library, decoded->top),
+      storage::Bytes(reinterpret_cast<const std::byte*>(r.types.data()),
+                     reinterpret_cast<const std::byte*>(r.types.data()) + r.types.size())};
+  if (auto s = store->add_type(def); !s) {
+    log->warn("type {} (looked up) not stored: {}", name, s.error().message);
+  } else {
+    log->info("type {}: looked up from participant {} ({} TypeObjects)", name, from,
+              set->pairs.size());
+  }
+  return true;
+}
+
+void Recorder::Impl::on_writer_refused(const pubsub::TopicInfo& t, const pubsub::Guid& g,
+                                       pubsub::QosPolicyId policy, const std::string& reason) {
+  (void)policy;  // named at the start of `reason` ("DATA_REPRESENTATION: requested ...")
+  const std::string& why = reason;
+  log->warn("writer {} on {} not recorded: {}", guid_hex(g), t.name, why);
+  std::lock_guard lk(maps_mu);
+  if (writers.count(g)) return;
+  const pubsub::RawReader* r = reader_ready.load(std::memory_order_acquire);
+  auto offer = r ? r->writer_info(g) : nullptr;
+  TopicState* ts = topic_locked(&t, g.prefix);
+  if (!ts) return;
+  RecordedQos qos = offer ? recorded_qos(*offer) : recorded_qos(t);
+  qos.not_matched = why;
+  if (auto id = store->add_writer(storage::WriterDef{ts->id, g.bytes(), encode_qos(qos)}); !id) {
+    fail(id.error());
+    return;
+  }
+  refused_writers.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace service

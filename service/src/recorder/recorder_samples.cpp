@@ -1,0 +1,91 @@
+// The recorder's sample path (Recorder::Impl, recorder_impl.hpp): runs on the participant's
+// delivering threads, several at once, each under the delivering reader's lock. A sample is
+// appended to the sink and acknowledged only once appended (back-pressure: see recorder.hpp).
+
+#include "recorder_impl.hpp"
+#include "service/recording_schema.hpp"
+
+namespace service {
+
+WriterState* Recorder::Impl::writer_for(const pubsub::RawSample& s) {
+  struct Cache {
+    uint64_t generation = 0;
+    pubsub::Guid guid;
+    WriterState* state = nullptr;
+  };
+  thread_local Cache cache;
+  if (cache.generation == generation && cache.guid == s.writer) return cache.state;
+  std::lock_guard lk(maps_mu);
+  auto it = writers.find(s.writer);
+  if (it == writers.end()) {
+    // The writer's own QoS, from its announcement (known before its first sample).
+    const pubsub::RawReader* r = reader_ready.load(std::memory_order_acquire);
+    auto offer = r ? r->writer_info(s.writer) : nullptr;
+    if (!offer) return nullptr;  // refused for now: offered again in a few milliseconds
+    TopicState* t = topic_locked(s.topic, s.writer.prefix);
+    if (!t) return nullptr;
+    RecordedQos qos = recorded_qos(*offer);
+    infer_representation(qos, s.serialized);
+    auto id = store->add_writer(storage::WriterDef{t->id, s.writer.bytes(), encode_qos(qos)});
+    if (!id) {
+      fail(id.error());
+      return nullptr;
+    }
+    auto w = std::make_unique<WriterState>();
+    w->id = id.value();
+    w->topic = t;
+    t->writers.push_back(w.get());
+    it = writers.emplace(s.writer, std::move(w)).first;
+    writer_count++;
+  }
+  cache = {generation, s.writer, it->second.get()};
+  return cache.state;
+}
+
+bool Recorder::Impl::on_sample(const pubsub::RawSample& s) {
+  if (failed.load(std::memory_order_relaxed)) return false;
+  WriterState* w = writer_for(s);
+  if (!w) return false;
+  if (w->topic->paused.load(std::memory_order_relaxed)) return skip(*w, s);
+  storage::RecordMeta m;
+  m.topic = w->topic->id;
+  m.writer = w->id;
+  m.sequence = s.sequence_number;
+  m.source_ns = s.has_source_timestamp ? s.source_timestamp.ns : 0;
+  m.reception_ns = std::max<int64_t>(s.reception_timestamp.ns, w->last_reception_ns);
+  m.flags = record_flags(s);
+  if (s.key_hash) {
+    m.has_key_hash = true;
+    m.key_hash = s.key_hash->value;
+  }
+  const auto st = store->try_append(m, s.serialized);
+  if (!st) {
+    if (st.error().code == storage::ErrorCode::kFull) {
+      bump(w->refused, 1);
+      refused_flag.store(true, std::memory_order_relaxed);
+    } else {
+      fail(st.error());
+    }
+    return false;
+  }
+  if (w->last && s.sequence_number > w->last + 1) {
+    bump(w->lost, static_cast<uint64_t>(s.sequence_number - w->last - 1));
+  }
+  w->last = std::max(w->last, s.sequence_number);
+  w->last_reception_ns = m.reception_ns;
+  bump(w->samples, 1);
+  bump(w->bytes, s.serialized.size());
+  return true;
+}
+
+bool Recorder::Impl::skip(WriterState& w, const pubsub::RawSample& s) {
+  if (auto st = store->skip_to(w.id, s.sequence_number); !st) {
+    fail(st.error());
+    return false;
+  }
+  w.last = std::max(w.last, s.sequence_number);
+  bump(w.skipped, 1);
+  return true;
+}
+
+}  // namespace service
