@@ -418,36 +418,24 @@ storage::Bytes encode_qos(const RecordedQos& q) {
   return out;
 }
 
-bool decode_qos(storage::ByteSpan bytes, RecordedQos& out, std::string* error) {
+Result<RecordedQos> decode_qos(storage::ByteSpan bytes) {
   const auto* text = reinterpret_cast<const char*>(bytes.data());
   const auto j = json::parse(text, text + bytes.size(), nullptr, false);
-  if (!j.is_object()) {
-    if (error) *error = "QoS is not a JSON object";
-    return false;
-  }
+  if (!j.is_object()) return Error{Errc::kCorrupt, "QoS is not a JSON object"};
   RecordedQos q;
   Reader r(false);
   read_qos(r, j, q);
-  if (r.failed()) {
-    if (error) *error = r.error();
-    return false;
-  }
-  out = std::move(q);
-  return true;
+  if (r.failed()) return Error{Errc::kCorrupt, r.error()};
+  return q;
 }
 
-bool apply_qos_overrides(std::string_view json_object, RecordedQos& qos, std::string* error) {
+Result<RecordedQos> apply_qos_overrides(std::string_view json_object, RecordedQos qos) {
   const auto j = json::parse(json_object, nullptr, false);
   Reader r(true);
   if (j.is_discarded()) r.fail("", "not JSON");
-  RecordedQos q = qos;
-  read_qos(r, j, q);
-  if (r.failed()) {
-    if (error) *error = r.error();
-    return false;
-  }
-  qos = std::move(q);
-  return true;
+  read_qos(r, j, qos);
+  if (r.failed()) return Error{Errc::kInvalidArgument, r.error()};
+  return qos;
 }
 
 std::string qos_summary(const RecordedQos& q) {

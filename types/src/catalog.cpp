@@ -1,12 +1,12 @@
 // TypeCatalog: IDL files and stored definitions, searched in order (see catalog.hpp).
 #include "types/catalog.hpp"
+#include "types/result.hpp"
 
 #include "types/idl.hpp"
 
 namespace types {
 
-common::Expected<TypeCatalog> TypeCatalog::from_idl_files(
-    const std::vector<std::filesystem::path>& files) {
+Result<TypeCatalog> TypeCatalog::from_idl_files(const std::vector<std::filesystem::path>& files) {
   TypeCatalog c;
   for (const auto& f : files) {
     auto lib = parse_idl_file(f.string());

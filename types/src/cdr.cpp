@@ -57,6 +57,7 @@
 // so a small sample cannot grow into a huge JSON value. The type library is not trusted either:
 // a bad type id or an alias loop is an error, not a crash. Errors are reported, never thrown.
 #include "types/cdr.hpp"
+#include "types/result.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -1217,9 +1218,8 @@ static size_t unread_bytes(const Cursor& c, size_t pos, size_t declared_padding)
   return left;
 }
 
-common::Expected<Json> decode_cdr(const TypeLibrary& lib, TypeId top,
-                                  std::span<const uint8_t> sample, const DecodeLimits& limits,
-                                  size_t* trailing) {
+Result<Json> decode_cdr(const TypeLibrary& lib, TypeId top, std::span<const uint8_t> sample,
+                        const DecodeLimits& limits, size_t* trailing) {
   if (sample.size() < 4)
     return common::make_error(Errc::kTruncated, "sample of " + std::to_string(sample.size()) +
                                                     " bytes has no 4-byte encapsulation header");

@@ -1,6 +1,7 @@
 // KeyHasher (key_hash.hpp): key members found once per type; per sample, decode (cdr.hpp), pick
 // the key values, write them as PLAIN_CDR2 big endian, pad or hash.
 #include "types/key_hash.hpp"
+#include "types/result.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -157,11 +158,9 @@ void write_primitive(Writer& w, Kind k, const Json& v) {
   w.uint(x, n);
 }
 
-common::Expected<void, Error> write_value(const TypeLibrary& lib, TypeId id, const Json& v,
-                                          Writer& w);
+Result<void> write_value(const TypeLibrary& lib, TypeId id, const Json& v, Writer& w);
 
-common::Expected<void, Error> write_struct(const TypeLibrary& lib, const Type& t, const Json& v,
-                                           Writer& w) {
+Result<void> write_struct(const TypeLibrary& lib, const Type& t, const Json& v, Writer& w) {
   if (t.base != kNoType) {
     if (auto r = write_value(lib, t.base, v, w); !r) return r;
   }
@@ -177,8 +176,7 @@ common::Expected<void, Error> write_struct(const TypeLibrary& lib, const Type& t
   return {};
 }
 
-common::Expected<void, Error> write_value(const TypeLibrary& lib, TypeId id, const Json& v,
-                                          Writer& w) {
+Result<void> write_value(const TypeLibrary& lib, TypeId id, const Json& v, Writer& w) {
   const Type& t = lib.at(lib.resolve(id));
   if (is_primitive(t.kind)) {
     write_primitive(w, t.kind, v);
@@ -232,7 +230,7 @@ common::Expected<void, Error> write_value(const TypeLibrary& lib, TypeId id, con
 
 }  // namespace
 
-common::Expected<KeyHasher> KeyHasher::create(const TypeLibrary& lib, TypeId top) {
+Result<KeyHasher> KeyHasher::create(const TypeLibrary& lib, TypeId top) {
   const TypeId id = lib.resolve(top);
   const Type& t = lib.at(id);
   if (t.kind != Kind::kStruct) return Error{Errc::kUnsupported, "not a struct"};
@@ -272,8 +270,7 @@ common::Expected<KeyHasher> KeyHasher::create(const TypeLibrary& lib, TypeId top
   return h;
 }
 
-common::Expected<std::vector<uint8_t>> KeyHasher::serialized_key(
-    std::span<const uint8_t> sample) const {
+Result<std::vector<uint8_t>> KeyHasher::serialized_key(std::span<const uint8_t> sample) const {
   auto v = decode_cdr(*lib_, top_, sample);
   if (!v) return v.error();
   Writer w;
@@ -296,13 +293,13 @@ KeyHashBytes finish(const std::vector<uint8_t>& key, bool fits_16) {
 }
 }  // namespace
 
-common::Expected<KeyHashBytes> KeyHasher::of_sample(std::span<const uint8_t> sample) const {
+Result<KeyHashBytes> KeyHasher::of_sample(std::span<const uint8_t> sample) const {
   auto key = serialized_key(sample);
   if (!key) return key.error();
   return finish(*key, fits_16_);
 }
 
-common::Expected<KeyHashBytes> KeyHasher::of_key_payload(std::span<const uint8_t> payload) const {
+Result<KeyHashBytes> KeyHasher::of_key_payload(std::span<const uint8_t> payload) const {
   if (key_only_top_ == kNoType) {
     return Error{Errc::kUnsupported, "key-only payloads of this type are not decoded"};
   }

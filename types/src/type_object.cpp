@@ -25,6 +25,7 @@
 // CompleteBitmaskType are appendable (a DHEADER first). TK_INT8/TK_UINT8/TK_CHAR16 (0x0c,
 // 0x0d, 0x11) are XTypes 1.3 values that file lacks.
 #include "types/type_object.hpp"
+#include "types/result.hpp"
 
 #include <bit>
 #include <cstring>
@@ -431,8 +432,7 @@ std::string to_hex(uint8_t equivalence_kind, const EquivalenceHash& hash) {
   return s;
 }
 
-common::Expected<TypeInformation> decode_type_information(std::span<const uint8_t> bytes,
-                                                          ByteOrder order) {
+Result<TypeInformation> decode_type_information(std::span<const uint8_t> bytes, ByteOrder order) {
   Reader r(bytes, order);
   WithDeps minimal, complete;
   const bool ok = mutable_members(r, "TypeInformation", [&](uint32_t id) {
@@ -453,8 +453,7 @@ common::Expected<TypeInformation> decode_type_information(std::span<const uint8_
   return info;
 }
 
-common::Expected<TypeObjectSet> parse_type_mapping(std::span<const uint8_t> bytes,
-                                                   ByteOrder order) {
+Result<TypeObjectSet> parse_type_mapping(std::span<const uint8_t> bytes, ByteOrder order) {
   Reader r(bytes, order);
   TypeObjectSet set;
   if (!object_pairs(r, order, set) || !object_pairs(r, order, set) || !identifier_pairs(r, set))
@@ -462,8 +461,7 @@ common::Expected<TypeObjectSet> parse_type_mapping(std::span<const uint8_t> byte
   return set;
 }
 
-common::Expected<TypeObjectSet> parse_get_types_out(std::span<const uint8_t> bytes,
-                                                    ByteOrder order) {
+Result<TypeObjectSet> parse_get_types_out(std::span<const uint8_t> bytes, ByteOrder order) {
   Reader r(bytes, order);
   TypeObjectSet set;
   const bool ok = mutable_members(r, "getTypes_Out", [&](uint32_t id) {
@@ -600,7 +598,7 @@ class Builder {
     for (const TypeObjectPair& p : pairs)
       if (p.equivalence_kind == kEkComplete) objects_.emplace(p.hash, &p);  // the first one wins
   }
-  common::Expected<DecodedTypes> run(const EquivalenceHash& top);
+  Result<DecodedTypes> run(const EquivalenceHash& top);
 
  private:
   struct Pending {
@@ -638,7 +636,7 @@ class Builder {
   std::optional<Error> error_;
 };
 
-common::Expected<DecodedTypes> Builder::run(const EquivalenceHash& top) {
+Result<DecodedTypes> Builder::run(const EquivalenceHash& top) {
   first_ = static_cast<TypeId>(lib_.size());
   DecodedTypes out;
   if (!ref(top, "topic type", out.top)) return *error_;
@@ -1009,8 +1007,8 @@ bool Builder::validate() {
 
 }  // namespace
 
-common::Expected<DecodedTypes> decode_type_objects(std::span<const TypeObjectPair> pairs,
-                                                   const EquivalenceHash& complete_hash) {
+Result<DecodedTypes> decode_type_objects(std::span<const TypeObjectPair> pairs,
+                                         const EquivalenceHash& complete_hash) {
   return Builder(pairs).run(complete_hash);
 }
 

@@ -17,6 +17,7 @@
 // The layouts (Cyclone DDS 0.10's ddsi_xt_typeinfo.idl) are those type_object.cpp reads; the
 // comments on each writer name the structures and their extensibility.
 #include "types/type_object_writer.hpp"
+#include "types/result.hpp"
 
 #include <algorithm>
 #include <array>
@@ -127,7 +128,7 @@ std::string hex_id(uint32_t v) {
 class Encoder {
  public:
   Encoder(const TypeLibrary& lib, const EncodeOptions& options) : lib_(lib), options_(options) {}
-  common::Expected<EncodedTypes> run(TypeId top);
+  Result<EncodedTypes> run(TypeId top);
 
  private:
   bool fail(Errc code, std::string message) {
@@ -160,7 +161,7 @@ class Encoder {
   Error error_;
 };
 
-common::Expected<EncodedTypes> Encoder::run(TypeId top) {
+Result<EncodedTypes> Encoder::run(TypeId top) {
   if (top >= lib_.size())
     return common::make_error(Errc::kInvalidArgument, "topic type: type id " + std::to_string(top) +
                                                           " is not in the library");
@@ -639,8 +640,8 @@ std::vector<TypeObjectPair> EncodedTypes::pairs() const {
   return out;
 }
 
-common::Expected<EncodedTypes> encode_type_objects(const TypeLibrary& lib, TypeId top,
-                                                   const EncodeOptions& options) {
+Result<EncodedTypes> encode_type_objects(const TypeLibrary& lib, TypeId top,
+                                         const EncodeOptions& options) {
   return Encoder(lib, options).run(top);
 }
 

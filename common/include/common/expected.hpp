@@ -84,6 +84,9 @@ class [[nodiscard]] Expected {
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
   const E& error() const { return std::get<1>(v_); }
+  // This value, or `fallback` when there is an error (the caller has said what it means).
+  T value_or(T fallback) const& { return ok() ? value() : std::move(fallback); }
+  T value_or(T fallback) && { return ok() ? std::get<0>(std::move(v_)) : std::move(fallback); }
 
   // This value, or the error with the caller's context before its message (E = Error).
   Expected with_context(std::string_view what) && {

@@ -43,6 +43,7 @@
 
 #include "config/recorder_config.hpp"
 #include "pubsub/types.hpp"
+#include "service/result.hpp"
 #include "types/catalog.hpp"
 
 namespace service {
@@ -134,7 +135,7 @@ std::filesystem::path control_socket_path(const config::RecorderConfig& config);
 
 // Parses the configuration's types.idl files (in order). Errors (kInvalidArgument): the
 // parser's "FILE:LINE:COLUMN: message", or the file's read error.
-pubsub::Result<types::TypeCatalog> load_idl_types(const config::RecorderConfig& config);
+Result<types::TypeCatalog> load_idl_types(const config::RecorderConfig& config);
 
 // What --check-config tries beyond the file (the start tries the same): the interface exists
 // (the message lists those that do), metrics.listen can be bound, a control socket outside the
@@ -146,13 +147,13 @@ class Recorder {
  public:
   // Creates the participant and the recording (the configuration must have been validated,
   // including validate_storage_path). Errors are one readable line.
-  static pubsub::Result<std::unique_ptr<Recorder>> create(const config::RecorderConfig& config,
-                                                          const RecorderOptions& options);
+  static Result<std::unique_ptr<Recorder>> create(const config::RecorderConfig& config,
+                                                  const RecorderOptions& options);
   ~Recorder();
 
   // Records until stop() or the duration; returns the final totals, or the storage error that
   // ended the recording.
-  pubsub::Result<RecorderTotals> run();
+  Result<RecorderTotals> run();
   // Thread- and signal-safe request to end run().
   void stop();
 
@@ -161,17 +162,16 @@ class Recorder {
   RecorderStatus status();
   // Stops recording the topics (all, when empty; topics matched later too): their samples are
   // acknowledged and dropped, and the recording gets a pause mark, so the gap is no loss.
-  pubsub::Result<void> pause(const std::vector<std::string>& topics);
-  pubsub::Result<void> resume(const std::vector<std::string>& topics);
+  Result<void> pause(const std::vector<std::string>& topics);
+  Result<void> resume(const std::vector<std::string>& topics);
   // Ends the current segment; returns the number of the segment recording goes on in.
-  pubsub::Result<uint64_t> split();
+  Result<uint64_t> split();
   // Puts a tag named `name` (1..256 bytes) with the current time into the recording; returns
   // that time (nanoseconds since the UNIX epoch).
-  pubsub::Result<int64_t> tag(const std::string& name, const std::string& note);
+  Result<int64_t> tag(const std::string& name, const std::string& note);
   // Snapshot mode: starts a snapshot, or extends the one being made (see SnapshotTrigger). `tag`:
   // "" or 1..64 of [A-Za-z0-9._-], part of the directory name. Refused in record mode.
-  pubsub::Result<SnapshotTrigger> snapshot(const std::string& tag);
-
+  Result<SnapshotTrigger> snapshot(const std::string& tag);
 
  private:
   struct Impl;  // recorder_impl.hpp

@@ -24,6 +24,7 @@
 
 #include "pubsub/participant.hpp"
 #include "pubsub/reader.hpp"
+#include "service/result.hpp"
 #include "storage/types.hpp"
 
 namespace service {
@@ -67,14 +68,13 @@ std::string qos_json_text(const RecordedQos& qos);
 // One line a person reads: reliability, durability and history always, then every policy off
 // DDS's default ("reliable, transient_local keep_last 5, exclusive (strength 7), deadline 2 s").
 std::string qos_summary(const RecordedQos& qos);
-// False (with a reason) for bytes that are not such an object; unknown members are ignored
+// kCorrupt (with the reason) for bytes that are not such an object; unknown members are ignored
 // (a newer recorder's), missing ones keep their defaults (an older recorder's).
-bool decode_qos(storage::ByteSpan bytes, RecordedQos& out, std::string* error = nullptr);
-// Applies the members of a JSON object over `qos` (play --qos): the same members, durations
-// also as text ("2 s", "250 ms", "infinite"). False, `qos` unchanged, with "/path: reason" for
-// an unknown member, a wrong type or value.
-bool apply_qos_overrides(std::string_view json_object, RecordedQos& qos,
-                         std::string* error = nullptr);
+Result<RecordedQos> decode_qos(storage::ByteSpan bytes);
+// `qos` with the members of a JSON object applied over it (play --qos): the same members,
+// durations also as text ("2 s", "250 ms", "infinite"). kInvalidArgument with "/path: reason"
+// for an unknown member, a wrong type or value.
+Result<RecordedQos> apply_qos_overrides(std::string_view json_object, RecordedQos qos);
 
 RecordedQos recorded_qos(const pubsub::TopicInfo& topic);
 RecordedQos recorded_qos(const pubsub::WriterInfo& writer);

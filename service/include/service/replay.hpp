@@ -42,6 +42,7 @@
 
 #include "common/expected.hpp"
 #include "pubsub/participant.hpp"
+#include "service/result.hpp"
 #include "storage/recording.hpp"
 
 namespace service::replay {
@@ -57,13 +58,8 @@ inline constexpr int kExitNotClosed = 3;  // verify: not closed cleanly, only a 
 // found no damage in what is written so far, recover and reindex changed nothing.
 inline constexpr int kExitLive = 4;
 
-// The common error vocabulary (common/expected.hpp); messages are one line, without the
+// Errors: the service's Result (service/result.hpp); messages are one line, without the
 // "pubsub-replay: " prefix.
-using common::Errc;
-using common::Error;
-using common::make_error;
-template <class T>
-using Result = common::Expected<T>;
 
 // ---- time -----------------------------------------------------------------------------------
 

@@ -21,25 +21,25 @@ namespace {
 namespace asio = boost::asio;
 using Local = asio::local::stream_protocol;
 
-common::Error io_error(common::Errc code, const std::string& what, int err) {
-  return common::Error{code, what + ": " + std::strerror(err)};
+Error io_error(common::Errc code, const std::string& what, int err) {
+  return Error{code, what + ": " + std::strerror(err)};
 }
 
 // A connected stream socket to `path`, or the connect error.
-pubsub::Result<int> connect_to(const std::filesystem::path& path) {
+Result<int> connect_to(const std::filesystem::path& path) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   const std::string p = path.string();
   if (p.size() >= sizeof addr.sun_path)
-    return common::Error{common::Errc::kInvalidArgument, "socket path too long: " + p};
+    return Error{Errc::kInvalidArgument, "socket path too long: " + p};
   std::memcpy(addr.sun_path, p.c_str(), p.size() + 1);
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return io_error(common::Errc::kIo, "socket", errno);
+  if (fd < 0) return io_error(Errc::kIo, "socket", errno);
   if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
     const int err = errno;
     ::close(fd);
-    return io_error(err == ENOENT ? common::Errc::kNotFound : common::Errc::kNetwork,
-                    "cannot connect to " + p, err);
+    return io_error(err == ENOENT ? Errc::kNotFound : Errc::kNetwork, "cannot connect to " + p,
+                    err);
   }
   return fd;
 }
@@ -132,24 +132,21 @@ struct ControlServer::Impl {
   }
 };
 
-pubsub::Result<std::unique_ptr<ControlServer>> ControlServer::start(
-    const std::filesystem::path& path, Handler handler) {
+Result<std::unique_ptr<ControlServer>> ControlServer::start(const std::filesystem::path& path,
+                                                            Handler handler) {
   const std::string p = path.string();
   if (p.size() >= sizeof(sockaddr_un{}.sun_path))
-    return common::Error{common::Errc::kInvalidArgument,
-                         "control socket path longer than 107 bytes: " + p};
+    return Error{Errc::kInvalidArgument, "control socket path longer than 107 bytes: " + p};
   struct stat st {};
   if (::lstat(p.c_str(), &st) == 0) {
     if (!S_ISSOCK(st.st_mode))
-      return common::Error{common::Errc::kAlreadyExists,
-                           "control socket " + p + " exists and is not a socket"};
+      return Error{Errc::kAlreadyExists, "control socket " + p + " exists and is not a socket"};
     if (auto fd = connect_to(path); fd) {
       ::close(*fd);
-      return common::Error{common::Errc::kAlreadyExists,
-                           "another recorder listens on control socket " + p};
+      return Error{Errc::kAlreadyExists, "another recorder listens on control socket " + p};
     }
     if (::unlink(p.c_str()) != 0 && errno != ENOENT)
-      return io_error(common::Errc::kIo, "remove stale control socket " + p, errno);
+      return io_error(Errc::kIo, "remove stale control socket " + p, errno);
   }
   auto impl = std::make_unique<Impl>();
   impl->path = path;
@@ -157,17 +154,17 @@ pubsub::Result<std::unique_ptr<ControlServer>> ControlServer::start(
   boost::system::error_code ec;
   impl->acceptor.open(Local(), ec);
   if (!ec) impl->acceptor.bind(Local::endpoint(p), ec);
-  if (ec) return common::Error{common::Errc::kIo, "bind control socket " + p + ": " + ec.message()};
+  if (ec) return Error{Errc::kIo, "bind control socket " + p + ": " + ec.message()};
   // Owner only, before anyone can connect (listen comes after).
   if (::chmod(p.c_str(), 0600) != 0) {
     const int err = errno;
     ::unlink(p.c_str());
-    return io_error(common::Errc::kIo, "chmod control socket " + p, err);
+    return io_error(Errc::kIo, "chmod control socket " + p, err);
   }
   impl->acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) {
     ::unlink(p.c_str());
-    return common::Error{common::Errc::kIo, "listen on control socket " + p + ": " + ec.message()};
+    return Error{Errc::kIo, "listen on control socket " + p + ": " + ec.message()};
   }
   Impl* m = impl.get();
   m->accept();
@@ -196,9 +193,9 @@ const std::filesystem::path& ControlServer::path() const {
   return impl_->path;
 }
 
-pubsub::Result<nlohmann::json> control_request(const std::filesystem::path& path,
-                                               const nlohmann::json& request,
-                                               std::chrono::milliseconds timeout) {
+Result<nlohmann::json> control_request(const std::filesystem::path& path,
+                                       const nlohmann::json& request,
+                                       std::chrono::milliseconds timeout) {
   auto fd = connect_to(path);
   if (!fd) return fd.error();
   const int s = *fd;
@@ -208,7 +205,7 @@ pubsub::Result<nlohmann::json> control_request(const std::filesystem::path& path
     if (n < 0) {
       const int err = errno;
       ::close(s);
-      return io_error(common::Errc::kNetwork, "send to " + path.string(), err);
+      return io_error(Errc::kNetwork, "send to " + path.string(), err);
     }
     sent += static_cast<size_t>(n);
   }
@@ -222,21 +219,21 @@ pubsub::Result<nlohmann::json> control_request(const std::filesystem::path& path
     const int r = left.count() > 0 ? ::poll(&pfd, 1, static_cast<int>(left.count())) : 0;
     if (r == 0) {
       ::close(s);
-      return common::Error{common::Errc::kTimeout, "no reply from " + path.string() + " within " +
-                                                       std::to_string(timeout.count()) + " ms"};
+      return Error{Errc::kTimeout, "no reply from " + path.string() + " within " +
+                                       std::to_string(timeout.count()) + " ms"};
     }
     const ssize_t n = r < 0 ? -1 : ::recv(s, buf, sizeof buf, 0);
     if (n <= 0) {
       const int err = n < 0 ? errno : ECONNRESET;
       ::close(s);
-      return io_error(common::Errc::kNetwork, "read reply from " + path.string(), err);
+      return io_error(Errc::kNetwork, "read reply from " + path.string(), err);
     }
     reply.append(buf, static_cast<size_t>(n));
   }
   ::close(s);
   auto j = nlohmann::json::parse(reply.substr(0, reply.find('\n')), nullptr, false);
   if (j.is_discarded() || !j.is_object())
-    return common::Error{common::Errc::kCorrupt, "reply is not a JSON object: " + reply};
+    return Error{Errc::kCorrupt, "reply is not a JSON object: " + reply};
   return j;
 }
 

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pubsub/types.hpp"
+#include "service/result.hpp"
 
 namespace service {
 
@@ -28,8 +29,8 @@ class ControlServer {
   // Listens on `path`. A socket file nobody accepts on (a crashed recorder's) is replaced; one
   // another process listens on is refused (kAlreadyExists), as is a path that exists and is not
   // a socket (kAlreadyExists) or cannot be bound (kIo).
-  static pubsub::Result<std::unique_ptr<ControlServer>> start(const std::filesystem::path& path,
-                                                              Handler handler);
+  static Result<std::unique_ptr<ControlServer>> start(const std::filesystem::path& path,
+                                                      Handler handler);
   ~ControlServer();
   ControlServer(const ControlServer&) = delete;
   ControlServer& operator=(const ControlServer&) = delete;
@@ -46,8 +47,8 @@ class ControlServer {
 // Client side: sends one request and waits up to `timeout` for its reply. Errors: kNotFound /
 // kNetwork (cannot connect: no socket, nobody listening), kTimeout, kCorrupt (a reply that is
 // not one JSON object).
-pubsub::Result<nlohmann::json> control_request(const std::filesystem::path& path,
-                                               const nlohmann::json& request,
-                                               std::chrono::milliseconds timeout);
+Result<nlohmann::json> control_request(const std::filesystem::path& path,
+                                       const nlohmann::json& request,
+                                       std::chrono::milliseconds timeout);
 
 }  // namespace service

@@ -152,8 +152,8 @@ std::string status_text(const nlohmann::json& s) {
 }
 
 // --dds: the request through a participant of our own on the recorder's domain.
-pubsub::Result<nlohmann::json> dds_request(const CtlArgs& a, const nlohmann::json& request,
-                                           std::chrono::milliseconds timeout) {
+Result<nlohmann::json> dds_request(const CtlArgs& a, const nlohmann::json& request,
+                                   std::chrono::milliseconds timeout) {
   pubsub::ParticipantOptions po;
   po.domain_id = a.domain;
   po.interface = a.interface;
@@ -233,7 +233,7 @@ int run_ctl(int argc, char** argv) {
   if (!reply) {
     const std::string& m = reply.error().message;
     // Nothing listens on the socket (none there, or a killed recorder's): say that.
-    if (!a.dds && (reply.error().code == common::Errc::kNotFound ||
+    if (!a.dds && (reply.error().code == Errc::kNotFound ||
                    m.find("Connection refused") != std::string::npos)) {
       const std::string where = a.path.empty() ? socket.string() : a.path;
       std::fprintf(stderr, "pubsub-recorder ctl: no recorder is running on %s (%s)\n",

@@ -276,9 +276,9 @@ struct DdsControl::Impl {
   }
 };
 
-pubsub::Result<std::unique_ptr<DdsControl>> DdsControl::start(
-    pubsub::Participant& participant, std::vector<config::Ipv4Network> allow, Handler handler,
-    Log warn) {
+Result<std::unique_ptr<DdsControl>> DdsControl::start(pubsub::Participant& participant,
+                                                      std::vector<config::Ipv4Network> allow,
+                                                      Handler handler, Log warn) {
   auto impl =
       std::make_unique<Impl>(participant, std::move(allow), std::move(handler), std::move(warn));
   pubsub::WriterQos wq;
@@ -319,9 +319,9 @@ DdsControl::~DdsControl() {
 
 // ---- the client's side ----------------------------------------------------------------------
 
-pubsub::Result<nlohmann::json> dds_control_request(pubsub::Participant& participant,
-                                                   const nlohmann::json& request,
-                                                   std::chrono::milliseconds timeout) {
+Result<nlohmann::json> dds_control_request(pubsub::Participant& participant,
+                                           const nlohmann::json& request,
+                                           std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   const std::string domain = std::to_string(participant.options().domain_id);
   constexpr uint64_t kId = 1;  // one request per writer: its GUID tells the replies apart
@@ -353,23 +353,22 @@ pubsub::Result<nlohmann::json> dds_control_request(pubsub::Participant& particip
                     deadline - std::chrono::steady_clock::now());
   };
   if (!(*writer)->wait_for_readers(1, left()))
-    return common::Error{common::Errc::kTimeout, "no recorder answers on domain " + domain};
+    return Error{Errc::kTimeout, "no recorder answers on domain " + domain};
   const auto body = dds_control_wire::encode(dds_control_wire::Request{kId, request.dump()});
   if (auto w = (*writer)->write(body); !w)
-    return common::Error{common::Errc::kIo, "cannot send the request: " + w.error().message};
+    return Error{Errc::kIo, "cannot send the request: " + w.error().message};
   std::string text;
   {
     std::unique_lock lk(mu);
     if (!cv.wait_until(lk, deadline, [&] { return reply.has_value(); })) {
-      return common::Error{common::Errc::kTimeout, "no reply from a recorder on domain " + domain +
-                                                       " within " +
-                                                       std::to_string(timeout.count()) + " ms"};
+      return Error{Errc::kTimeout, "no reply from a recorder on domain " + domain + " within " +
+                                       std::to_string(timeout.count()) + " ms"};
     }
     text = *reply;
   }
   auto j = json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object())
-    return common::Error{common::Errc::kCorrupt, "reply is not a JSON object: " + text};
+    return Error{Errc::kCorrupt, "reply is not a JSON object: " + text};
   return j;
 }
 

@@ -49,6 +49,7 @@
 
 #include "config/recorder_config.hpp"
 #include "pubsub/participant.hpp"
+#include "service/result.hpp"
 
 namespace service {
 
@@ -56,7 +57,8 @@ inline constexpr const char* kControlRequestTopic = "pubsub_recorder/control/req
 inline constexpr const char* kControlReplyTopic = "pubsub_recorder/control/reply";
 inline constexpr const char* kControlRequestType = "pubsub_recorder::ControlRequest";
 inline constexpr const char* kControlReplyType = "pubsub_recorder::ControlReply";
-// What the recorder's RawReader excludes (Recorder::Impl::open_reader): the control topics are never recorded.
+// What the recorder's RawReader excludes (Recorder::Impl::open_reader): the control topics are
+// never recorded.
 inline constexpr const char* kControlTopicsPattern = "pubsub_recorder/control/*";
 
 // The wire form above: CDR bodies without the encapsulation header, as Writer::write takes them
@@ -94,9 +96,9 @@ class DdsControl {
 
   // Creates the reply writer, the worker and the request reader on `participant`. `warn` gets
   // the refusals and dropped requests (from the worker and the receive threads).
-  static pubsub::Result<std::unique_ptr<DdsControl>> start(pubsub::Participant& participant,
-                                                           std::vector<config::Ipv4Network> allow,
-                                                           Handler handler, Log warn);
+  static Result<std::unique_ptr<DdsControl>> start(pubsub::Participant& participant,
+                                                   std::vector<config::Ipv4Network> allow,
+                                                   Handler handler, Log warn);
   ~DdsControl();
   DdsControl(const DdsControl&) = delete;
   DdsControl& operator=(const DdsControl&) = delete;
@@ -116,8 +118,8 @@ std::string announced_addresses(const pubsub::DiscoveredParticipant& participant
 // its reply; all within `timeout`. Errors: kTimeout "no recorder answers on domain N" (no
 // request reader matched), kTimeout "no reply from a recorder on domain N within T ms", kIo
 // (the request could not be written), kCorrupt (a reply that is not one JSON object).
-pubsub::Result<nlohmann::json> dds_control_request(pubsub::Participant& participant,
-                                                   const nlohmann::json& request,
-                                                   std::chrono::milliseconds timeout);
+Result<nlohmann::json> dds_control_request(pubsub::Participant& participant,
+                                           const nlohmann::json& request,
+                                           std::chrono::milliseconds timeout);
 
 }  // namespace service

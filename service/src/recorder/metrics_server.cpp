@@ -166,8 +166,8 @@ struct MetricsServer::Impl {
   }
 };
 
-pubsub::Result<std::unique_ptr<MetricsServer>> MetricsServer::start(
-    const std::string& listen, std::function<std::string()> render) {
+Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const std::string& listen,
+                                                            std::function<std::string()> render) {
   const auto colon = listen.rfind(':');
   boost::system::error_code ec;
   const auto addr = colon == std::string::npos
@@ -178,8 +178,8 @@ pubsub::Result<std::unique_ptr<MetricsServer>> MetricsServer::start(
   const auto [end, perr] = std::from_chars(pb, listen.data() + listen.size(), port);
   if (colon == std::string::npos || ec || perr != std::errc() ||
       end != listen.data() + listen.size() || port > 65535)
-    return common::Error{common::Errc::kInvalidArgument,
-                         "metrics.listen: expected IPV4:PORT, got \"" + listen + "\""};
+    return Error{Errc::kInvalidArgument,
+                 "metrics.listen: expected IPV4:PORT, got \"" + listen + "\""};
   auto impl = std::make_unique<Impl>();
   impl->render = std::move(render);
   const Tcp::endpoint ep(addr, static_cast<uint16_t>(port));
@@ -187,9 +187,7 @@ pubsub::Result<std::unique_ptr<MetricsServer>> MetricsServer::start(
   if (!ec) impl->acceptor.set_option(asio::socket_base::reuse_address(true), ec);
   if (!ec) impl->acceptor.bind(ep, ec);
   if (!ec) impl->acceptor.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec)
-    return common::Error{common::Errc::kNetwork,
-                         "metrics endpoint " + listen + ": " + ec.message()};
+  if (ec) return Error{Errc::kNetwork, "metrics endpoint " + listen + ": " + ec.message()};
   Impl* m = impl.get();
   m->accept();
   m->thread = std::thread([m] { m->io.run(); });

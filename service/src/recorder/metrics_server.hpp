@@ -13,6 +13,7 @@
 
 #include "pubsub/types.hpp"
 #include "service/recorder.hpp"
+#include "service/result.hpp"
 
 namespace service {
 
@@ -20,8 +21,8 @@ class MetricsServer {
  public:
   // Listens on "IPV4:PORT" (port 0: any free port; port() says which). Errors: kInvalidArgument
   // (not IPV4:PORT), kNetwork (cannot bind).
-  static pubsub::Result<std::unique_ptr<MetricsServer>> start(const std::string& listen,
-                                                              std::function<std::string()> render);
+  static Result<std::unique_ptr<MetricsServer>> start(const std::string& listen,
+                                                      std::function<std::string()> render);
   ~MetricsServer();
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;

@@ -91,7 +91,7 @@ Recorder::Impl::~Impl() {
   store.reset();
 }
 
-pubsub::Result<void> Recorder::Impl::open_sink(storage::SegmentWriterOptions wo) {
+Result<void> Recorder::Impl::open_sink(storage::SegmentWriterOptions wo) {
   if (cfg.mode == config::RecorderMode::kSnapshot) {
     SnapshotSinkOptions so;
     so.dir = cfg.storage.path;
@@ -132,13 +132,13 @@ Recorder::Impl::Sums Recorder::Impl::sums() {
   return t;
 }
 
-void Recorder::Impl::fail(const common::Error& e) {
+void Recorder::Impl::fail(const Error& e) {
   if (failed.exchange(true)) return;
   std::string line;
   {
     std::lock_guard lk(mu);
     failure = e;
-    if (e.code == common::Errc::kLowSpace && !low_space_line.empty()) {
+    if (e.code == Errc::kLowSpace && !low_space_line.empty()) {
       failure.message = low_space_line;
       line = low_space_line;
     } else {
@@ -218,8 +218,8 @@ void Recorder::Impl::log_stats(double interval_s, Sums& prev) {
 Recorder::Recorder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Recorder::~Recorder() = default;
 
-pubsub::Result<std::unique_ptr<Recorder>> Recorder::create(const config::RecorderConfig& c,
-                                                           const RecorderOptions& o) {
+Result<std::unique_ptr<Recorder>> Recorder::create(const config::RecorderConfig& c,
+                                                   const RecorderOptions& o) {
   auto impl = std::make_unique<Impl>();
   impl->cfg = c;
   impl->opts = o;
@@ -230,7 +230,7 @@ pubsub::Result<std::unique_ptr<Recorder>> Recorder::create(const config::Recorde
   try {
     impl->log = make_logger(c.log);
   } catch (const spdlog::spdlog_ex& e) {
-    return pubsub::make_error(pubsub::ErrorCode::kIo, std::string("log: ") + e.what());
+    return make_error(Errc::kIo, std::string("log: ") + e.what());
   }
   // The participant first: a bad interface must fail before the recording directory exists.
   pubsub::ParticipantOptions po;
@@ -272,7 +272,7 @@ pubsub::Result<std::unique_ptr<Recorder>> Recorder::create(const config::Recorde
   storage::SegmentWriterOptions wo = writer_options(c, o);
   Impl* self = impl.get();
   // A storage failure ends run() at once, traffic or not (on_sample also sees it).
-  wo.on_error = [self](const storage::Status& s) { self->fail(s.error()); };
+  wo.on_error = [self](const Status& s) { self->fail(s.error()); };
   wo.on_disk_guard = [self](const storage::DiskGuardEvent& e) { self->on_disk_guard(e); };
   if (auto s = impl->open_sink(std::move(wo)); !s) return s.error();
   if (socket_in_recording) {
@@ -294,7 +294,7 @@ pubsub::Result<std::unique_ptr<Recorder>> Recorder::create(const config::Recorde
   return recorder;
 }
 
-pubsub::Result<void> Recorder::Impl::open_reader() {
+Result<void> Recorder::Impl::open_reader() {
   Impl* self = this;
   pubsub::RawReaderOptions ro;
   ro.include = cfg.topics.include;
@@ -345,7 +345,7 @@ void Recorder::stop() {
   impl_->cv.notify_all();
 }
 
-pubsub::Result<RecorderTotals> Recorder::run() {
+Result<RecorderTotals> Recorder::run() {
   Impl& m = *impl_;
   const auto start = Clock::now();
   const auto interval = std::chrono::duration_cast<Clock::duration>(m.cfg.stats_interval);
@@ -392,7 +392,7 @@ pubsub::Result<RecorderTotals> Recorder::run() {
   return m.finish(start);
 }
 
-pubsub::Result<RecorderTotals> Recorder::Impl::finish(Clock::time_point start) {
+Result<RecorderTotals> Recorder::Impl::finish(Clock::time_point start) {
   hints->observe(participant->discovered_topics(), participant->discovered_participants().size());
   // Stop receiving first (nothing new is acknowledged), then finish the recording.
   log->info("stopping: closing the recording");
@@ -434,8 +434,7 @@ pubsub::Result<RecorderTotals> Recorder::Impl::finish(Clock::time_point start) {
   if (failed) {
     // After the disk guard's stop, close() says whether the recording was still finished
     // cleanly (kLowSpace again) or writing out what had been accepted failed (that error).
-    if (failure.code == common::Errc::kLowSpace && !closed &&
-        closed.error().code != common::Errc::kLowSpace)
+    if (failure.code == Errc::kLowSpace && !closed && closed.error().code != Errc::kLowSpace)
       return closed.error();
     return failure;
   }

@@ -11,7 +11,7 @@
 
 namespace service {
 
-pubsub::Result<void> Recorder::Impl::start_control(const std::filesystem::path& path) {
+Result<void> Recorder::Impl::start_control(const std::filesystem::path& path) {
   auto server = ControlServer::start(path, [this](const nlohmann::json& request) {
     Recorder* r = owner.load();
     if (!r) return nlohmann::json{{"ok", false}, {"error", "the recorder is starting"}};
@@ -23,7 +23,7 @@ pubsub::Result<void> Recorder::Impl::start_control(const std::filesystem::path& 
   return {};
 }
 
-pubsub::Result<void> Recorder::Impl::start_dds_control() {
+Result<void> Recorder::Impl::start_dds_control() {
   auto dds = DdsControl::start(
       *participant, cfg.control.allow,
       [this](const nlohmann::json& request) {
@@ -40,7 +40,7 @@ pubsub::Result<void> Recorder::Impl::start_dds_control() {
   return {};
 }
 
-pubsub::Result<void> Recorder::Impl::start_metrics(const std::string& listen) {
+Result<void> Recorder::Impl::start_metrics(const std::string& listen) {
   auto server = MetricsServer::start(listen, [this] {
     Recorder* r = owner.load();
     return r ? prometheus_text(r->status()) : std::string();
@@ -60,14 +60,14 @@ int64_t now_ns() {
       .count();
 }
 
-common::Error refused(std::string why) {
-  return common::Error{common::Errc::kInvalidArgument, std::move(why)};
+Error refused(std::string why) {
+  return Error{Errc::kInvalidArgument, std::move(why)};
 }
 
 // maps_mu held: the recorded topics named `names`, or the refusal naming the first unknown one.
 template <typename Topics>
-pubsub::Result<std::vector<TopicState*>> find_topics(Topics& topics,
-                                                     const std::vector<std::string>& names) {
+Result<std::vector<TopicState*>> find_topics(Topics& topics,
+                                             const std::vector<std::string>& names) {
   std::vector<TopicState*> out;
   for (const auto& n : names) {
     auto it = std::find_if(topics.begin(), topics.end(),
@@ -131,7 +131,7 @@ RecorderStatus Recorder::status() {
   return st;
 }
 
-pubsub::Result<void> Recorder::Impl::set_paused(const std::vector<std::string>& names, bool on) {
+Result<void> Recorder::Impl::set_paused(const std::vector<std::string>& names, bool on) {
   std::lock_guard lk(maps_mu);
   std::vector<storage::Mark> marks;
   const auto kind = on ? storage::MarkKind::kPause : storage::MarkKind::kResume;
@@ -164,22 +164,22 @@ pubsub::Result<void> Recorder::Impl::set_paused(const std::vector<std::string>& 
   return {};
 }
 
-pubsub::Result<void> Recorder::pause(const std::vector<std::string>& topics) {
+Result<void> Recorder::pause(const std::vector<std::string>& topics) {
   return impl_->set_paused(topics, true);
 }
 
-pubsub::Result<void> Recorder::resume(const std::vector<std::string>& topics) {
+Result<void> Recorder::resume(const std::vector<std::string>& topics) {
   return impl_->set_paused(topics, false);
 }
 
-pubsub::Result<uint64_t> Recorder::split() {
+Result<uint64_t> Recorder::split() {
   auto next = impl_->store->split();
   if (!next) return next.error();
   impl_->log->info("split: recording goes on in segment {}", *next);
   return *next;
 }
 
-pubsub::Result<int64_t> Recorder::tag(const std::string& name, const std::string& note) {
+Result<int64_t> Recorder::tag(const std::string& name, const std::string& note) {
   if (name.empty() || name.size() > 256) return refused("a tag name has 1 to 256 bytes");
   if (note.size() > 4096) return refused("a tag note has at most 4096 bytes");
   const int64_t t = now_ns();
@@ -189,7 +189,7 @@ pubsub::Result<int64_t> Recorder::tag(const std::string& name, const std::string
   return t;
 }
 
-pubsub::Result<SnapshotTrigger> Recorder::snapshot(const std::string& tag) {
+Result<SnapshotTrigger> Recorder::snapshot(const std::string& tag) {
   if (!impl_->snap)
     return refused("this recorder is not in snapshot mode (\"mode\": \"snapshot\")");
   return impl_->snap->trigger(tag);

@@ -37,6 +37,7 @@
 #include "metrics_server.hpp"
 #include "pubsub/participant.hpp"
 #include "service/recorder.hpp"
+#include "service/result.hpp"
 #include "sink.hpp"
 #include "snapshot_sink.hpp"
 #include "types/catalog.hpp"
@@ -144,7 +145,7 @@ struct Recorder::Impl {
   bool stop_requested = false;
   std::atomic<bool> stop_flag{false};
   std::atomic<bool> failed{false};
-  common::Error failure;  // the first storage error (set once, with `failed`)
+  Error failure;  // the first storage error (set once, with `failed`)
   // The disk guard's stop, in the configuration's terms (under mu; set before storage fails).
   std::string low_space_line;
 
@@ -165,13 +166,13 @@ struct Recorder::Impl {
   // recorder.cpp: the sink, the reader, failures, statistics.
 
   // The recording, or in snapshot mode the buffer (each snapshot's recording gets `wo`).
-  pubsub::Result<void> open_sink(storage::SegmentWriterOptions wo);
+  Result<void> open_sink(storage::SegmentWriterOptions wo);
 
   // The counters of every writer (stats thread; a writer's counters may be a sample behind).
   Sums sums();
 
   // Any thread: the first storage failure ends run() (logged once).
-  void fail(const common::Error& e);
+  void fail(const Error& e);
 
   // Storage's writer thread: what the disk guard did, logged with the configuration's names.
   void on_disk_guard(const storage::DiskGuardEvent& e);
@@ -180,21 +181,21 @@ struct Recorder::Impl {
   void log_stats(double interval_s, Sums& prev);
 
   // The raw reader on the configuration's topics (create()), and the discovery hints.
-  pubsub::Result<void> open_reader();
+  Result<void> open_reader();
 
   // run()'s end: stops receiving, closes the recording and returns the totals or the failure.
-  pubsub::Result<RecorderTotals> finish(Clock::time_point start);
+  Result<RecorderTotals> finish(Clock::time_point start);
 
   // recorder_control.cpp: the command servers.
 
-  pubsub::Result<void> start_control(const std::filesystem::path& path);
+  Result<void> start_control(const std::filesystem::path& path);
 
-  pubsub::Result<void> start_dds_control();
+  Result<void> start_dds_control();
 
-  pubsub::Result<void> start_metrics(const std::string& listen);
+  Result<void> start_metrics(const std::string& listen);
 
   // Pauses (on = true) or resumes the topics, or all of them; writes the marks (name "" = all).
-  pubsub::Result<void> set_paused(const std::vector<std::string>& names, bool on);
+  Result<void> set_paused(const std::vector<std::string>& names, bool on);
 
   // recorder_registrar.cpp: topics, types and writers defined in the recording.
 

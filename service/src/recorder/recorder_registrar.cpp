@@ -10,9 +10,9 @@
 
 namespace service {
 
-pubsub::Result<types::TypeCatalog> load_idl_types(const config::RecorderConfig& c) {
+Result<types::TypeCatalog> load_idl_types(const config::RecorderConfig& c) {
   auto catalog = types::TypeCatalog::from_idl_files(c.types.idl);
-  if (!catalog) return common::Error{common::Errc::kInvalidArgument, catalog.error().message};
+  if (!catalog) return Error{Errc::kInvalidArgument, catalog.error().message};
   return catalog;
 }
 

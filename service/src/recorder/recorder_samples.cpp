@@ -60,7 +60,7 @@ bool Recorder::Impl::on_sample(const pubsub::RawSample& s) {
   }
   const auto st = store->try_append(m, s.serialized);
   if (!st) {
-    if (st.error().code == storage::ErrorCode::kFull) {
+    if (st.error().code == Errc::kFull) {
       bump(w->refused, 1);
       refused_flag.store(true, std::memory_order_relaxed);
     } else {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "service/result.hpp"
 #include "storage/segment_writer.hpp"
 
 namespace service {
@@ -21,45 +22,44 @@ struct SinkFill {
 class Sink {
  public:
   virtual ~Sink() = default;
-  virtual storage::Result<storage::TopicId> add_topic(const storage::TopicDef& def) = 0;
-  virtual storage::Result<storage::WriterId> add_writer(const storage::WriterDef& def) = 0;
-  virtual storage::Status add_type(const storage::TypeDef& def) = 0;
-  virtual storage::Status add_mark(const storage::Mark& mark) = 0;
+  virtual Result<storage::TopicId> add_topic(const storage::TopicDef& def) = 0;
+  virtual Result<storage::WriterId> add_writer(const storage::WriterDef& def) = 0;
+  virtual Status add_type(const storage::TypeDef& def) = 0;
+  virtual Status add_mark(const storage::Mark& mark) = 0;
   // The writer's records up to `sequence` were left out on purpose (a paused topic).
-  virtual storage::Status skip_to(storage::WriterId writer, int64_t sequence) = 0;
+  virtual Status skip_to(storage::WriterId writer, int64_t sequence) = 0;
   // kFull: no room now (back-pressure: the sample is not acknowledged, offered again later).
-  virtual storage::Status try_append(const storage::RecordMeta& meta,
-                                     storage::ByteSpan payload) = 0;
-  virtual storage::Result<uint64_t> split() = 0;
+  virtual Status try_append(const storage::RecordMeta& meta, storage::ByteSpan payload) = 0;
+  virtual Result<uint64_t> split() = 0;
   virtual SinkFill fill() const = 0;
   // For the log when it changes: how data is written (or kept).
   virtual std::string io_description() const = 0;
   // Finishes everything accepted; the first error of the sink's life, if any.
-  virtual storage::Status close() = 0;
+  virtual Status close() = 0;
 };
 
 class RecordingSink final : public Sink {
  public:
   explicit RecordingSink(std::unique_ptr<storage::SegmentWriter> w) : w_(std::move(w)) {}
-  storage::Result<storage::TopicId> add_topic(const storage::TopicDef& d) override {
+  Result<storage::TopicId> add_topic(const storage::TopicDef& d) override {
     return w_->add_topic(d);
   }
-  storage::Result<storage::WriterId> add_writer(const storage::WriterDef& d) override {
+  Result<storage::WriterId> add_writer(const storage::WriterDef& d) override {
     return w_->add_writer(d);
   }
-  storage::Status add_type(const storage::TypeDef& d) override { return w_->add_type(d); }
-  storage::Status add_mark(const storage::Mark& m) override { return w_->add_mark(m); }
-  storage::Status skip_to(storage::WriterId w, int64_t seq) override { return w_->skip_to(w, seq); }
-  storage::Status try_append(const storage::RecordMeta& m, storage::ByteSpan p) override {
+  Status add_type(const storage::TypeDef& d) override { return w_->add_type(d); }
+  Status add_mark(const storage::Mark& m) override { return w_->add_mark(m); }
+  Status skip_to(storage::WriterId w, int64_t seq) override { return w_->skip_to(w, seq); }
+  Status try_append(const storage::RecordMeta& m, storage::ByteSpan p) override {
     return w_->try_append(m, p);
   }
-  storage::Result<uint64_t> split() override { return w_->split(); }
+  Result<uint64_t> split() override { return w_->split(); }
   SinkFill fill() const override {
     const auto s = w_->stats();
     return {s.queue_in_use_bytes - s.open_chunk_capacity, s.queue_max_bytes, s.open_chunk_bytes};
   }
   std::string io_description() const override { return w_->io_description(); }
-  storage::Status close() override { return w_->close(); }
+  Status close() override { return w_->close(); }
 
  private:
   std::unique_ptr<storage::SegmentWriter> w_;

@@ -10,9 +10,6 @@
 namespace service {
 namespace {
 
-using storage::Error;
-using storage::ErrorCode;
-
 // A window's end is this far past before its snapshot is finished: samples received just before
 // it are still on their way into the ring.
 constexpr int64_t kFinishGraceNs = 200'000'000;
@@ -70,12 +67,12 @@ SnapshotSink::SnapshotSink(SnapshotSinkOptions options, std::shared_ptr<spdlog::
         return r;
       }()) {}
 
-storage::Result<std::unique_ptr<SnapshotSink>> SnapshotSink::create(
-    SnapshotSinkOptions options, std::shared_ptr<spdlog::logger> log) {
+Result<std::unique_ptr<SnapshotSink>> SnapshotSink::create(SnapshotSinkOptions options,
+                                                           std::shared_ptr<spdlog::logger> log) {
   std::error_code ec;
   std::filesystem::create_directories(options.dir, ec);
   if (ec)
-    return Error{ErrorCode::kIo, "cannot create " + options.dir.string() + ": " + ec.message()};
+    return Error{Errc::kIo, "cannot create " + options.dir.string() + ": " + ec.message()};
   std::unique_ptr<SnapshotSink> s(new SnapshotSink(std::move(options), std::move(log)));
   s->thread_ = std::thread([p = s.get()] { p->run(); });
   return s;
@@ -85,24 +82,23 @@ SnapshotSink::~SnapshotSink() {
   (void)close();
 }
 
-storage::Result<storage::TopicId> SnapshotSink::add_topic(const storage::TopicDef& def) {
+Result<storage::TopicId> SnapshotSink::add_topic(const storage::TopicDef& def) {
   std::lock_guard lk(defs_mu_);
   topics_.push_back(def);
   return static_cast<storage::TopicId>(topics_.size());
 }
 
-storage::Result<storage::WriterId> SnapshotSink::add_writer(const storage::WriterDef& def) {
+Result<storage::WriterId> SnapshotSink::add_writer(const storage::WriterDef& def) {
   std::lock_guard lk(defs_mu_);
   if (def.topic == 0 || def.topic > topics_.size())
-    return Error{ErrorCode::kInvalidArgument, "add_writer: unknown topic id"};
+    return Error{Errc::kInvalidArgument, "add_writer: unknown topic id"};
   writers_.push_back(def);
   const auto id = static_cast<storage::WriterId>(writers_.size());
-  RecordedQos q;
-  if (!def.qos.empty() && decode_qos(def.qos, q) &&
-      q.durability >= pubsub::DurabilityKind::kTransientLocal) {
+  const auto q = def.qos.empty() ? Result<RecordedQos>(RecordedQos{}) : decode_qos(def.qos);
+  if (q && q->durability >= pubsub::DurabilityKind::kTransientLocal) {
     std::lock_guard ll(latched_mu_);
-    latched_[id].depth = q.history.kind == pubsub::HistoryKind::kKeepLast
-                             ? static_cast<size_t>(std::max(q.history.depth, 1))
+    latched_[id].depth = q->history.kind == pubsub::HistoryKind::kKeepLast
+                             ? static_cast<size_t>(std::max(q->history.depth, 1))
                              : kLatchedKeepAll;
     durable_writers_.fetch_add(1, std::memory_order_release);
   }
@@ -136,7 +132,7 @@ std::vector<SnapshotSink::Latched> SnapshotSink::latched_before(int64_t before_n
 
 // Writes the job's latched state, each writer's records as a run of skips and records: the
 // sequence numbers between them were not lost, only superseded.
-storage::Status SnapshotSink::write_latched(Job& job) {
+Status SnapshotSink::write_latched(Job& job) {
   for (const Latched& l : job.latched) {
     auto last = job.latched_seq.find(l.meta.writer);
     if (last != job.latched_seq.end() && l.meta.sequence > last->second + 1) {
@@ -150,31 +146,30 @@ storage::Status SnapshotSink::write_latched(Job& job) {
   return {};
 }
 
-storage::Status SnapshotSink::add_type(const storage::TypeDef& def) {
+Status SnapshotSink::add_type(const storage::TypeDef& def) {
   std::lock_guard lk(defs_mu_);
   types_.push_back(def);
   return {};
 }
 
-storage::Status SnapshotSink::add_mark(const storage::Mark& mark) {
+Status SnapshotSink::add_mark(const storage::Mark& mark) {
   ring_.add_mark(mark);
   return {};
 }
 
-storage::Status SnapshotSink::skip_to(storage::WriterId writer, int64_t sequence) {
+Status SnapshotSink::skip_to(storage::WriterId writer, int64_t sequence) {
   ring_.add_skip(writer, sequence, now_ns());
   return {};
 }
 
-storage::Status SnapshotSink::try_append(const storage::RecordMeta& meta,
-                                         storage::ByteSpan payload) {
+Status SnapshotSink::try_append(const storage::RecordMeta& meta, storage::ByteSpan payload) {
   auto s = ring_.append(meta, payload);
   if (s && durable_writers_.load(std::memory_order_acquire) > 0) keep_latched(meta, payload);
   return s;
 }
 
-storage::Result<uint64_t> SnapshotSink::split() {
-  return Error{ErrorCode::kInvalidArgument,
+Result<uint64_t> SnapshotSink::split() {
+  return Error{Errc::kInvalidArgument,
                "split: in snapshot mode there is no recording to split (each snapshot is one)"};
 }
 
@@ -205,16 +200,16 @@ SnapshotStatus SnapshotSink::status() const {
   return s;
 }
 
-storage::Result<SnapshotTrigger> SnapshotSink::trigger(const std::string& tag) {
+Result<SnapshotTrigger> SnapshotSink::trigger(const std::string& tag) {
   if (!valid_tag(tag))
-    return Error{ErrorCode::kInvalidArgument,
+    return Error{Errc::kInvalidArgument,
                  "a snapshot tag has at most 64 characters of A-Z a-z 0-9 . _ -"};
   const int64_t now = now_ns();
   const int64_t after = static_cast<int64_t>(opt_.after.count());
   const storage::Mark mark{storage::MarkKind::kTag, now, tag.empty() ? "snapshot" : tag,
                            "snapshot trigger"};
   std::lock_guard lk(jobs_mu_);
-  if (stopping_) return Error{ErrorCode::kClosed, "the recorder is stopping"};
+  if (stopping_) return Error{Errc::kClosed, "the recorder is stopping"};
   SnapshotTrigger t;
   t.trigger_ns = now;
   if (!jobs_.empty() && now <= last_until_ns_) {
@@ -233,7 +228,7 @@ storage::Result<SnapshotTrigger> SnapshotSink::trigger(const std::string& tag) {
   auto job = std::make_unique<Job>();
   job->path = opt_.dir / directory_name(now, tag);
   if (std::filesystem::exists(job->path))
-    return Error{ErrorCode::kAlreadyExists, job->path.string() + " exists already"};
+    return Error{Errc::kAlreadyExists, job->path.string() + " exists already"};
   auto w = storage::SegmentWriter::create(job->path.string(), opt_.writer);
   if (!w) return w.error().with_context("cannot create " + job->path.string());
   job->w = std::move(w).value();
@@ -299,12 +294,11 @@ void SnapshotSink::define_new(Job& job) {
   }
 }
 
-storage::Status SnapshotSink::copy_chunk(Job& job, const storage::SnapshotChunk& chunk,
-                                         int64_t until_ns) {
+Status SnapshotSink::copy_chunk(Job& job, const storage::SnapshotChunk& chunk, int64_t until_ns) {
   if (chunk.last_ns < job.from_ns || chunk.first_ns > until_ns) return {};
   thread_local storage::Bytes scratch;
   return storage::SnapshotRing::for_each_entry(
-      chunk, scratch, [&](const storage::format::Entry& e) -> storage::Status {
+      chunk, scratch, [&](const storage::format::Entry& e) -> Status {
         using storage::format::EntryKind;
         if (e.kind == EntryKind::kData) {
           const auto& m = e.record.meta;
@@ -388,7 +382,7 @@ void SnapshotSink::finish(Job& job, int64_t until_ns) {
                : std::string()));
 }
 
-storage::Status SnapshotSink::close() {
+Status SnapshotSink::close() {
   {
     std::lock_guard lk(jobs_mu_);
     if (!thread_.joinable()) return first_error_;

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "service/recorder.hpp"
+#include "service/result.hpp"
 #include "sink.hpp"
 #include "storage/snapshot_ring.hpp"
 
@@ -57,26 +58,26 @@ struct SnapshotSinkOptions {
 
 class SnapshotSink final : public Sink {
  public:
-  static storage::Result<std::unique_ptr<SnapshotSink>> create(SnapshotSinkOptions options,
-                                                               std::shared_ptr<spdlog::logger> log);
+  static Result<std::unique_ptr<SnapshotSink>> create(SnapshotSinkOptions options,
+                                                      std::shared_ptr<spdlog::logger> log);
   ~SnapshotSink() override;
 
-  storage::Result<storage::TopicId> add_topic(const storage::TopicDef& def) override;
-  storage::Result<storage::WriterId> add_writer(const storage::WriterDef& def) override;
-  storage::Status add_type(const storage::TypeDef& def) override;
-  storage::Status add_mark(const storage::Mark& mark) override;
-  storage::Status skip_to(storage::WriterId writer, int64_t sequence) override;
-  storage::Status try_append(const storage::RecordMeta& meta, storage::ByteSpan payload) override;
+  Result<storage::TopicId> add_topic(const storage::TopicDef& def) override;
+  Result<storage::WriterId> add_writer(const storage::WriterDef& def) override;
+  Status add_type(const storage::TypeDef& def) override;
+  Status add_mark(const storage::Mark& mark) override;
+  Status skip_to(storage::WriterId writer, int64_t sequence) override;
+  Status try_append(const storage::RecordMeta& meta, storage::ByteSpan payload) override;
   // Refused: a snapshot's recording is split by its own size and duration limits.
-  storage::Result<uint64_t> split() override;
+  Result<uint64_t> split() override;
   SinkFill fill() const override;
   std::string io_description() const override;
-  storage::Status close() override;
+  Status close() override;
 
   // Starts (or extends) a snapshot. `tag`: "" or 1..64 of [A-Za-z0-9._-]. Refused
   // (kInvalidArgument) for a bad tag, kAlreadyExists when the directory exists, else the
   // SegmentWriter's error.
-  storage::Result<SnapshotTrigger> trigger(const std::string& tag);
+  Result<SnapshotTrigger> trigger(const std::string& tag);
   SnapshotStatus status() const;
 
   struct Job;
@@ -87,7 +88,7 @@ class SnapshotSink final : public Sink {
   // The snapshot thread: copies what is new in the ring into the job; true when it is done.
   bool advance(Job& job, int64_t until_ns, bool finish);
   void define_new(Job& job);
-  storage::Status copy_chunk(Job& job, const storage::SnapshotChunk& chunk, int64_t until_ns);
+  Status copy_chunk(Job& job, const storage::SnapshotChunk& chunk, int64_t until_ns);
   void finish(Job& job, int64_t until_ns);
 
   // The latched state: durable writers' last records per instance, whatever their age.
@@ -102,7 +103,7 @@ class SnapshotSink final : public Sink {
   void keep_latched(const storage::RecordMeta& meta, storage::ByteSpan payload);
   // The latched records received before `before_ns`, in reception order.
   std::vector<Latched> latched_before(int64_t before_ns);
-  storage::Status write_latched(Job& job);
+  Status write_latched(Job& job);
 
   const SnapshotSinkOptions opt_;
   std::shared_ptr<spdlog::logger> log_;
@@ -123,7 +124,7 @@ class SnapshotSink final : public Sink {
   uint64_t finished_ = 0;
   std::string last_path_;
   bool stopping_ = false;
-  storage::Status first_error_;
+  Status first_error_;
   std::thread thread_;
 };
 

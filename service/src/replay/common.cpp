@@ -75,8 +75,7 @@ Result<std::unique_ptr<storage::Recording>> open_recording(const std::string& di
   auto rec = storage::Recording::open(dir, std::move(opt));
   if (!rec) {
     Error e = rec.error().with_context(dir + ": cannot open the recording");
-    if (e.code == storage::ErrorCode::kIndex || e.code == storage::ErrorCode::kCorrupt ||
-        e.code == storage::ErrorCode::kUnsupported) {
+    if (e.code == Errc::kIndex || e.code == Errc::kCorrupt || e.code == Errc::kUnsupported) {
       if (count_segment_files(dir) > 0) {
         e.message +=
             " (if the index is damaged, rebuild it with 'pubsub-replay reindex " + dir + "')";

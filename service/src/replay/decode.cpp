@@ -259,8 +259,8 @@ Result<SampleDecoder> SampleDecoder::create(const std::vector<std::string>& idl_
   return d;
 }
 
-common::Expected<types::Json> SampleDecoder::decode(const TopicType& t, storage::ByteSpan payload,
-                                                    size_t* trailing) {
+Result<types::Json> SampleDecoder::decode(const TopicType& t, storage::ByteSpan payload,
+                                          size_t* trailing) {
   return types::decode_cdr(
       *t.lib, t.id,
       std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(payload.data()), payload.size()),

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common.hpp"
+#include "service/result.hpp"
 #include "types/catalog.hpp"
 #include "types/cdr.hpp"
 #include "types/type_model.hpp"
@@ -42,8 +43,8 @@ class SampleDecoder {
   }
   // The value of one sample of that type.
   // `trailing`: see types::decode_cdr.
-  static common::Expected<types::Json> decode(const TopicType& type, storage::ByteSpan payload,
-                                              size_t* trailing = nullptr);
+  static Result<types::Json> decode(const TopicType& type, storage::ByteSpan payload,
+                                    size_t* trailing = nullptr);
   // The type name shared by every selected topic that has a type, or "" when they differ.
   std::string single_type_name() const;
   // Topics whose type came from --idl although the recording holds a definition that differs:

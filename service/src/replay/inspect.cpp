@@ -31,9 +31,10 @@ double topic_rate(uint64_t count, int64_t first_ns, int64_t last_ns) {
 }
 
 std::string reliability_of(const storage::TopicDef& def) {
-  RecordedQos q;
-  if (def.qos.empty() || !decode_qos(def.qos, q)) return "?";
-  return q.reliability == pubsub::ReliabilityKind::kReliable ? "reliable" : "best_effort";
+  if (def.qos.empty()) return "?";
+  const auto q = decode_qos(def.qos);
+  if (!q) return "?";
+  return q->reliability == pubsub::ReliabilityKind::kReliable ? "reliable" : "best_effort";
 }
 
 nlohmann::json time_or_null(uint64_t count, int64_t ns) {
@@ -147,7 +148,7 @@ std::string state_note(const storage::Recording& rec, const storage::Diagnosis& 
 }
 
 // The message of recover or reindex refused because the recording is being written.
-int refuse_live(const storage::Error& e, const char* command, std::ostream& err) {
+int refuse_live(const Error& e, const char* command, std::ostream& err) {
   return report(err, kExitLive,
                 e.message + "; nothing changed: " + command +
                     " works only on a recording no process writes (stop the recorder, or let it "
@@ -194,9 +195,10 @@ void print_marks(const std::vector<storage::Mark>& marks, std::ostream& out) {
 // A writer's recorded QoS: its own (format 5), else its topic's; nullopt when unreadable.
 std::optional<RecordedQos> writer_qos(const storage::WriterInfo& w, const storage::TopicDef* t) {
   const storage::Bytes& b = !w.def.qos.empty() ? w.def.qos : t ? t->qos : w.def.qos;
-  RecordedQos q;
-  if (b.empty() || !decode_qos(b, q)) return std::nullopt;
-  return q;
+  if (b.empty()) return std::nullopt;
+  auto q = decode_qos(b);
+  if (!q) return std::nullopt;
+  return std::move(q).value();
 }
 
 nlohmann::json writers_json(const std::vector<storage::WriterInfo>& writers,
@@ -236,8 +238,9 @@ std::string disk_note(const std::string& dir, uint64_t payload) {
 uint64_t not_matched_count(const std::vector<storage::WriterInfo>& writers) {
   uint64_t n = 0;
   for (const auto& w : writers) {
-    RecordedQos q;
-    if (!w.def.qos.empty() && decode_qos(w.def.qos, q) && !q.not_matched.empty()) ++n;
+    if (w.def.qos.empty()) continue;
+    const auto q = decode_qos(w.def.qos);
+    if (q && !q->not_matched.empty()) ++n;
   }
   return n;
 }
@@ -278,11 +281,11 @@ int info(const InfoOptions& o, std::ostream& out, std::ostream& err) {
   auto types = (*rec)->types();
   auto marks = (*rec)->marks();
   if (!topics || !writers || !totals || !types || !marks) {
-    const storage::Status& s = !topics    ? topics.error()
-                               : !writers ? writers.error()
-                               : !totals  ? totals.error()
-                               : !types   ? types.error()
-                                          : marks.error();
+    const Status& s = !topics    ? topics.error()
+                      : !writers ? writers.error()
+                      : !totals  ? totals.error()
+                      : !types   ? types.error()
+                                 : marks.error();
     return report(err, kExitUsage, o.dir + ": cannot read the index: " + s.error().message);
   }
   std::map<storage::TopicId, uint64_t> writer_count;

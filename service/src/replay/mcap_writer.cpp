@@ -171,7 +171,7 @@ void McapWriter::emit(std::span<const uint8_t> bytes) {
   out_.write(reinterpret_cast<const char*>(bytes.data()),
              static_cast<std::streamsize>(bytes.size()));
   if (!out_) {
-    fail(common::Errc::kIo, "write failed at offset " + std::to_string(offset_));
+    fail(Errc::kIo, "write failed at offset " + std::to_string(offset_));
     return;
   }
   crc_ = crc_update(crc_, bytes.data(), bytes.size());
@@ -183,7 +183,7 @@ void McapWriter::emit(std::span<const uint8_t> bytes, uint32_t bytes_crc) {
   out_.write(reinterpret_cast<const char*>(bytes.data()),
              static_cast<std::streamsize>(bytes.size()));
   if (!out_) {
-    fail(common::Errc::kIo, "write failed at offset " + std::to_string(offset_));
+    fail(Errc::kIo, "write failed at offset " + std::to_string(offset_));
     return;
   }
   crc_ = crc_combine(crc_, bytes_crc, bytes.size());
@@ -197,30 +197,28 @@ void McapWriter::update_chunk_crc() {
 }
 
 void McapWriter::add_schema(const McapSchema& schema) {
-  if (finished_) return fail(common::Errc::kInvalidArgument, "add_schema after finish");
-  if (schema.id == 0) return fail(common::Errc::kInvalidArgument, "schema id 0 is reserved");
+  if (finished_) return fail(Errc::kInvalidArgument, "add_schema after finish");
+  if (schema.id == 0) return fail(Errc::kInvalidArgument, "schema id 0 is reserved");
   auto [it, inserted] = schemas_.try_emplace(schema.id);
   if (inserted) {
     it->second.def = schema;
   } else if (!(it->second.def == schema)) {
-    fail(common::Errc::kInvalidArgument,
-         "two different schemas with id " + std::to_string(schema.id));
+    fail(Errc::kInvalidArgument, "two different schemas with id " + std::to_string(schema.id));
   }
 }
 
 void McapWriter::add_channel(const McapChannel& channel) {
-  if (finished_) return fail(common::Errc::kInvalidArgument, "add_channel after finish");
+  if (finished_) return fail(Errc::kInvalidArgument, "add_channel after finish");
   if (channel.schema_id != 0 && schemas_.count(channel.schema_id) == 0) {
-    return fail(common::Errc::kInvalidArgument, "channel " + std::to_string(channel.id) +
-                                                    " names unknown schema " +
-                                                    std::to_string(channel.schema_id));
+    return fail(Errc::kInvalidArgument, "channel " + std::to_string(channel.id) +
+                                            " names unknown schema " +
+                                            std::to_string(channel.schema_id));
   }
   auto [it, inserted] = channels_.try_emplace(channel.id);
   if (inserted) {
     it->second.def = channel;
   } else if (!(it->second.def == channel)) {
-    fail(common::Errc::kInvalidArgument,
-         "two different channels with id " + std::to_string(channel.id));
+    fail(Errc::kInvalidArgument, "two different channels with id " + std::to_string(channel.id));
   }
 }
 
@@ -244,11 +242,10 @@ void McapWriter::open_channel_in_chunk(ChannelState& ch) {
 void McapWriter::add_message(uint16_t channel, uint32_t sequence, uint64_t log_time,
                              uint64_t publish_time, std::span<const uint8_t> data) {
   if (!status_.ok()) return;
-  if (finished_) return fail(common::Errc::kInvalidArgument, "add_message after finish");
+  if (finished_) return fail(Errc::kInvalidArgument, "add_message after finish");
   auto it = channels_.find(channel);
   if (it == channels_.end()) {
-    return fail(common::Errc::kInvalidArgument,
-                "message on unknown channel " + std::to_string(channel));
+    return fail(Errc::kInvalidArgument, "message on unknown channel " + std::to_string(channel));
   }
   ChannelState& ch = it->second;
   if (ch.chunk_written != chunk_number_) open_channel_in_chunk(ch);
@@ -294,8 +291,7 @@ bool McapWriter::compress_chunk() {
   const size_t n = LZ4F_compressFrame(compressed_.data(), compressed_.size(), chunk_.data(),
                                       chunk_.size(), nullptr);
   if (LZ4F_isError(n)) {
-    fail(common::Errc::kIo,
-         std::string("LZ4 compression of a chunk failed: ") + LZ4F_getErrorName(n));
+    fail(Errc::kIo, std::string("LZ4 compression of a chunk failed: ") + LZ4F_getErrorName(n));
     return false;
   }
   if (static_cast<double>(n) >
@@ -393,9 +389,9 @@ void McapWriter::write_unused_definitions() {
   emit(scratch_);
 }
 
-common::Expected<void> McapWriter::finish() {
+Status McapWriter::finish() {
   if (finished_) {
-    fail(common::Errc::kInvalidArgument, "finish called twice");
+    fail(Errc::kInvalidArgument, "finish called twice");
     return status_;
   }
   close_chunk();
@@ -409,7 +405,7 @@ common::Expected<void> McapWriter::finish() {
   write_summary();
   emit(kMagic);
   finished_ = true;
-  if (status_.ok() && !out_.flush()) fail(common::Errc::kIo, "flush failed");
+  if (status_.ok() && !out_.flush()) fail(Errc::kIo, "flush failed");
   return status_;
 }
 

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "common/expected.hpp"
+#include "service/result.hpp"
 
 namespace service::replay::detail {
 
@@ -73,7 +74,7 @@ class McapWriter {
   // Closes the last chunk, writes DataEnd, the summary, the Summary Offset records, the Footer
   // and the closing magic, and flushes. Errors: kInvalidArgument for misuse (see above), kIo when
   // the stream failed (or, never expected, LZ4 compression failed).
-  common::Expected<void> finish();
+  Status finish();
 
   // Bytes handed to the stream so far (the file offset of the next record).
   uint64_t bytes_written() const { return offset_; }
@@ -118,7 +119,7 @@ class McapWriter {
 
   std::ostream& out_;
   McapWriterOptions options_;
-  common::Expected<void> status_;
+  Status status_;
   bool finished_ = false;
   uint64_t offset_ = 0;
   uint32_t crc_ = 0;  // running CRC-32 of the section being written (data, then summary)

@@ -278,9 +278,8 @@ struct Source {
 // Whether recorded writer `w` is durable (TRANSIENT_LOCAL or more) as it will be replayed.
 bool durable_writer(const storage::WriterInfo& w, const storage::TopicInfo& t,
                     const detail::QosOverrides& overrides) {
-  std::string why;
-  const RecordedQos q =
-      detail::apply_overrides(overrides, t.def.name, detail::recorded_writer_qos(w, t.def, &why));
+  const RecordedQos q = detail::apply_overrides(
+      overrides, t.def.name, detail::recorded_writer_qos(w, t.def).value_or(RecordedQos{}));
   return q.durability >= pubsub::DurabilityKind::kTransientLocal;
 }
 
@@ -494,9 +493,8 @@ pubsub::Duration shortest_automatic_lease(const Source& src,
   pubsub::Duration shortest = pubsub::kInfinite;
   for (const storage::WriterInfo& w : src.writers) {
     const storage::TopicInfo& t = src.sel.topics[src.sel.topic_index.at(w.def.topic)];
-    std::string why;
-    const RecordedQos q =
-        detail::apply_overrides(overrides, t.def.name, detail::recorded_writer_qos(w, t.def, &why));
+    const RecordedQos q = detail::apply_overrides(
+        overrides, t.def.name, detail::recorded_writer_qos(w, t.def).value_or(RecordedQos{}));
     if (q.policies.liveliness.kind == pubsub::LivelinessKind::kAutomatic) {
       shortest = std::min(shortest, q.policies.liveliness.lease_duration);
     }
@@ -609,12 +607,12 @@ class Publisher {
                                   const detail::QosOverrides& overrides,
                                   const std::map<std::string, std::string>& remap,
                                   std::ostream& err) {
-    std::string why;
-    RecordedQos qos = detail::recorded_writer_qos(w, t.def, &why);
-    if (!why.empty()) {
-      warn(err, "topic " + t.def.name + ": recorded QoS unreadable (" + why +
+    auto recorded = detail::recorded_writer_qos(w, t.def);
+    if (!recorded) {
+      warn(err, "topic " + t.def.name + ": recorded QoS unreadable (" + recorded.error().message +
                     "); replaying it reliable with default QoS");
     }
+    RecordedQos qos = std::move(recorded).value_or(RecordedQos{});
     qos = detail::apply_overrides(overrides, t.def.name, std::move(qos));
     storage::TopicDef def = t.def;
     if (auto r = remap.find(t.def.name); r != remap.end()) def.name = r->second;
@@ -719,9 +717,8 @@ std::optional<storage::KeyHash> instance_key(const ReplayWriter& w, const storag
 
 // `blocked()` runs while a write waits (the progress line).
 template <class OnBlocked>
-pubsub::Result<void> write_sample(ReplayWriter& w, const storage::RecordMeta& m,
-                                  storage::ByteSpan payload, const PlayOptions& o,
-                                  OnBlocked&& blocked) {
+Result<void> write_sample(ReplayWriter& w, const storage::RecordMeta& m, storage::ByteSpan payload,
+                          const PlayOptions& o, OnBlocked&& blocked) {
   pubsub::Writer& writer = *w.writer;
   const bool now_timestamp = w.now_timestamp;
   pubsub::WriteOptions wo;
@@ -745,7 +742,7 @@ pubsub::Result<void> write_sample(ReplayWriter& w, const storage::RecordMeta& m,
       ((m.flags & kFlagDisposed) ? 1u : 0u) | ((m.flags & kFlagUnregistered) ? 2u : 0u);
   const int64_t write_start = mono_ns();
   auto res = writer.write_serialized(pubsub::Bytes(payload.data(), payload.size()), wo);
-  while (!res && res.error().code == pubsub::ErrorCode::kTimeout) {
+  while (!res && res.error().code == Errc::kTimeout) {
     if (stopped(o)) break;
     if (mono_ns() - write_start > o.block_timeout.count()) break;
     blocked();
@@ -764,10 +761,9 @@ Sent publish_sample(ReplayWriter& w, const storage::RecordMeta& m, storage::Byte
                     const PlayOptions& o, std::ostream& err, Progress& progress, Error& failure) {
   const auto res = write_sample(w, m, payload, o, [&progress] { progress.tick(mono_ns()); });
   if (res) return Sent::kOk;
-  const pubsub::Error& e = res.error();
-  if (e.code == pubsub::ErrorCode::kTimeout && stopped(o)) return Sent::kStopped;
-  if (e.code == pubsub::ErrorCode::kInvalidArgument ||
-      e.code == pubsub::ErrorCode::kResourceLimit) {
+  const Error& e = res.error();
+  if (e.code == Errc::kTimeout && stopped(o)) return Sent::kStopped;
+  if (e.code == Errc::kInvalidArgument || e.code == Errc::kResourceLimit) {
     // This one sample cannot be published (e.g. larger than the writer's history); the rest can.
     if (!w.warned) {
       progress.end_line();
@@ -779,7 +775,7 @@ Sent publish_sample(ReplayWriter& w, const storage::RecordMeta& m, storage::Byte
   }
   failure = Error{
       e.code, "publishing on topic " + w.info.topic + " failed: " + e.message +
-                  (e.code == pubsub::ErrorCode::kTimeout
+                  (e.code == Errc::kTimeout
                        ? " (readers stopped acknowledging for " +
                              std::to_string(
                                  std::chrono::duration_cast<std::chrono::seconds>(o.block_timeout)

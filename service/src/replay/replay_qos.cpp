@@ -25,12 +25,11 @@ Result<QosOverrides> load_qos_overrides(const std::string& path) {
     if (auto ok = common::check_glob(glob); !ok)
       return ok.error().with_context("--qos " + path + ": topic \"" + glob + "\"");
     const std::string body = qos.dump();
-    RecordedQos probe;
-    std::string why;
-    if (!qos.is_object() || !apply_qos_overrides(body, probe, &why)) {
-      if (why.empty()) why = "must be an object of QoS members";
-      return Error{Errc::kInvalidArgument, "--qos " + path + ": topic \"" + glob + "\": " + why};
-    }
+    const std::string where = "--qos " + path + ": topic \"" + glob + "\"";
+    if (!qos.is_object())
+      return Error{Errc::kInvalidArgument, where + ": must be an object of QoS members"};
+    if (auto probe = apply_qos_overrides(body, RecordedQos{}); !probe)
+      return probe.error().with_context(where);
     o.entries.emplace_back(glob, body);
   }
   return o;
@@ -38,7 +37,9 @@ Result<QosOverrides> load_qos_overrides(const std::string& path) {
 
 RecordedQos apply_overrides(const QosOverrides& o, const std::string& topic, RecordedQos qos) {
   for (const auto& [glob, body] : o.entries) {
-    if (common::glob_match(glob, topic)) (void)apply_qos_overrides(body, qos);  // checked at load
+    if (!common::glob_match(glob, topic)) continue;
+    if (auto applied = apply_qos_overrides(body, qos))
+      qos = std::move(applied).value();  // checked at load
   }
   return qos;
 }
@@ -58,12 +59,10 @@ Result<std::map<std::string, std::string>> parse_remaps(const std::vector<std::s
   return m;
 }
 
-RecordedQos recorded_writer_qos(const storage::WriterInfo& w, const storage::TopicDef& t,
-                                std::string* why) {
+Result<RecordedQos> recorded_writer_qos(const storage::WriterInfo& w, const storage::TopicDef& t) {
   const storage::Bytes& b = w.def.qos.empty() ? t.qos : w.def.qos;
-  RecordedQos q;
-  if (!b.empty() && !decode_qos(b, q, why)) return RecordedQos{};
-  return q;
+  if (b.empty()) return RecordedQos{};
+  return decode_qos(b);
 }
 
 namespace {

@@ -38,10 +38,9 @@ RecordedQos apply_overrides(const QosOverrides& o, const std::string& topic, Rec
 // malformed argument or a topic named twice.
 Result<std::map<std::string, std::string>> parse_remaps(const std::vector<std::string>& args);
 
-// A writer's recorded QoS: its own (format 5), else its topic's; the defaults (reliable, volatile)
-// with `why` set when the bytes do not decode.
-RecordedQos recorded_writer_qos(const storage::WriterInfo& w, const storage::TopicDef& t,
-                                std::string* why);
+// A writer's recorded QoS: its own (format 5), else its topic's, else the defaults (reliable,
+// volatile); kCorrupt when the recorded bytes do not decode.
+Result<RecordedQos> recorded_writer_qos(const storage::WriterInfo& w, const storage::TopicDef& t);
 
 // One sample of the latched state.
 struct LatchedSample {

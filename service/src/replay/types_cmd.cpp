@@ -42,7 +42,7 @@ int types(const TypesOptions& o, std::ostream& out, std::ostream& err) {
   auto topics = (*rec)->topics();
   auto types = (*rec)->types();
   if (!topics || !types) {
-    const storage::Status& s = !topics ? topics.error() : types.error();
+    const Status& s = !topics ? topics.error() : types.error();
     return report(err, kExitUsage, o.dir + ": cannot read the index: " + s.error().message);
   }
   const auto by_type = topics_by_type(*topics);

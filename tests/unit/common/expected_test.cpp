@@ -46,6 +46,17 @@ TEST_CASE("Expected holds a value or an Error, and says which") {
   CHECK_THROWS_AS(bad.value(), std::bad_variant_access);
 }
 
+TEST_CASE("value_or gives the value, or the fallback on an error") {
+  CHECK(half(8).value_or(-1) == 4);
+  CHECK(half(7).value_or(-1) == -1);
+  const auto kept = half(6);
+  CHECK(kept.value_or(0) == 3);
+  auto moved = Expected<std::unique_ptr<int>>(std::make_unique<int>(5));
+  auto p = std::move(moved).value_or(nullptr);
+  REQUIRE(p);
+  CHECK(*p == 5);
+}
+
 TEST_CASE("Expected of void is success or the error passed on") {
   CHECK(check_even(2).ok());
   const auto e = check_even(3);

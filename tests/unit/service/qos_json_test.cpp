@@ -45,12 +45,11 @@ RecordedQos every_policy() {
 }
 
 RecordedQos decode(const std::string& text) {
-  RecordedQos q;
-  std::string why;
   INFO(text);
-  REQUIRE(decode_qos(
-      storage::ByteSpan(reinterpret_cast<const std::byte*>(text.data()), text.size()), q, &why));
-  return q;
+  auto q =
+      decode_qos(storage::ByteSpan(reinterpret_cast<const std::byte*>(text.data()), text.size()));
+  if (!q) FAIL(q.error().message);
+  return std::move(q).value();
 }
 
 }  // namespace
@@ -91,11 +90,11 @@ TEST_CASE("Recorded QoS: a format-4 topic's QoS decodes, the missing policies at
 }
 
 TEST_CASE("QoS overrides: only the members given, text durations, exact errors") {
-  RecordedQos q = every_policy();
-  std::string why;
-  REQUIRE(apply_qos_overrides(R"({"durability":"volatile","deadline":"infinite",)"
-                              R"("liveliness":{"lease_duration":"250 ms"}})",
-                              q, &why));
+  auto applied = apply_qos_overrides(R"({"durability":"volatile","deadline":"infinite",)"
+                                     R"("liveliness":{"lease_duration":"250 ms"}})",
+                                     every_policy());
+  REQUIRE(applied);
+  RecordedQos q = *applied;
   CHECK(q.durability == pubsub::DurabilityKind::kVolatile);
   CHECK(q.policies.deadline == pubsub::kInfinite);
   CHECK(q.policies.liveliness.kind == pubsub::LivelinessKind::kManualByTopic);  // kept
@@ -121,8 +120,10 @@ TEST_CASE("QoS overrides: only the members given, text durations, exact errors")
   };
   for (const Bad& b : bad) {
     INFO(b.json);
-    CHECK_FALSE(apply_qos_overrides(b.json, q, &why));
-    CHECK(why == b.error);
+    const auto refused = apply_qos_overrides(b.json, q);
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().code == common::Errc::kInvalidArgument);
+    CHECK(refused.error().message == b.error);
     CHECK(q == before);  // unchanged
   }
 }

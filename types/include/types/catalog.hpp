@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/expected.hpp"
+#include "types/result.hpp"
 #include "types/type_model.hpp"
 
 namespace types {
@@ -21,8 +21,7 @@ class TypeCatalog {
  public:
   // Parses each file (types/idl.hpp) and adds it, in order. The first error ends it: the
   // parser's "FILE:LINE:COLUMN: message", or the file's read error.
-  static common::Expected<TypeCatalog> from_idl_files(
-      const std::vector<std::filesystem::path>& files);
+  static Result<TypeCatalog> from_idl_files(const std::vector<std::filesystem::path>& files);
 
   // Adds a library; `origin` names it in listings ("pose.idl", "recording (lookup)").
   void add(TypeLibrary lib, std::string origin);

@@ -33,7 +33,7 @@
 #include <nlohmann/json.hpp>
 #include <span>
 
-#include "common/expected.hpp"
+#include "types/result.hpp"
 #include "types/type_model.hpp"
 
 namespace types {
@@ -50,8 +50,7 @@ struct DecodeLimits {
 // the encapsulation options declare (their two low bits), nor up to 3 zero bytes that bring the
 // body to a multiple of 4 (writers that pad without declaring it). Non-zero usually means the
 // type does not match the writer's (set on success only).
-common::Expected<Json> decode_cdr(const TypeLibrary& lib, TypeId top,
-                                  std::span<const uint8_t> sample, const DecodeLimits& limits = {},
-                                  size_t* trailing = nullptr);
+Result<Json> decode_cdr(const TypeLibrary& lib, TypeId top, std::span<const uint8_t> sample,
+                        const DecodeLimits& limits = {}, size_t* trailing = nullptr);
 
 }  // namespace types

@@ -15,7 +15,7 @@
 #include <string>
 #include <string_view>
 
-#include "common/expected.hpp"
+#include "types/result.hpp"
 #include "types/type_model.hpp"
 
 namespace types {
@@ -23,9 +23,9 @@ namespace types {
 // Parses IDL text. `file_name` is only used in messages. Errors: kInvalidArgument with
 // "FILE:LINE:COLUMN: what" (the library's first message for syntax and semantic errors, or
 // ours for an unsupported type or a preprocessor directive).
-common::Expected<TypeLibrary> parse_idl(std::string_view text, std::string_view file_name);
+Result<TypeLibrary> parse_idl(std::string_view text, std::string_view file_name);
 
 // Reads and parses a file (kNotFound / kIo when it cannot be read).
-common::Expected<TypeLibrary> parse_idl_file(const std::string& path);
+Result<TypeLibrary> parse_idl_file(const std::string& path);
 
 }  // namespace types

@@ -21,7 +21,7 @@
 #include <span>
 #include <vector>
 
-#include "common/expected.hpp"
+#include "types/result.hpp"
 #include "types/type_model.hpp"
 
 namespace types {
@@ -31,16 +31,16 @@ using KeyHashBytes = std::array<uint8_t, 16>;
 class KeyHasher {
  public:
   // kUnsupported when the type has no key, or a key this does not support.
-  static common::Expected<KeyHasher> create(const TypeLibrary& lib, TypeId top);
+  static Result<KeyHasher> create(const TypeLibrary& lib, TypeId top);
   // The key hash of a full sample (encapsulation header + body).
-  common::Expected<KeyHashBytes> of_sample(std::span<const uint8_t> sample) const;
+  Result<KeyHashBytes> of_sample(std::span<const uint8_t> sample) const;
   // The key hash of a key-only payload (encapsulation header + the key members).
-  common::Expected<KeyHashBytes> of_key_payload(std::span<const uint8_t> payload) const;
+  Result<KeyHashBytes> of_key_payload(std::span<const uint8_t> payload) const;
   // Whether the key's largest serialization fits in 16 bytes: the key hash is then the key
   // itself, zero-padded (not an MD5), and a reader can take the instance from it alone.
   bool key_fits_hash() const { return fits_16_; }
   // The key's PLAIN_CDR2 big-endian serialization of a sample, before hashing (tests).
-  common::Expected<std::vector<uint8_t>> serialized_key(std::span<const uint8_t> sample) const;
+  Result<std::vector<uint8_t>> serialized_key(std::span<const uint8_t> sample) const;
 
  private:
   struct KeyMember {

@@ -38,7 +38,7 @@
 #include <string>
 #include <vector>
 
-#include "common/expected.hpp"
+#include "types/result.hpp"
 #include "types/type_model.hpp"
 
 namespace types {
@@ -81,8 +81,8 @@ struct TypeInformation {
 
 // Decodes a TypeInformation (mutable struct, XCDR2). A missing or non-hash complete identifier
 // is kCorrupt.
-common::Expected<TypeInformation> decode_type_information(std::span<const uint8_t> bytes,
-                                                          ByteOrder order = ByteOrder::kLittle);
+Result<TypeInformation> decode_type_information(std::span<const uint8_t> bytes,
+                                                ByteOrder order = ByteOrder::kLittle);
 
 // One (TypeIdentifier, TypeObject) pair whose identifier is a hash.
 struct TypeObjectPair {
@@ -102,13 +102,13 @@ struct TypeObjectSet {
 // Parses a Cyclone DDS TypeMapping (final struct: identifier_object_pair_minimal,
 // identifier_object_pair_complete, identifier_complete_minimal). kCorrupt for a pair whose
 // identifier is not a hash.
-common::Expected<TypeObjectSet> parse_type_mapping(std::span<const uint8_t> bytes,
-                                                   ByteOrder order = ByteOrder::kLittle);
+Result<TypeObjectSet> parse_type_mapping(std::span<const uint8_t> bytes,
+                                         ByteOrder order = ByteOrder::kLittle);
 
 // Parses a TypeLookup_getTypes_Out (mutable struct; members `types` and `complete_to_minimal`,
 // ids by @hashid), the body of a getTypes reply's result without its encapsulation header.
-common::Expected<TypeObjectSet> parse_get_types_out(std::span<const uint8_t> bytes,
-                                                    ByteOrder order = ByteOrder::kLittle);
+Result<TypeObjectSet> parse_get_types_out(std::span<const uint8_t> bytes,
+                                          ByteOrder order = ByteOrder::kLittle);
 
 struct DecodedTypes {
   TypeLibrary library;
@@ -121,7 +121,7 @@ struct DecodedTypes {
 // kCorrupt/kTruncated for bytes that do not decode (naming the type's hash and the offset);
 // kInvalidArgument for types that do not hold together (an alias loop, a base that is not a
 // struct, a discriminator that is not an integer, char, boolean or enum).
-common::Expected<DecodedTypes> decode_type_objects(std::span<const TypeObjectPair> pairs,
-                                                   const EquivalenceHash& complete_hash);
+Result<DecodedTypes> decode_type_objects(std::span<const TypeObjectPair> pairs,
+                                         const EquivalenceHash& complete_hash);
 
 }  // namespace types

@@ -35,7 +35,7 @@
 #include <string>
 #include <vector>
 
-#include "common/expected.hpp"
+#include "types/result.hpp"
 #include "types/type_model.hpp"
 #include "types/type_object.hpp"
 
@@ -81,7 +81,7 @@ struct EncodedTypes {
 // Encodes the topic type `top` (a struct or union) and the named types it depends on.
 // Errors: kInvalidArgument for a `top` that is not a struct or union of the library (or a
 // reference to a TypeId the library lacks); kUnsupported as listed above.
-common::Expected<EncodedTypes> encode_type_objects(const TypeLibrary& lib, TypeId top,
-                                                   const EncodeOptions& options = {});
+Result<EncodedTypes> encode_type_objects(const TypeLibrary& lib, TypeId top,
+                                         const EncodeOptions& options = {});
 
 }  // namespace types
