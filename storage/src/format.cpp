@@ -12,6 +12,9 @@
 #endif
 
 namespace storage::format {
+
+using detail::put_varint;
+using detail::zigzag;
 namespace {
 
 // ---- CRC-32C ----

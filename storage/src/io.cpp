@@ -1,5 +1,6 @@
 // File and memory implementations of ByteSink / ByteSource.
 #include "storage/io.hpp"
+#include "errno_error.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

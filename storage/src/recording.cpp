@@ -14,6 +14,7 @@
 //   chunk only when the merge frontier reaches its first reception time, and merges loaded chunks
 //   with a heap. Each loaded chunk keeps its decoded body; record views point into it.
 #include "storage/recording.hpp"
+#include "errno_error.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

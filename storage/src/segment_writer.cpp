@@ -2,6 +2,7 @@
 // appending records into the open chunk under `mu`, flush, split, close and statistics.
 // segment_writer_impl.hpp has the overview (threads, ownership, locks) and names the files that
 // hold the writer thread, the background sync and the disk guard.
+#include "errno_error.hpp"
 #include "segment_writer_impl.hpp"
 
 #include <cerrno>

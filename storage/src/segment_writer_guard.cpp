@@ -3,6 +3,7 @@
 // newest); free space is measured at start, at each roll and every disk_check_interval, and
 // below min_free_bytes the recording stops (kLowSpace) or the oldest segments go.
 // segment_writer_impl.hpp has the overview.
+#include "errno_error.hpp"
 #include "segment_writer_impl.hpp"
 
 #include <sys/statvfs.h>

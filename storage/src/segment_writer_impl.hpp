@@ -337,9 +337,9 @@ struct SegmentWriter::Impl {
   uint8_t* put_gap(uint8_t* p, const Gap& g) {
     if (open->entries == 0) work_cv.notify_one();
     *p++ = static_cast<uint8_t>(format::EntryKind::kGap);
-    p = format::put_varint(p, g.writer);
-    p = format::put_svarint(p, g.first_missing);
-    p = format::put_svarint(p, g.last_missing);
+    p = format::detail::put_varint(p, g.writer);
+    p = format::detail::put_svarint(p, g.first_missing);
+    p = format::detail::put_svarint(p, g.last_missing);
     ++open->entries;
     open->row.gaps.push_back(g);
     ++stats.gaps;

@@ -5,6 +5,7 @@
 // and a process that opened it just before would otherwise lock a file no one can see. On a
 // mismatch it starts again. Once it holds the lock it writes its own text.
 #include "storage/writer_lock.hpp"
+#include "errno_error.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -143,6 +143,9 @@ Status decode_chunk_body(const ChunkHeader& header, ByteSpan stored, Bytes& out,
 
 // ---- entry encoding (hot path: inline, memcpy and shifts only) ----
 
+// The varint primitives of the encoders below (not part of the API).
+namespace detail {
+
 inline uint8_t* put_varint(uint8_t* p, uint64_t v) {
   while (v >= 0x80) {
     *p++ = static_cast<uint8_t>(v) | 0x80;
@@ -158,6 +161,8 @@ inline uint8_t* put_svarint(uint8_t* p, int64_t v) {
   return put_varint(p, zigzag(v));
 }
 
+}  // namespace detail
+
 // Running state of the data-record delta encoding within one chunk.
 struct DeltaState {
   int64_t prev_seq = 0;
@@ -170,20 +175,20 @@ inline uint8_t* encode_data_header(uint8_t* out, const RecordMeta& m, uint64_t p
                                    DeltaState& st) {
   uint8_t* p = out;
   *p++ = static_cast<uint8_t>(EntryKind::kData) | (m.has_key_hash ? kEntryHasKeyHash : 0);
-  p = put_varint(p, m.topic);
-  p = put_varint(p, m.writer);
-  p = put_svarint(p, static_cast<int64_t>(static_cast<uint64_t>(m.sequence) -
-                                          static_cast<uint64_t>(st.prev_seq)));
-  p = put_svarint(p, static_cast<int64_t>(static_cast<uint64_t>(m.reception_ns) -
-                                          static_cast<uint64_t>(st.prev_recv)));
-  p = put_svarint(p, static_cast<int64_t>(static_cast<uint64_t>(m.source_ns) -
-                                          static_cast<uint64_t>(m.reception_ns)));
-  p = put_varint(p, m.flags);
+  p = detail::put_varint(p, m.topic);
+  p = detail::put_varint(p, m.writer);
+  p = detail::put_svarint(p, static_cast<int64_t>(static_cast<uint64_t>(m.sequence) -
+                                                  static_cast<uint64_t>(st.prev_seq)));
+  p = detail::put_svarint(p, static_cast<int64_t>(static_cast<uint64_t>(m.reception_ns) -
+                                                  static_cast<uint64_t>(st.prev_recv)));
+  p = detail::put_svarint(p, static_cast<int64_t>(static_cast<uint64_t>(m.source_ns) -
+                                                  static_cast<uint64_t>(m.reception_ns)));
+  p = detail::put_varint(p, m.flags);
   if (m.has_key_hash) {
     std::memcpy(p, m.key_hash.data(), 16);
     p += 16;
   }
-  p = put_varint(p, payload_size);
+  p = detail::put_varint(p, payload_size);
   st.prev_seq = m.sequence;
   st.prev_recv = m.reception_ns;
   return p;

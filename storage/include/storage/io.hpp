@@ -54,10 +54,6 @@ class ByteSource {
   }
 };
 
-// Maps errno to an Error: ENOSPC/EDQUOT -> kNoSpace, ENOENT -> kNotFound, else kIo. The message
-// is "<what>: <strerror text>", e.g. "write /x/segments/00000001.seg: No space left on device".
-Error errno_error(int err, const std::string& what);
-
 class FileSink final : public ByteSink {
  public:
   // Opens `path` for appending; creates it if `create` (failing if it exists). With `direct` it
