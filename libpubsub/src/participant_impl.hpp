@@ -14,7 +14,7 @@
 //   new local endpoints, the event thread for lease expiry) under entities_mu_.
 //
 // FILES (one class, five files; each starts with its own overview)
-// - participant.cpp: create()/start()/close(), creating and removing local endpoints
+// - participant_impl.cpp: create()/start()/close(), creating and removing local endpoints
 //   (create_writer, create_reader, create_raw_reader, remove_*), stats() and the raw_* queries.
 // - participant_routing.cpp: the receive path (on_datagram, ReceiveWorker) and
 //   publish_routes_locked(), which builds the Routes it reads.
@@ -22,7 +22,7 @@
 //   local ones, the delivery path of each pair (intra-process, shared memory, network),
 //   raw-reader subscriptions, and the process-wide LocalEndpoints registry.
 // - participant_timers.cpp: the event thread's timer (schedule_timer, wake_at, on_timer).
-// - participant_facade.cpp: the public classes (pubsub::Participant, Writer, Reader, RawReader,
+// - participant.cpp: the public classes (pubsub::Participant, Writer, Reader, RawReader,
 //   Loan, LoanedSample) and the handles' data path (WriterImpl::write, ReaderImpl::deliver).
 //
 // OWNERSHIP
@@ -211,7 +211,7 @@ class ParticipantImpl final : public TransportReceiver,
                               public discovery::DiscoveryListener,
                               public std::enable_shared_from_this<ParticipantImpl> {
  public:
-  // participant.cpp
+  // participant_impl.cpp
   static Result<std::shared_ptr<ParticipantImpl>> create(const ParticipantOptions& options);
   ~ParticipantImpl() override;
   void close();
@@ -264,7 +264,7 @@ class ParticipantImpl final : public TransportReceiver,
   };
   using Deferred = std::vector<std::function<void()>>;
 
-  // participant.cpp
+  // participant_impl.cpp
   explicit ParticipantImpl(const ParticipantOptions& options);
   Result<void> start();
   void start_shared_memory();

@@ -30,7 +30,7 @@
 #include <tuple>
 
 #include "common/hex.hpp"
-#include "index.hpp"
+#include "sqlite_index.hpp"
 #include "segment_file.hpp"
 #include "storage/io.hpp"
 

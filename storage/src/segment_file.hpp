@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <string>
 
-#include "index.hpp"
+#include "sqlite_index.hpp"
 #include "storage/format.hpp"
 #include "storage/io.hpp"
 

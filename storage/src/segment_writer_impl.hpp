@@ -66,7 +66,7 @@
 #include <vector>
 
 #include "aligned_buffer.hpp"
-#include "index.hpp"
+#include "sqlite_index.hpp"
 #include "segment_file.hpp"
 #include "storage/format.hpp"
 #include "storage/io.hpp"

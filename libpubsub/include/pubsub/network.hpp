@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "pubsub/types.hpp"
+#include "pubsub/basics.hpp"
 
 namespace pubsub {
 

@@ -28,7 +28,7 @@
 #include "pubsub/reader.hpp"
 #include "pubsub/stats.hpp"
 #include "pubsub/transport.hpp"
-#include "pubsub/types.hpp"
+#include "pubsub/basics.hpp"
 #include "pubsub/writer.hpp"
 
 namespace pubsub {

@@ -15,7 +15,7 @@
 
 #include "pubsub/qos.hpp"
 #include "pubsub/stats.hpp"
-#include "pubsub/types.hpp"
+#include "pubsub/basics.hpp"
 
 namespace pubsub {
 

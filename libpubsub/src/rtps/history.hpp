@@ -24,7 +24,7 @@
 #include <memory>
 #include <vector>
 
-#include "pubsub/types.hpp"
+#include "pubsub/basics.hpp"
 
 namespace pubsub::rtps {
 

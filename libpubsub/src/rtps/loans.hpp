@@ -14,7 +14,7 @@
 #include <mutex>
 #include <vector>
 
-#include "pubsub/types.hpp"
+#include "pubsub/basics.hpp"
 
 namespace pubsub::detail {
 

@@ -42,7 +42,7 @@
 #include "pubsub/qos.hpp"
 #include "pubsub/stats.hpp"
 #include "pubsub/transport.hpp"
-#include "pubsub/types.hpp"
+#include "pubsub/basics.hpp"
 #include "rtps/history.hpp"
 #include "rtps/loans.hpp"
 #include "wire/message.hpp"

@@ -66,7 +66,7 @@
 #include "pubsub/qos.hpp"
 #include "pubsub/stats.hpp"
 #include "pubsub/transport.hpp"
-#include "pubsub/types.hpp"
+#include "pubsub/basics.hpp"
 #include "rtps/durable_history.hpp"
 #include "rtps/history.hpp"
 #include "rtps/pacer.hpp"

@@ -4,7 +4,7 @@
 
 #include <cstddef>
 
-#include "pubsub/types.hpp"
+#include "pubsub/basics.hpp"
 #include "wire/constants.hpp"
 
 namespace pubsub::rtps {

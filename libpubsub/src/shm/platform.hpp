@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <string>
 
-#include "pubsub/types.hpp"
+#include "pubsub/basics.hpp"
 
 namespace pubsub::shm {
 

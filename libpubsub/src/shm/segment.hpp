@@ -34,7 +34,7 @@
 #include <memory>
 #include <string>
 
-#include "pubsub/types.hpp"
+#include "pubsub/basics.hpp"
 #include "rtps/history.hpp"
 #include "shm/platform.hpp"
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "pubsub/qos.hpp"
-#include "pubsub/types.hpp"
+#include "pubsub/basics.hpp"
 
 namespace pubsub::wire {
 

@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <span>
 
-#include "pubsub/types.hpp"
+#include "pubsub/basics.hpp"
 #include "wire/constants.hpp"
 
 namespace pubsub::wire {

@@ -24,7 +24,7 @@
 #include <span>
 #include <vector>
 
-#include "pubsub/types.hpp"
+#include "pubsub/basics.hpp"
 
 namespace pubsub::wire {
 

@@ -42,7 +42,7 @@
 #include <vector>
 
 #include "config/recorder_config.hpp"
-#include "pubsub/types.hpp"
+#include "pubsub/basics.hpp"
 #include "service/result.hpp"
 #include "types/catalog.hpp"
 

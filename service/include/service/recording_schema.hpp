@@ -25,7 +25,7 @@
 #include "pubsub/participant.hpp"
 #include "pubsub/reader.hpp"
 #include "service/result.hpp"
-#include "storage/types.hpp"
+#include "storage/records.hpp"
 
 namespace service {
 

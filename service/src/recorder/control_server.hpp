@@ -16,7 +16,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "pubsub/types.hpp"
+#include "pubsub/basics.hpp"
 #include "service/result.hpp"
 
 namespace service {

@@ -11,7 +11,7 @@
 #include <memory>
 #include <string>
 
-#include "pubsub/types.hpp"
+#include "pubsub/basics.hpp"
 #include "service/recorder.hpp"
 #include "service/result.hpp"
 

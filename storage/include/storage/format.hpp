@@ -43,7 +43,7 @@
 #include <string>
 
 #include "storage/status.hpp"
-#include "storage/types.hpp"
+#include "storage/records.hpp"
 
 namespace storage::format {
 

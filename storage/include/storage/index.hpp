@@ -1,5 +1,5 @@
 // What the SQLite index (index.sqlite3) knows about a recording, as plain structs. The index
-// itself is private (src/index.hpp); Recording hands these out.
+// itself is private (src/sqlite_index.hpp); Recording hands these out.
 #pragma once
 
 #include <cstdint>
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "storage/types.hpp"
+#include "storage/records.hpp"
 
 namespace storage {
 

@@ -30,7 +30,7 @@
 #include "storage/format.hpp"
 #include "storage/index.hpp"
 #include "storage/status.hpp"
-#include "storage/types.hpp"
+#include "storage/records.hpp"
 #include "storage/writer_lock.hpp"
 
 namespace storage {

@@ -35,7 +35,7 @@
 
 #include "storage/format.hpp"
 #include "storage/status.hpp"
-#include "storage/types.hpp"
+#include "storage/records.hpp"
 
 namespace storage {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "storage/types.hpp"
+#include "storage/records.hpp"
 
 namespace crash {
 

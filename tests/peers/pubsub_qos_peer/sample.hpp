@@ -16,7 +16,7 @@
 #include <optional>
 #include <vector>
 
-#include "pubsub/types.hpp"
+#include "pubsub/basics.hpp"
 
 namespace pubsub_peer {
 

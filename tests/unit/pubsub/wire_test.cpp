@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "pubsub/types.hpp"
+#include "pubsub/basics.hpp"
 #include "wire/constants.hpp"
 #include "wire/discovery_data.hpp"
 #include "wire/md5.hpp"

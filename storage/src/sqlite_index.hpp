@@ -18,7 +18,7 @@
 
 #include "storage/index.hpp"
 #include "storage/status.hpp"
-#include "storage/types.hpp"
+#include "storage/records.hpp"
 
 namespace storage::detail {
 

@@ -1,5 +1,5 @@
 // SQLite index implementation; see index.hpp for ownership and threading.
-#include "index.hpp"
+#include "sqlite_index.hpp"
 
 #include <algorithm>
 #include <cerrno>

@@ -1,4 +1,4 @@
-#include "pubsub/types.hpp"
+#include "pubsub/basics.hpp"
 
 #include <cstdio>
 #include <ctime>
