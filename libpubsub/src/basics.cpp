@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <ctime>
 
-#include "wire/md5.hpp"
+#include "common/md5.hpp"
 
 namespace pubsub {
 
@@ -81,7 +81,7 @@ KeyHash KeyHash::from_key_cdr_be(Bytes key) {
   if (key.size() <= 16) {
     if (!key.empty()) std::memcpy(h.value.data(), p, key.size());
   } else {
-    h.value = wire::md5(p, key.size());
+    h.value = common::md5({p, key.size()});
   }
   return h;
 }

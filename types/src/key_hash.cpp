@@ -8,7 +8,7 @@
 #include <limits>
 #include <string>
 
-#include "md5.hpp"
+#include "common/md5.hpp"
 #include "types/cdr.hpp"
 
 namespace types {
@@ -289,7 +289,7 @@ KeyHashBytes finish(const std::vector<uint8_t>& key, bool fits_16) {
     std::memcpy(h.data(), key.data(), key.size());
     return h;
   }
-  return md5(key);
+  return common::md5(key);
 }
 }  // namespace
 

@@ -26,7 +26,7 @@
 #include <set>
 #include <utility>
 
-#include "md5.hpp"
+#include "common/md5.hpp"
 #include "xtypes_constants.hpp"
 
 namespace types {
@@ -39,7 +39,7 @@ using common::Error;
 constexpr uint32_t kMaxMemberId = 0x0fffffff;
 
 EquivalenceHash equivalence_hash(std::span<const uint8_t> object) {
-  const std::array<uint8_t, 16> d = md5(object);
+  const std::array<uint8_t, 16> d = common::md5(object);
   EquivalenceHash h{};
   std::copy_n(d.begin(), h.size(), h.begin());
   return h;
@@ -48,7 +48,7 @@ EquivalenceHash equivalence_hash(std::span<const uint8_t> object) {
 // NameHash (7.3.4.3): the first 4 bytes of MD5(name).
 std::array<uint8_t, 4> name_hash(const std::string& name) {
   const std::array<uint8_t, 16> d =
-      md5({reinterpret_cast<const uint8_t*>(name.data()), name.size()});
+      common::md5({reinterpret_cast<const uint8_t*>(name.data()), name.size()});
   return {d[0], d[1], d[2], d[3]};
 }
 

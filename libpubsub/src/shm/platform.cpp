@@ -15,8 +15,8 @@
 #include <fstream>
 #include <string_view>
 
+#include "common/md5.hpp"
 #include "environment.hpp"
-#include "wire/md5.hpp"
 
 namespace pubsub::shm {
 namespace {
@@ -59,7 +59,7 @@ const HostId& host_id() {
     const std::string s = read_first_line("/proc/sys/kernel/random/boot_id") + "|" +
                           namespace_inode("/proc/self/ns/net") + "|" +
                           namespace_inode("/proc/self/ns/ipc");
-    return wire::md5(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+    return common::md5({reinterpret_cast<const uint8_t*>(s.data()), s.size()});
   }();
   return id;
 }

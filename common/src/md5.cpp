@@ -1,9 +1,9 @@
-// md5.hpp: Boost's MD5, its digest turned into the 16 bytes in order.
-#include "md5.hpp"
+// common/md5.hpp: Boost's MD5, its digest turned into the 16 bytes in order.
+#include "common/md5.hpp"
 
 #include <boost/uuid/detail/md5.hpp>
 
-namespace types {
+namespace common {
 
 std::array<uint8_t, 16> md5(std::span<const uint8_t> bytes) {
   boost::uuids::detail::md5 h;
@@ -18,4 +18,4 @@ std::array<uint8_t, 16> md5(std::span<const uint8_t> bytes) {
   return out;
 }
 
-}  // namespace types
+}  // namespace common
