@@ -95,6 +95,17 @@ void ParticipantImpl::ReceiveWorker::mark_dirty(const std::shared_ptr<rtps::Stat
   if (std::find(dirty_.begin(), dirty_.end(), r) == dirty_.end()) dirty_.push_back(r);
 }
 
+namespace {
+
+// A submessage with readerId 0 (unknown) is for every reader matched with the writer; otherwise
+// for the one reader it names.
+template <class M>
+bool addressed_to(const M& m, const rtps::StatefulReader& r) {
+  return m.reader_id.value == 0 || m.reader_id == r.guid().entity;
+}
+
+}  // namespace
+
 // The common route of the writer-to-reader submessages: builtin ones to discovery, the rest to
 // the local readers matched with the sending writer (all of them, or the one named by readerId).
 template <class M, class Builtin, class Local>
@@ -108,7 +119,7 @@ void ParticipantImpl::ReceiveWorker::route(const wire::ReceiveContext& ctx, cons
   const auto* readers = readers_of(Guid{ctx.source_prefix, m.writer_id});
   if (!readers) return;
   for (const auto& r : *readers) {
-    if (m.reader_id.value == 0 || m.reader_id == r->guid().entity) local(r);
+    if (addressed_to(m, *r)) local(r);
   }
 }
 
@@ -127,7 +138,7 @@ void ParticipantImpl::ReceiveWorker::on_data(const wire::ReceiveContext& ctx,
     if (!readers) return;
     if (readers->size() == 1) {
       rtps::StatefulReader* r = readers->front().get();
-      if (m.reader_id.value != 0 && m.reader_id != r->guid().entity) return;
+      if (!addressed_to(m, *r)) return;
       if (run_reader_ != r) {
         end_run();
         r->lock_run();
