@@ -46,6 +46,8 @@ Matrix (lists are comma or space separated):
                            unkeyed, zero and random payload, ours and ddsperf, --recorder-reps
                            repetitions), raw UDP, latency (be/rel); the options above set exec etc.
   --recorder-reps N        repetitions of the recorder test points in --full (default 3)
+  --recorder-set KEY=VALUE a configuration setting for pubsub-recorder (its --set), repeatable:
+                           e.g. storage.compression=none
 Other:
   --mtu BYTES              MTU of the bridge and veth links, 1280..9000 (default 9000)
   --out DIR                output directory, new or empty (default ./three_node-YYYYmmdd-HHMMSS)
@@ -65,7 +67,7 @@ listify() { local s=${*//,/ }; echo $s; }
 
 sizes="" lat_sizes="" exec_s=10 reps=1 rels="" keyings="unkeyed" instances=1000 batches="8192"
 payloads="zero" recorder=0 peer="" iperf=0 latency=0 throughput=1 full=0 rec_reps=3
-out="" bin="" dry_run=0 print_commands=0 nics=()
+out="" bin="" dry_run=0 print_commands=0 nics=() rec_sets=()
 while [ $# -gt 0 ]; do
   case $1 in
     --sizes) sizes=$(listify "${2:?}"); shift 2 ;;
@@ -86,6 +88,7 @@ while [ $# -gt 0 ]; do
     --no-throughput) throughput=0; shift ;;
     --full) full=1; shift ;;
     --recorder-reps) rec_reps=${2:?}; shift 2 ;;
+    --recorder-set) rec_sets+=(--set "${2:?}"); shift 2 ;;
     --out) out=${2:?}; shift 2 ;;
     --mtu) NS_MTU=${2:?}; shift 2 ;;
     --bin) bin=${2:?}; shift 2 ;;
@@ -373,7 +376,7 @@ start_recorder() {
   cfg=$(rec_config "$2" "$d/rec")
   CURRENT_REC=$d/rec
   CPUF=$d/cpu_third spawn 2 $((exec_i + 200)) "$d/rec.log" "$d/rec.log" "$bin/pubsub-recorder" \
-    --config "$cfg" --path "$d/rec"
+    --config "$cfg" --path "$d/rec" "${rec_sets[@]}"
   REC_PID=$SPAWNED
   # It has joined the domain when it logs "recording domain ..." (well under a second).
   for _ in $(seq 100); do

@@ -182,7 +182,8 @@ RawReaderImpl::Subscription* ParticipantImpl::subscription_for_locked(
   RawReaderImpl* rawp = &raw;
   const TopicInfo* info = &s->info;
   s->rtps = std::make_shared<rtps::StatefulReader>(
-      rc, *transport_, prefix_, [rawp, info](const rtps::ReceivedSample& x) {
+      rc, *transport_, prefix_,
+      [rawp, info](const rtps::ReceivedSample& x) {
         if (!rawp->listener.on_sample) return true;
         RawSample rs;
         rs.topic = info;
@@ -196,6 +197,9 @@ RawReaderImpl::Subscription* ParticipantImpl::subscription_for_locked(
         rs.key_only = x.key_only;
         rs.serialized = Bytes(reinterpret_cast<const std::byte*>(x.data), x.size);
         return rawp->listener.on_sample(rs);
+      },
+      [rawp] {
+        if (rawp->listener.on_batch_end) rawp->listener.on_batch_end();
       });
   readers_.push_back(LocalReader{e, s->rtps, {}, {}, true});
   if (options_.intra_process) {

@@ -5,6 +5,7 @@
 #include "errno_error.hpp"
 #include "segment_writer_impl.hpp"
 
+#include <cassert>
 #include <cerrno>
 #include <random>
 
@@ -214,12 +215,25 @@ Status SegmentWriter::append_parts(const RecordMeta& meta, std::span<const ByteS
   return append_impl(meta, parts, true);
 }
 
+SegmentWriter::AppendLock SegmentWriter::lock_appends() {
+  return AppendLock(std::unique_lock(impl_->mu));
+}
+Status SegmentWriter::try_append(AppendLock& lock, const RecordMeta& meta, ByteSpan payload) {
+  assert(lock.lk_.mutex() == &impl_->mu && lock.lk_.owns_lock());
+  return append_locked(meta, std::span<const ByteSpan>(&payload, 1), false, lock.lk_);
+}
+
 Status SegmentWriter::append_impl(const RecordMeta& meta, std::span<const ByteSpan> parts,
                                   bool block) {
+  std::unique_lock lk(impl_->mu);
+  return append_locked(meta, parts, block, lk);
+}
+
+Status SegmentWriter::append_locked(const RecordMeta& meta, std::span<const ByteSpan> parts,
+                                    bool block, std::unique_lock<std::mutex>& lk) {
   size_t payload_size = 0;
   for (const ByteSpan& part : parts) payload_size += part.size();
   Impl& m = *impl_;
-  std::unique_lock lk(m.mu);
   if (!m.failure.ok()) [[unlikely]]
     return m.failure;
   if (m.closed) [[unlikely]]

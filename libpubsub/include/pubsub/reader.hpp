@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "pubsub/basics.hpp"
 #include "pubsub/qos.hpp"
 #include "pubsub/stats.hpp"
-#include "pubsub/basics.hpp"
 
 namespace pubsub {
 
@@ -148,6 +148,12 @@ struct RawReaderListener {
   // A sample, in each writer's order. Return false to refuse it for now (back-pressure): it
   // stays unacknowledged and is offered again after resume() or within a few milliseconds.
   std::function<bool(const RawSample&)> on_sample;
+  // After one or more on_sample calls on a thread, before the next on_sample of another reader
+  // or writer's batch on that thread: the end of a batch (samples of one datagram, or of one
+  // delivery from shared memory or the event thread). A listener may hold a lock of its own
+  // across a batch's on_sample calls and release it here; it must not take other locks in
+  // between that a thread outside the batch holds while waiting for it.
+  std::function<void()> on_batch_end;
   // A remote writer was matched / lost (lease expired or it was deleted). `TopicInfo` is the
   // subscription's: on_writer_matched's is the object RawSample::topic points to (stable while
   // the raw reader lives). RawReader::writer_info() has the writer's own offer.

@@ -25,8 +25,13 @@ constexpr size_t kFragBufferOverhead = 256;
 }  // namespace
 
 StatefulReader::StatefulReader(const ReaderConfig& config, Transport& transport,
-                               const GuidPrefix& local, DeliverFn deliver)
-    : config_(config), transport_(transport), local_prefix_(local), deliver_(std::move(deliver)) {}
+                               const GuidPrefix& local, DeliverFn deliver,
+                               DeliveryEndFn delivery_end)
+    : config_(config),
+      transport_(transport),
+      local_prefix_(local),
+      deliver_(std::move(deliver)),
+      delivery_end_(std::move(delivery_end)) {}
 
 StatefulReader::WriterProxy* StatefulReader::find_locked(const Guid& g) {
   if (last_proxy_ && last_guid_ == g) return last_proxy_;
@@ -100,8 +105,9 @@ void StatefulReader::remove_local_writer(const Guid& writer) {
 }
 
 LocalDelivery StatefulReader::deliver_local(const ReceivedSample& s, Delivery path) {
-  std::lock_guard lk(mu_);
+  Locked lk(*this);
   if (!deliver_) return LocalDelivery::kGone;
+  delivered_ = true;
   if (!deliver_(s)) {
     stats_.refused++;
     return LocalDelivery::kRefused;
@@ -120,12 +126,13 @@ void StatefulReader::count_lost(uint64_t n) {
 // ---- samples --------------------------------------------------------------------------------
 
 void StatefulReader::detach() {
-  std::lock_guard lk(mu_);
+  Locked lk(*this);
   deliver_ = nullptr;
 }
 
 bool StatefulReader::deliver_locked(WriterProxy& p, ReceivedSample& s) {
   if (!deliver_) return false;  // detached: its owner is gone
+  delivered_ = true;
   if (!deliver_(s)) {
     stats_.refused++;
     p.refused = true;
@@ -275,7 +282,7 @@ void StatefulReader::accept_locked(WriterProxy& p, ReceivedSample& s, SampleBuff
 
 bool StatefulReader::on_data(const wire::ReceiveContext& ctx, const wire::DataSubmessage& m,
                              Time reception) {
-  std::lock_guard lk(mu_);
+  Locked lk(*this);
   on_data_locked(ctx, m, reception);
   return false;
 }
@@ -301,7 +308,7 @@ void StatefulReader::on_data_locked(const wire::ReceiveContext& ctx, const wire:
 
 bool StatefulReader::on_data_frag(const wire::ReceiveContext& ctx,
                                   const wire::DataFragSubmessage& m, Time reception) {
-  std::lock_guard lk(mu_);
+  Locked lk(*this);
   WriterProxy* p = find_locked(Guid{ctx.source_prefix, m.writer_id});
   if (!p) return false;
   stats_.fragments_received++;
@@ -404,7 +411,7 @@ void StatefulReader::skip_to_locked(WriterProxy& p, SequenceNumber first) {
 
 bool StatefulReader::on_heartbeat(const wire::ReceiveContext& ctx,
                                   const wire::HeartbeatSubmessage& m, SteadyTime* answer_at) {
-  std::lock_guard lk(mu_);
+  Locked lk(*this);
   WriterProxy* p = find_locked(Guid{ctx.source_prefix, m.writer_id});
   if (!p || !p->info.reliable || m.liveliness) return false;
   if (p->has_hb_count && static_cast<int32_t>(m.count - p->last_hb_count) <= 0) return false;
@@ -437,7 +444,7 @@ bool StatefulReader::on_heartbeat(const wire::ReceiveContext& ctx,
 }
 
 bool StatefulReader::on_gap(const wire::ReceiveContext& ctx, const wire::GapSubmessage& m) {
-  std::lock_guard lk(mu_);
+  Locked lk(*this);
   WriterProxy* p = find_locked(Guid{ctx.source_prefix, m.writer_id});
   if (!p) return false;
   if (!p->synced && m.gap_start <= p->next) p->synced = true;
@@ -474,7 +481,7 @@ bool StatefulReader::on_gap(const wire::ReceiveContext& ctx, const wire::GapSubm
 
 bool StatefulReader::on_heartbeat_frag(const wire::ReceiveContext& ctx,
                                        const wire::HeartbeatFragSubmessage& m) {
-  std::lock_guard lk(mu_);
+  Locked lk(*this);
   WriterProxy* p = find_locked(Guid{ctx.source_prefix, m.writer_id});
   if (!p || !p->info.reliable) return false;
   auto f = p->fragments.find(m.sn);
@@ -585,7 +592,7 @@ void StatefulReader::send_pending_acks() {
 }
 
 void StatefulReader::resume() {
-  std::lock_guard lk(mu_);
+  Locked lk(*this);
   for (auto& [g, p] : writers_) {
     if (!p.refused) continue;
     const SequenceNumber before = p.next;
@@ -605,7 +612,7 @@ SteadyTime StatefulReader::on_timer(SteadyTime now) {
   bool retry = false;
   SteadyTime next = now + kPreemptivePeriod;
   {
-    std::lock_guard lk(mu_);
+    Locked lk(*this);
     for (auto& [g, p] : writers_) {
       if (p.refused) retry = true;
       if (p.info.reliable && !p.synced && now - p.last_preemptive >= kPreemptivePeriod) {

@@ -39,10 +39,10 @@
 #include <utility>
 #include <vector>
 
+#include "pubsub/basics.hpp"
 #include "pubsub/qos.hpp"
 #include "pubsub/stats.hpp"
 #include "pubsub/transport.hpp"
-#include "pubsub/basics.hpp"
 #include "rtps/history.hpp"
 #include "rtps/loans.hpp"
 #include "wire/message.hpp"
@@ -102,6 +102,9 @@ inline ReceivedSample local_sample(const Guid& writer, const CacheChange& c, con
 
 // Returns false to refuse the sample for now (back-pressure).
 using DeliverFn = std::function<bool(const ReceivedSample&)>;
+// After one or more DeliverFn calls on a thread, before the reader's lock is released: the end
+// of a batch of deliveries (the receiver may have held a lock of its own across them).
+using DeliveryEndFn = std::function<void()>;
 
 // How a sample reached a reader (see StatefulWriter).
 enum class Delivery : uint8_t { kNetwork, kSharedMemory, kIntraProcess };
@@ -148,7 +151,7 @@ using pubsub::ReaderStats;
 class StatefulReader {
  public:
   StatefulReader(const ReaderConfig& config, Transport& transport, const GuidPrefix& local,
-                 DeliverFn deliver);
+                 DeliverFn deliver, DeliveryEndFn delivery_end = nullptr);
 
   const Guid& guid() const { return config_.guid; }
   const ReaderConfig& config() const { return config_; }
@@ -168,7 +171,10 @@ class StatefulReader {
                       Time reception) {
     on_data_locked(ctx, m, reception);
   }
-  void unlock_run() { mu_.unlock(); }
+  void unlock_run() {
+    end_deliveries_locked();
+    mu_.unlock();
+  }
   bool on_data_frag(const wire::ReceiveContext& ctx, const wire::DataFragSubmessage& m,
                     Time reception);
   // With a heartbeat_response_delay the answer is held back: answer_at tells when it becomes
@@ -271,6 +277,27 @@ class StatefulReader {
   Transport& transport_;
   GuidPrefix local_prefix_;
   DeliverFn deliver_;
+  DeliveryEndFn delivery_end_;
+  bool delivered_ = false;  // under mu_: deliver_ called since delivery_end_ last ran
+  // mu_ for a call that may deliver: on release, delivery_end_ runs when anything was delivered.
+  class Locked {
+   public:
+    explicit Locked(StatefulReader& r) : r_(r) { r_.mu_.lock(); }
+    ~Locked() {
+      r_.end_deliveries_locked();
+      r_.mu_.unlock();
+    }
+    Locked(const Locked&) = delete;
+    Locked& operator=(const Locked&) = delete;
+
+   private:
+    StatefulReader& r_;
+  };
+  void end_deliveries_locked() {
+    if (!delivered_) return;
+    delivered_ = false;
+    if (delivery_end_) delivery_end_();
+  }
 
   mutable std::mutex mu_;
   std::condition_variable matched_cv_;

@@ -308,6 +308,7 @@ Result<void> Recorder::Impl::open_reader() {
   ro.qos.resource_limits.max_samples = kHeldBackSamples;
   pubsub::RawReaderListener l;
   l.on_sample = [self](const pubsub::RawSample& s) { return self->on_sample(s); };
+  l.on_batch_end = [] { end_batch(); };
   l.on_writer_matched = [self](const pubsub::TopicInfo& t, const pubsub::Guid& g) {
     self->log->info("writer {} on {} matched", guid_hex(g), t.name);
     self->queue_topic(t, g.prefix);

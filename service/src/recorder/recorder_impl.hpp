@@ -231,6 +231,13 @@ struct Recorder::Impl {
 
   // recorder_samples.cpp: the sample path.
 
+  // Appends under this thread's batch lock (the recording's SegmentWriter), or per record
+  // (snapshot mode). Delivering thread, under the reader's lock.
+  Status append(const storage::RecordMeta& m, storage::ByteSpan payload);
+
+  // The reader's on_batch_end, and before this thread takes another lock: releases its batch.
+  static void end_batch();
+
   // The writer's state, from this thread's cache of the last writer it delivered for (runs of
   // samples come from one writer), else from the map (created on first sight, with its topic).
   WriterState* writer_for(const pubsub::RawSample& s);

@@ -2,10 +2,40 @@
 // delivering threads, several at once, each under the delivering reader's lock. A sample is
 // appended to the sink and acknowledged only once appended (back-pressure: see recorder.hpp).
 
+#include <optional>
+
 #include "recorder_impl.hpp"
 #include "service/recording_schema.hpp"
 
 namespace service {
+namespace {
+
+// This thread's batch of appends: the storage writer's lock, taken at the batch's first sample
+// and released by the reader's on_batch_end (one lock per datagram's samples, not per sample).
+// Released before this thread takes maps_mu or calls the sink otherwise.
+struct ThreadBatch {
+  storage::SegmentWriter* writer = nullptr;
+  std::optional<storage::SegmentWriter::AppendLock> lock;
+};
+thread_local ThreadBatch t_batch;
+
+}  // namespace
+
+Status Recorder::Impl::append(const storage::RecordMeta& m, storage::ByteSpan payload) {
+  storage::SegmentWriter* w = store->batch_writer();
+  if (!w) return store->try_append(m, payload);
+  if (t_batch.writer != w) {
+    end_batch();
+    t_batch.lock.emplace(w->lock_appends());
+    t_batch.writer = w;
+  }
+  return w->try_append(*t_batch.lock, m, payload);
+}
+
+void Recorder::Impl::end_batch() {
+  t_batch.lock.reset();
+  t_batch.writer = nullptr;
+}
 
 WriterState* Recorder::Impl::writer_for(const pubsub::RawSample& s) {
   struct Cache {
@@ -15,6 +45,7 @@ WriterState* Recorder::Impl::writer_for(const pubsub::RawSample& s) {
   };
   thread_local Cache cache;
   if (cache.generation == generation && cache.guid == s.writer) return cache.state;
+  end_batch();  // the registrar may hold maps_mu and wait for the storage lock
   std::lock_guard lk(maps_mu);
   auto it = writers.find(s.writer);
   if (it == writers.end()) {
@@ -58,7 +89,7 @@ bool Recorder::Impl::on_sample(const pubsub::RawSample& s) {
     m.has_key_hash = true;
     m.key_hash = s.key_hash->value;
   }
-  const auto st = store->try_append(m, s.serialized);
+  const auto st = append(m, s.serialized);
   if (!st) {
     if (st.error().code == Errc::kFull) {
       bump(w->refused, 1);
@@ -79,6 +110,7 @@ bool Recorder::Impl::on_sample(const pubsub::RawSample& s) {
 }
 
 bool Recorder::Impl::skip(WriterState& w, const pubsub::RawSample& s) {
+  end_batch();  // skip_to takes the storage lock
   if (auto st = store->skip_to(w.id, s.sequence_number); !st) {
     fail(st.error());
     return false;

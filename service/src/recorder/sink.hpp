@@ -30,6 +30,9 @@ class Sink {
   virtual Status skip_to(storage::WriterId writer, int64_t sequence) = 0;
   // kFull: no room now (back-pressure: the sample is not acknowledged, offered again later).
   virtual Status try_append(const storage::RecordMeta& meta, storage::ByteSpan payload) = 0;
+  // The storage writer whose appends may be batched under one lock (SegmentWriter::AppendLock);
+  // none when the sink locks per record (snapshot mode).
+  virtual storage::SegmentWriter* batch_writer() { return nullptr; }
   virtual Result<uint64_t> split() = 0;
   virtual SinkFill fill() const = 0;
   // For the log when it changes: how data is written (or kept).
@@ -53,6 +56,7 @@ class RecordingSink final : public Sink {
   Status try_append(const storage::RecordMeta& m, storage::ByteSpan p) override {
     return w_->try_append(m, p);
   }
+  storage::SegmentWriter* batch_writer() override { return w_.get(); }
   Result<uint64_t> split() override { return w_->split(); }
   SinkFill fill() const override {
     const auto s = w_->stats();

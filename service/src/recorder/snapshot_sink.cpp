@@ -71,8 +71,7 @@ Result<std::unique_ptr<SnapshotSink>> SnapshotSink::create(SnapshotSinkOptions o
                                                            std::shared_ptr<spdlog::logger> log) {
   std::error_code ec;
   std::filesystem::create_directories(options.dir, ec);
-  if (ec)
-    return Error{Errc::kIo, "cannot create " + options.dir.string() + ": " + ec.message()};
+  if (ec) return Error{Errc::kIo, "cannot create " + options.dir.string() + ": " + ec.message()};
   std::unique_ptr<SnapshotSink> s(new SnapshotSink(std::move(options), std::move(log)));
   s->thread_ = std::thread([p = s.get()] { p->run(); });
   return s;

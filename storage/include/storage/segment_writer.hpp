@@ -23,10 +23,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 
-#include "storage/status.hpp"
 #include "storage/records.hpp"
+#include "storage/status.hpp"
 
 namespace storage {
 
@@ -208,6 +209,23 @@ class SegmentWriter {
   Status try_append(const RecordMeta& meta, ByteSpan payload);
   // Like try_append but waits for a free chunk buffer instead of returning kFull.
   Status append(const RecordMeta& meta, ByteSpan payload);
+  // One lock for a batch of appends from one thread (the samples of one datagram) instead of one
+  // per record. While an AppendLock lives its thread holds the writer's lock: other threads'
+  // calls wait, and this thread may call only try_append(lock, ...) on this writer. Hold it for
+  // one batch, not longer: the writer thread waits for it to take full chunks.
+  class AppendLock {
+   public:
+    AppendLock(AppendLock&&) noexcept = default;
+    AppendLock& operator=(AppendLock&&) noexcept = default;
+
+   private:
+    friend class SegmentWriter;
+    explicit AppendLock(std::unique_lock<std::mutex> lk) : lk_(std::move(lk)) {}
+    std::unique_lock<std::mutex> lk_;
+  };
+  AppendLock lock_appends();
+  // try_append under a batch's lock (of this writer).
+  Status try_append(AppendLock& lock, const RecordMeta& meta, ByteSpan payload);
   // Gather variants: the payload is the concatenation of `parts` (e.g. the fragments of a
   // sample), still copied once, straight into the chunk buffer.
   Status try_append_parts(const RecordMeta& meta, std::span<const ByteSpan> parts);
@@ -238,6 +256,8 @@ class SegmentWriter {
  private:
   explicit SegmentWriter(std::unique_ptr<Impl> impl);
   Status append_impl(const RecordMeta& meta, std::span<const ByteSpan> parts, bool block);
+  Status append_locked(const RecordMeta& meta, std::span<const ByteSpan> parts, bool block,
+                       std::unique_lock<std::mutex>& lk);
   std::unique_ptr<Impl> impl_;
 };
 

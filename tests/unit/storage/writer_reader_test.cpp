@@ -388,6 +388,48 @@ TEST_CASE("SegmentWriter try_append reports full without blocking, append waits"
   CHECK((*rec)->gaps()->empty());  // the rejected sequence number was retried, not lost
 }
 
+TEST_CASE("SegmentWriter AppendLock: a batch under one lock, another thread waits for its end") {
+  TempDir dir;
+  SegmentWriterOptions o = small_opts();
+  o.chunk_max_bytes = 4 << 10;  // the batch crosses chunk boundaries
+  auto w = SegmentWriter::create(dir.path(), o);
+  REQUIRE(w.ok());
+  auto& wr = **w;
+  const TopicId t = *wr.add_topic({"a", "A", false, {}, {}});
+  const WriterId w1 = *wr.add_writer({t, guid_of(1)});
+  const WriterId w2 = *wr.add_writer({t, guid_of(2)});
+  const Bytes p(100, std::byte{3});
+  std::atomic<bool> other_done{false};
+  bool other_ok = false;  // Catch2's macros are not for other threads
+  std::thread other;
+  {
+    auto batch = wr.lock_appends();
+    other = std::thread([&] {
+      other_ok = wr.try_append({t, w2, 1, 1000, 1000}, p).ok();
+      other_done = true;
+    });
+    for (int64_t seq = 1; seq <= 200; ++seq) {
+      REQUIRE(wr.try_append(batch, {t, w1, seq, seq, seq}, p).ok());
+      if (seq == 1) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    CHECK_FALSE(other_done.load());  // its append waits for the batch's lock
+  }
+  other.join();
+  CHECK(other_ok);
+  REQUIRE(wr.close().ok());
+  auto rec = Recording::open(dir.path());
+  REQUIRE(rec.ok());
+  auto all = storage_test::read_all(**rec);
+  REQUIRE(all.size() == 201);
+  int64_t next = 1;
+  for (const auto& r : all) {
+    if (r.meta.writer != w1) continue;
+    CHECK(r.meta.sequence == next++);
+  }
+  CHECK(next == 201);
+  CHECK((*rec)->gaps()->empty());
+}
+
 TEST_CASE("SegmentWriter stats tell the open chunk from the chunks waiting for the disk") {
   TempDir dir;
   SegmentWriterOptions o = small_opts();
