@@ -30,8 +30,8 @@
 #include <tuple>
 
 #include "common/hex.hpp"
-#include "sqlite_index.hpp"
 #include "segment_file.hpp"
+#include "sqlite_index.hpp"
 #include "storage/io.hpp"
 
 namespace storage {

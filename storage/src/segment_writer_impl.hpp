@@ -66,8 +66,8 @@
 #include <vector>
 
 #include "aligned_buffer.hpp"
-#include "sqlite_index.hpp"
 #include "segment_file.hpp"
+#include "sqlite_index.hpp"
 #include "storage/format.hpp"
 #include "storage/io.hpp"
 #include "storage/segment_writer.hpp"

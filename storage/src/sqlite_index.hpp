@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "storage/index.hpp"
-#include "storage/status.hpp"
 #include "storage/records.hpp"
+#include "storage/status.hpp"
 
 namespace storage::detail {
 

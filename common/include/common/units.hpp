@@ -14,6 +14,8 @@ inline std::string mb(double bytes) {
   return b;
 }
 
-inline std::string mb(uint64_t bytes) { return mb(static_cast<double>(bytes)); }
+inline std::string mb(uint64_t bytes) {
+  return mb(static_cast<double>(bytes));
+}
 
 }  // namespace common

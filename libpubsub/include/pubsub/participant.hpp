@@ -24,11 +24,11 @@
 #include <string>
 #include <vector>
 
+#include "pubsub/basics.hpp"
 #include "pubsub/qos.hpp"
 #include "pubsub/reader.hpp"
 #include "pubsub/stats.hpp"
 #include "pubsub/transport.hpp"
-#include "pubsub/basics.hpp"
 #include "pubsub/writer.hpp"
 
 namespace pubsub {

@@ -5,9 +5,9 @@
 #include <optional>
 #include <span>
 
+#include "pubsub/basics.hpp"
 #include "pubsub/qos.hpp"
 #include "pubsub/stats.hpp"
-#include "pubsub/basics.hpp"
 
 namespace pubsub {
 

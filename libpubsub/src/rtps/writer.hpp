@@ -63,10 +63,10 @@
 #include <mutex>
 #include <vector>
 
+#include "pubsub/basics.hpp"
 #include "pubsub/qos.hpp"
 #include "pubsub/stats.hpp"
 #include "pubsub/transport.hpp"
-#include "pubsub/basics.hpp"
 #include "rtps/durable_history.hpp"
 #include "rtps/history.hpp"
 #include "rtps/pacer.hpp"

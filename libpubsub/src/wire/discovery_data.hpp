@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "pubsub/qos.hpp"
 #include "pubsub/basics.hpp"
+#include "pubsub/qos.hpp"
 
 namespace pubsub::wire {
 

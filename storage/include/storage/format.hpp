@@ -42,8 +42,8 @@
 #include <cstring>
 #include <string>
 
-#include "storage/status.hpp"
 #include "storage/records.hpp"
+#include "storage/status.hpp"
 
 namespace storage::format {
 

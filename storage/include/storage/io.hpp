@@ -8,8 +8,8 @@
 #include <span>
 #include <string>
 
-#include "storage/status.hpp"
 #include "storage/records.hpp"
+#include "storage/status.hpp"
 
 namespace storage {
 

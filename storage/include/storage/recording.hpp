@@ -29,8 +29,8 @@
 
 #include "storage/format.hpp"
 #include "storage/index.hpp"
-#include "storage/status.hpp"
 #include "storage/records.hpp"
+#include "storage/status.hpp"
 #include "storage/writer_lock.hpp"
 
 namespace storage {

@@ -34,8 +34,8 @@
 #include <vector>
 
 #include "storage/format.hpp"
-#include "storage/status.hpp"
 #include "storage/records.hpp"
+#include "storage/status.hpp"
 
 namespace storage {
 
