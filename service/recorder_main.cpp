@@ -45,13 +45,13 @@ std::atomic<service::Recorder*> g_recorder{nullptr};
 // Why the recorder could not start: the configuration's fault (a bad option, no such interface
 // or directory, a directory that already holds a recording, a network it cannot join) or the
 // system's (a log or index file that cannot be written, no space).
-int start_failure_status(const common::Error& e) {
+int start_failure_status(const service::Error& e) {
   switch (e.code) {
-    case common::Errc::kInvalidArgument:
-    case common::Errc::kNotFound:
-    case common::Errc::kAlreadyExists:
-    case common::Errc::kUnsupported:
-    case common::Errc::kNetwork:
+    case service::Errc::kInvalidArgument:
+    case service::Errc::kNotFound:
+    case service::Errc::kAlreadyExists:
+    case service::Errc::kUnsupported:
+    case service::Errc::kNetwork:
       return kExitUsage;
     default:
       return kExitFailed;

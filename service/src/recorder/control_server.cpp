@@ -21,7 +21,7 @@ namespace {
 namespace asio = boost::asio;
 using Local = asio::local::stream_protocol;
 
-Error io_error(common::Errc code, const std::string& what, int err) {
+Error io_error(Errc code, const std::string& what, int err) {
   return Error{code, what + ": " + std::strerror(err)};
 }
 

@@ -162,7 +162,7 @@ McapWriter::McapWriter(std::ostream& out, McapWriterOptions o) : out_(out), opti
   emit(scratch_);
 }
 
-void McapWriter::fail(common::Errc code, std::string message) {
+void McapWriter::fail(Errc code, std::string message) {
   if (status_.ok()) status_ = common::make_error(code, "MCAP: " + std::move(message));
 }
 

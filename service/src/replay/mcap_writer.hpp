@@ -103,7 +103,7 @@ class McapWriter {
     bool lz4;
   };
 
-  void fail(common::Errc code, std::string message);
+  void fail(Errc code, std::string message);
   void emit(std::span<const uint8_t> bytes);  // to the stream; advances offset_ and crc_
   void emit(std::span<const uint8_t> bytes, uint32_t bytes_crc);  // same, CRC-32 of bytes known
   void update_chunk_crc();  // chunk_crc_ over chunk_[chunk_crc_end_, end)
