@@ -148,9 +148,9 @@ struct RawReaderListener {
   // A sample, in each writer's order. Return false to refuse it for now (back-pressure): it
   // stays unacknowledged and is offered again after resume() or within a few milliseconds.
   std::function<bool(const RawSample&)> on_sample;
-  // After one or more on_sample calls on a thread, before the next on_sample of another reader
-  // or writer's batch on that thread: the end of a batch (samples of one datagram, or of one
-  // delivery from shared memory or the event thread). A listener may hold a lock of its own
+  // After one or more on_sample calls on a thread, before that thread leaves the reader: the end
+  // of a batch (the samples of one datagram, or of one delivery from shared memory, another
+  // process-local writer or the event thread's retries). A listener may hold a lock of its own
   // across a batch's on_sample calls and release it here; it must not take other locks in
   // between that a thread outside the batch holds while waiting for it.
   std::function<void()> on_batch_end;

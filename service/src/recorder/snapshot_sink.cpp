@@ -93,7 +93,8 @@ Result<storage::WriterId> SnapshotSink::add_writer(const storage::WriterDef& def
     return Error{Errc::kInvalidArgument, "add_writer: unknown topic id"};
   writers_.push_back(def);
   const auto id = static_cast<storage::WriterId>(writers_.size());
-  const auto q = def.qos.empty() ? Result<RecordedQos>(RecordedQos{}) : decode_qos(def.qos);
+  if (def.qos.empty()) return id;  // no recorded QoS: volatile, nothing latched
+  const auto q = decode_qos(def.qos);
   if (q && q->durability >= pubsub::DurabilityKind::kTransientLocal) {
     std::lock_guard ll(latched_mu_);
     latched_[id].depth = q->history.kind == pubsub::HistoryKind::kKeepLast
