@@ -5,12 +5,15 @@ set -euo pipefail
 
 build_pkgs=(cmake g++ make pkg-config libboost-dev libsqlite3-dev liblz4-dev libspdlog-dev
             libxxhash-dev nlohmann-json3-dev catch2 libcli11-dev clang libclang-rt-14-dev clang-format
-            cyclonedds-dev zlib1g-dev libdeflate-dev cyclonedds-tools libsystemd-dev dpkg-dev file)
+            cyclonedds-dev zlib1g-dev libdeflate-dev cyclonedds-tools libsystemd-dev dpkg-dev file
+            libssl-dev)
 # (cyclonedds-tools: idlc, run at build time by tests/unit/types; ddsperf for the tests.
+#  libssl-dev: libcrypto's HMAC-SHA256 for signed DDS control requests.
 #  libsystemd-dev: sd_notify for pubsub-recorder. dpkg-dev and file: `cpack -G DEB` finds the
 #  package's Depends with dpkg-shlibdeps.)
 # (systemd: systemd-analyze, which checks pubsub-recorder@.service in tests/install.)
-test_pkgs=(iproute2 tshark iperf procps util-linux gnuplot-nox systemd curl)
+# (libfaketime: one process's clock moved, for the clock tests; never the machine's own clock.)
+test_pkgs=(iproute2 tshark iperf procps util-linux gnuplot-nox systemd curl libfaketime)
 # Peers of the same-host benchmark: Fast DDS (perf/peers/fastdds_perftest builds against it)
 # and iceoryx's RouDi (Cyclone DDS's shared memory).
 peer_pkgs=(libfastrtps-dev iceoryx)

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 # How many tests the tsan and fuzz presets select (check_selection below): 12 libpubsub unit
 # tests (shm, same host, loans), 18 same-host integration tests, 1 recording run, 18 recorder
 # unit tests, 12 storage writer tests; one per fuzzer.
-TSAN_TESTS=61
+TSAN_TESTS=72
 FUZZ_TESTS=7
 scripts/setup.sh
 

@@ -128,25 +128,45 @@ bool RecorderSchema::is_listen_address(const std::string& s) {
 }
 
 void RecorderSchema::control(const Json& v, const std::string& p) {
-  r_.object(v, p,
-            {
-                {"socket",
-                 [&](const Json& e, const std::string& ep) {
-                   // sockaddr_un's sun_path holds 108 bytes with the terminating NUL.
-                   if (e.is_string() && e.get<std::string>().size() <= 107 &&
-                       e.get<std::string>().find('\0') == std::string::npos) {
-                     c_.control.socket = e.get<std::string>();
-                   } else {
-                     r_.fail(ep,
-                             "expected a socket path of at most 107 bytes without NUL "
-                             "characters, or \"\" for none, got " +
-                                 describe(e));
-                   }
-                 }},
-                {"dds", [&](const Json& e, const std::string& ep) { dds(e, ep); }},
-                {"allow", [&](const Json& e, const std::string& ep) { allow(e, ep); }},
-            });
+  r_.object(
+      v, p,
+      {
+          {"socket",
+           [&](const Json& e, const std::string& ep) {
+             // sockaddr_un's sun_path holds 108 bytes with the terminating NUL.
+             if (e.is_string() && e.get<std::string>().size() <= 107 &&
+                 e.get<std::string>().find('\0') == std::string::npos) {
+               c_.control.socket = e.get<std::string>();
+             } else {
+               r_.fail(ep,
+                       "expected a socket path of at most 107 bytes without NUL "
+                       "characters, or \"\" for none, got " +
+                           describe(e));
+             }
+           }},
+          {"dds", [&](const Json& e, const std::string& ep) { dds(e, ep); }},
+          {"allow", [&](const Json& e, const std::string& ep) { allow(e, ep); }},
+          {"key_file",
+           [&](const Json& e, const std::string& ep) {
+             if (e.is_string() && e.get<std::string>().find('\0') == std::string::npos) {
+               c_.control.key_file = e.get<std::string>();
+             } else {
+               r_.fail(ep, "expected the path of a key file, or \"\" for none, got " + describe(e));
+             }
+           }},
+          {"max_clock_skew_s",
+           [&](const Json& e, const std::string& ep) {
+             if (e.is_number() && e.get<double>() >= 1 && e.get<double>() <= 3600) {
+               c_.control.max_clock_skew_s = e.get<double>();
+             } else {
+               r_.fail(ep, "expected seconds from 1 to 3600, got " + describe(e));
+             }
+           }},
+      });
   if (v.is_object()) dds_needs_allow(v, p);
+  if (!c_.control.key_file.empty() && !c_.control.dds)
+    r_.fail(p + "/key_file",
+            "signs DDS control requests: set /control/dds to true, or leave key_file out");
 }
 
 void RecorderSchema::dds(const Json& v, const std::string& p) {

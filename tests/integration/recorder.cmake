@@ -57,6 +57,11 @@ pubsub_netns_test("recorder: snapshot mode - ctl snapshot, extension, SIGUSR1, w
 #     control topic in the recording.
 pubsub_netns_test("recorder: ctl --dds status, tag, stop from control.allow, others refused, control topics not recorded"
                   ${IT}/recorder/dds_control.sh)
+# 7c. Signed DDS control (control.key_file): a key file others may read stops the start; with the
+#     key ctl --dds --key-file runs status, tag and stop; unsigned, other-key and clock-skewed
+#     requests are refused with their reasons and counted; the log is rate-limited.
+pubsub_netns_test("recorder: signed DDS control - key file mode, signed commands, unsigned, other key and stale refused and counted"
+                  ${IT}/recorder/dds_control_auth.sh)
 # 8. Under systemd's notification protocol (READY=1, STATUS=, WATCHDOG=1, STOPPING=1; the test
 #    plays systemd), restarted with a strftime storage.path: a new directory per start.
 pubsub_netns_test("recorder: sd_notify READY, STATUS, WATCHDOG, STOPPING, and a restart records into a new strftime directory"

@@ -172,6 +172,14 @@ struct ControlConfig {
   // is in one of them. Not authentication: anyone on the network can announce any address.
   // Required (non-empty) when dds is true. Default [].
   std::vector<Ipv4Network> allow;
+  // "key_file": a file holding the key DDS control requests must be signed with (HMAC-SHA256;
+  // pubsub-recorder ctl --dds --key-file): 16 to 4096 bytes, trailing whitespace not counted,
+  // readable and writable by its owner only (mode 600), or the recorder does not start. Relative
+  // to the recorder's working directory. "" (the default) = requests are not signed.
+  std::filesystem::path key_file;
+  // "max_clock_skew_s": how far a signed request's time may be from the recorder's clock, in
+  // seconds (1 to 3600); a request is carried out once within it. Default 30.
+  double max_clock_skew_s = 30;
 
   friend bool operator==(const ControlConfig&, const ControlConfig&) = default;
 };

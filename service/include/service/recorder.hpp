@@ -127,6 +127,9 @@ struct RecorderStatus {
   // recorder cannot read (a data representation other than XCDR1/XCDR2: "DATA_REPRESENTATION").
   // Otherwise its readers ask for what each writer offers, so every other writer matches.
   std::map<std::string, uint64_t> incompatible_qos;
+  // DDS control (control.dds): requests refused so far, by reason ("unsigned", "bad_signature",
+  // "stale", "replayed", "not_allowed"); empty without DDS control.
+  std::map<std::string, uint64_t> control_refused;
 };
 
 // Where the control socket of a recorder with this configuration is: control.socket, relative to

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "config/recorder_config.hpp"
+#include "control_auth.hpp"
 #include "control_server.hpp"
 #include "dds_control.hpp"
 #include "pubsub/participant.hpp"
@@ -29,6 +30,7 @@ struct CtlArgs {
   bool dds = false;
   uint32_t domain = 0;
   std::string interface;
+  std::string key_file;
   double timeout_s = 30;
   std::vector<std::string> topics;
   std::string tag_name, note;
@@ -151,9 +153,10 @@ std::string status_text(const nlohmann::json& s) {
   return out;
 }
 
-// --dds: the request through a participant of our own on the recorder's domain.
+// --dds: the request through a participant of our own on the recorder's domain, signed with
+// `key` when there is one.
 Result<nlohmann::json> dds_request(const CtlArgs& a, const nlohmann::json& request,
-                                   std::chrono::milliseconds timeout) {
+                                   std::chrono::milliseconds timeout, const ControlKey* key) {
   pubsub::ParticipantOptions po;
   po.domain_id = a.domain;
   po.interface = a.interface;
@@ -162,7 +165,7 @@ Result<nlohmann::json> dds_request(const CtlArgs& a, const nlohmann::json& reque
   po.log = [](const std::string&) {};  // the output is the reply, as with the socket
   auto participant = pubsub::Participant::create(po);
   if (!participant) return participant.error();
-  return dds_control_request(**participant, request, timeout);
+  return dds_control_request(**participant, request, timeout, key);
 }
 
 }  // namespace
@@ -171,7 +174,8 @@ int run_ctl(int argc, char** argv) {
   CLI::App app{
       "pubsub-recorder ctl: controls a running pubsub-recorder through its control socket, or "
       "with --dds through DDS requests on its domain (control.dds; the recorder answers "
-      "participants whose address is in its control.allow)"};
+      "participants whose address is in its control.allow and, with control.key_file, requests "
+      "signed with --key-file)"};
   app.name("pubsub-recorder ctl");
   CtlArgs a;
   app.add_option("--socket", a.socket, "the recorder's control socket (control.socket)");
@@ -186,6 +190,9 @@ int run_ctl(int argc, char** argv) {
                  "with --dds: network interface name or IPv4 address (default: the first up, "
                  "multicast-capable one); the recorder checks this address against "
                  "control.allow");
+  app.add_option("--key-file", a.key_file,
+                 "with --dds: sign the request with the key in this file (mode 600), as a "
+                 "recorder with control.key_file requires, and accept only a reply signed with it");
   app.add_option("--timeout", a.timeout_s,
                  "seconds to wait for the reply (default 30); with --dds for a recorder to "
                  "match too")
@@ -220,15 +227,25 @@ int run_ctl(int argc, char** argv) {
       return kExitUsage;
     }
   } else {
-    if (app.count("--domain") || app.count("--interface")) {
-      std::fprintf(stderr, "pubsub-recorder ctl: --domain and --interface go with --dds\n");
+    if (app.count("--domain") || app.count("--interface") || app.count("--key-file")) {
+      std::fprintf(stderr,
+                   "pubsub-recorder ctl: --domain, --interface and --key-file go with --dds\n");
       return kExitUsage;
     }
     if (int rc = socket_of(a, socket); rc != kExitOk) return rc;
   }
+  std::optional<ControlKey> key;
+  if (!a.key_file.empty()) {
+    auto k = load_control_key(a.key_file);
+    if (!k) {
+      std::fprintf(stderr, "pubsub-recorder ctl: %s\n", k.error().message.c_str());
+      return kExitUsage;
+    }
+    key = std::move(k).value();
+  }
   const std::string cmd = app.get_subcommands().front()->get_name();
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(a.timeout_s * 1000));
-  auto reply = a.dds ? dds_request(a, request_of(cmd, a), timeout)
+  auto reply = a.dds ? dds_request(a, request_of(cmd, a), timeout, key ? &*key : nullptr)
                      : control_request(socket, request_of(cmd, a), timeout);
   if (!reply) {
     const std::string& m = reply.error().message;

@@ -175,6 +175,53 @@ std::string announced_addresses(const pubsub::DiscoveredParticipant& p) {
 
 // ---- the recorder's side --------------------------------------------------------------------
 
+// Warnings of one kind at most once per DdsControl::kLogEvery; the next one logged says how many
+// were not, and flush() says it for the last ones. Any thread.
+class RateLimitedLog {
+ public:
+  explicit RateLimitedLog(DdsControl::Log log) : log_(std::move(log)) {}
+  void operator()(size_t kind, const std::string& line) {
+    const auto now = std::chrono::steady_clock::now();
+    uint64_t skipped = 0;
+    {
+      std::lock_guard lk(mu_);
+      Kind& k = kinds_[kind];
+      if (k.logged && now - k.last < DdsControl::kLogEvery) {
+        ++k.skipped;
+        return;
+      }
+      k.logged = true;
+      k.last = now;
+      skipped = std::exchange(k.skipped, 0);
+    }
+    log_(skipped == 0 ? line
+                      : line + " (and " + std::to_string(skipped) + " more like it not logged)");
+  }
+  // At the end: what was not logged since the last line of each kind, one line per kind.
+  void flush(const std::function<std::string(size_t kind)>& name) {
+    std::lock_guard lk(mu_);
+    for (auto& [kind, k] : kinds_) {
+      if (k.skipped == 0) continue;
+      log_("DDS control: " + std::to_string(std::exchange(k.skipped, 0)) + " more " + name(kind) +
+           " were not logged");
+    }
+  }
+
+ private:
+  struct Kind {
+    bool logged = false;
+    std::chrono::steady_clock::time_point last;
+    uint64_t skipped = 0;
+  };
+  DdsControl::Log log_;
+  std::mutex mu_;
+  std::map<size_t, Kind> kinds_;
+};
+
+// The kinds of RateLimitedLog's lines: the refusals (by Refusal), then these.
+constexpr size_t kLogUndecodable = kRefusalCount, kLogDropped = kRefusalCount + 1,
+                 kLogReplyFailed = kRefusalCount + 2;
+
 struct DdsControl::Impl {
   struct Request {
     pubsub::Guid from;  // the request's writer
@@ -182,11 +229,19 @@ struct DdsControl::Impl {
     std::string text;
     bool too_long = false;  // over kMaxRequestBytes (text then empty)
   };
+  struct Reply {  // what the worker sends
+    json body;
+    bool sign = false;  // the request authenticated: sign the reply with its nonce
+    std::string nonce;
+  };
 
   pubsub::Participant& participant;
   std::vector<config::Ipv4Network> allow;
   Handler handler;
-  Log warn;
+  RateLimitedLog warn;
+  RequestVerifier verifier;  // the worker's
+  std::function<int64_t()> now_ms;
+  std::shared_ptr<RefusalCounts> refused = std::make_shared<RefusalCounts>();
   std::unique_ptr<pubsub::Writer> writer;
   std::unique_ptr<pubsub::Reader> reader;
 
@@ -196,15 +251,21 @@ struct DdsControl::Impl {
   bool stopping = false;      // under mu
   std::thread worker;
 
-  Impl(pubsub::Participant& p, std::vector<config::Ipv4Network> a, Handler h, Log w)
-      : participant(p), allow(std::move(a)), handler(std::move(h)), warn(std::move(w)) {}
+  Impl(pubsub::Participant& p, std::vector<config::Ipv4Network> a, Handler h, Log w, Auth auth)
+      : participant(p),
+        allow(std::move(a)),
+        handler(std::move(h)),
+        warn(std::move(w)),
+        verifier(std::move(auth.key), p.options().domain_id, auth.max_skew),
+        now_ms(std::move(auth.now_ms)) {}
 
   // A receive thread: decode and queue, nothing more.
   void on_sample(const pubsub::SampleInfo& info, pubsub::Bytes body) {
     auto r = dds_control_wire::decode_request(body, info.encapsulation, body.size());
     if (!r) {
-      warn("DDS control: ignored an undecodable request (" + std::to_string(body.size()) +
-           " bytes) from writer " + info.writer.to_string());
+      warn(kLogUndecodable, "DDS control: ignored an undecodable request (" +
+                                std::to_string(body.size()) + " bytes) from writer " +
+                                info.writer.to_string());
       return;
     }
     {
@@ -217,8 +278,8 @@ struct DdsControl::Impl {
         return;
       }
     }
-    warn("DDS control: dropped a request from writer " + info.writer.to_string() + ": " +
-         std::to_string(kMaxQueued) + " requests are waiting");
+    warn(kLogDropped, "DDS control: dropped a request from writer " + info.writer.to_string() +
+                          ": " + std::to_string(kMaxQueued) + " requests are waiting");
   }
 
   void run_worker() {
@@ -235,52 +296,88 @@ struct DdsControl::Impl {
     }
   }
 
-  json answer(const Request& r) {
+  // The participant of the request's writer and the addresses it announced; whether one of them
+  // is in control.allow.
+  bool allowed(const Request& r, std::string& who) {
     const auto& prefix = r.from.prefix;
     std::string addresses = "no announced address";
-    bool allowed = false;
+    bool ok = false;
     for (const auto& p : participant.discovered_participants()) {
       if (p.guid_prefix != prefix) continue;
       if (auto a = announced_addresses(p); !a.empty()) addresses = std::move(a);
       for (const auto& l : p.unicast) {
         if (l.kind != pubsub::Locator::kUdpV4) continue;
-        for (const auto& net : allow) allowed = allowed || net.contains(l.ipv4());
+        for (const auto& net : allow) ok = ok || net.contains(l.ipv4());
       }
     }
-    if (!allowed) {
-      const std::string who = "participant " + participant_guid(prefix) + " (" + addresses + ")";
-      std::string what = r.too_long ? "an over-long request" : r.text.substr(0, 200);
-      std::replace_if(  // one log line, whatever the sender put in
-          what.begin(), what.end(),
-          [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }, ' ');
-      warn("DDS control: refused " + what + " from " + who + ": not in control.allow");
-      return refusal(who + " is not in control.allow");
-    }
-    if (r.too_long)
-      return refusal("request longer than " + std::to_string(kMaxRequestBytes) + " bytes");
-    auto request = json::parse(r.text, nullptr, false);
-    if (request.is_discarded() || !request.is_object())
-      return refusal("a request is one JSON object, e.g. {\"cmd\":\"status\"}");
-    try {
-      return handler(request);
-    } catch (const std::exception& e) {  // a handler bug must not end the recorder
-      return refusal(std::string("internal error: ") + e.what());
-    }
+    who = "participant " + participant_guid(prefix) + " (" + addresses + ")";
+    return ok;
   }
 
-  void send(const Request& r, const json& reply) {
-    const auto body = dds_control_wire::encode(dds_control_wire::Reply{r.from, r.id, dump(reply)});
+  // Counts and logs a refusal; `what` is the request as the log shows it.
+  Reply refuse(Refusal why, const std::string& what, const std::string& who,
+               const std::string& reason) {
+    refused->add(why);
+    std::string shown = what.substr(0, 200);
+    std::replace_if(  // one log line, whatever the sender put in
+        shown.begin(), shown.end(),
+        [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }, ' ');
+    warn(static_cast<size_t>(why),
+         "DDS control: refused " + shown + " from " + who + ": " + reason);
+    Reply reply;
+    reply.body = refusal(why == Refusal::kNotAllowed ? who + " is not in control.allow" : reason);
+    return reply;
+  }
+
+  Reply answer(const Request& r) {
+    std::string who;
+    const bool address_ok = allowed(r, who);
+    if (r.too_long) {
+      const std::string why = "request longer than " + std::to_string(kMaxRequestBytes) + " bytes";
+      if (!address_ok)
+        return refuse(Refusal::kNotAllowed, "an over-long request", who, "not in control.allow");
+      return {refusal(why)};
+    }
+    auto message = json::parse(r.text, nullptr, false);
+    if (!address_ok) {
+      std::string what = r.text;
+      if (message.is_object() && message.contains("request") && message["request"].is_string())
+        what = message["request"].get<std::string>();  // a signed one: the command
+      return refuse(Refusal::kNotAllowed, what, who, "not in control.allow");
+    }
+    if (message.is_discarded() || !message.is_object())
+      return {refusal("a request is one JSON object, e.g. {\"cmd\":\"status\"}")};
+    auto checked = verifier.check(message, r.from.to_string(), now_ms());
+    if (!checked.ok) {
+      std::string what = r.text;
+      if (message.contains("request") && message["request"].is_string())
+        what = message["request"].get<std::string>();
+      return refuse(checked.refusal, what, who, checked.why);
+    }
+    Reply reply{json(), checked.signed_request, checked.nonce};
+    try {
+      reply.body = handler(checked.request);
+    } catch (const std::exception& e) {  // a handler bug must not end the recorder
+      reply.body = refusal(std::string("internal error: ") + e.what());
+    }
+    return reply;
+  }
+
+  void send(const Request& r, const Reply& reply) {
+    std::string text = dump(reply.body);
+    if (reply.sign) text = verifier.sign_reply(r.from.to_string(), reply.nonce, text);
+    const auto body = dds_control_wire::encode(dds_control_wire::Reply{r.from, r.id, text});
     if (auto w = writer->write(body); !w)
-      warn("DDS control: reply to writer " + r.from.to_string() +
-           " not sent: " + w.error().message);
+      warn(kLogReplyFailed, "DDS control: reply to writer " + r.from.to_string() +
+                                " not sent: " + w.error().message);
   }
 };
 
 Result<std::unique_ptr<DdsControl>> DdsControl::start(pubsub::Participant& participant,
                                                       std::vector<config::Ipv4Network> allow,
-                                                      Handler handler, Log warn) {
-  auto impl =
-      std::make_unique<Impl>(participant, std::move(allow), std::move(handler), std::move(warn));
+                                                      Handler handler, Log warn, Auth auth) {
+  auto impl = std::make_unique<Impl>(participant, std::move(allow), std::move(handler),
+                                     std::move(warn), std::move(auth));
   pubsub::WriterQos wq;
   wq.durability = pubsub::DurabilityKind::kTransientLocal;
   wq.history = {pubsub::HistoryKind::kKeepLast, kReplyHistory};
@@ -303,6 +400,10 @@ Result<std::unique_ptr<DdsControl>> DdsControl::start(pubsub::Participant& parti
 
 DdsControl::DdsControl(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
+std::shared_ptr<const RefusalCounts> DdsControl::refusals() const {
+  return impl_->refused;
+}
+
 DdsControl::~DdsControl() {
   Impl& m = *impl_;
   m.reader.reset();  // no new requests
@@ -312,7 +413,14 @@ DdsControl::~DdsControl() {
   }
   m.cv.notify_all();
   m.worker.join();  // after the request it is on
-  for (const auto& r : m.queue) m.send(r, refusal("the recorder is stopping"));
+  m.warn.flush([](size_t kind) -> std::string {
+    if (kind < kRefusalCount)
+      return std::string("refusals (") + to_string(static_cast<Refusal>(kind)) + ")";
+    return kind == kLogUndecodable ? "undecodable requests"
+           : kind == kLogDropped   ? "dropped requests"
+                                   : "unsent replies";
+  });
+  for (const auto& r : m.queue) m.send(r, {refusal("the recorder is stopping")});
   m.writer->wait_for_acknowledgments(std::chrono::seconds(1));
   m.writer.reset();
 }
@@ -321,7 +429,8 @@ DdsControl::~DdsControl() {
 
 Result<nlohmann::json> dds_control_request(pubsub::Participant& participant,
                                            const nlohmann::json& request,
-                                           std::chrono::milliseconds timeout) {
+                                           std::chrono::milliseconds timeout,
+                                           const ControlKey* key) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   const std::string domain = std::to_string(participant.options().domain_id);
   constexpr uint64_t kId = 1;  // one request per writer: its GUID tells the replies apart
@@ -354,21 +463,26 @@ Result<nlohmann::json> dds_control_request(pubsub::Participant& participant,
   };
   if (!(*writer)->wait_for_readers(1, left()))
     return Error{Errc::kTimeout, "no recorder answers on domain " + domain};
-  const auto body = dds_control_wire::encode(dds_control_wire::Request{kId, request.dump()});
+  const std::string nonce = key ? random_nonce() : std::string();
+  const std::string text = key ? sign_request(*key, participant.options().domain_id, me.to_string(),
+                                              unix_ms_now(), nonce, request.dump())
+                               : request.dump();
+  const auto body = dds_control_wire::encode(dds_control_wire::Request{kId, text});
   if (auto w = (*writer)->write(body); !w)
     return Error{Errc::kIo, "cannot send the request: " + w.error().message};
-  std::string text;
+  std::string answer;
   {
     std::unique_lock lk(mu);
     if (!cv.wait_until(lk, deadline, [&] { return reply.has_value(); })) {
       return Error{Errc::kTimeout, "no reply from a recorder on domain " + domain + " within " +
                                        std::to_string(timeout.count()) + " ms"};
     }
-    text = *reply;
+    answer = *reply;
   }
-  auto j = json::parse(text, nullptr, false);
+  if (key) return open_reply(*key, me.to_string(), nonce, answer);
+  auto j = json::parse(answer, nullptr, false);
   if (j.is_discarded() || !j.is_object())
-    return Error{Errc::kCorrupt, "reply is not a JSON object: " + text};
+    return Error{Errc::kCorrupt, "reply is not a JSON object: " + answer};
   return j;
 }
 

@@ -25,8 +25,12 @@
 //   announced in discovery (SPDP, its default unicast locators) an IPv4 address inside one of
 //   the `allow` networks. Otherwise the reply is {"ok":false,"error":"participant GUID
 //   (ADDRESSES) is not in control.allow"}, a warning is logged and nothing is carried out. This
-//   filters on what a participant says about itself: it is not authentication (DDS Security
-//   would be), and replies - the status included - reach every reader of the reply topic.
+//   filters on what a participant says about itself. With a key (control.key_file), a request
+//   must also be signed with it (control_auth.hpp: HMAC-SHA256 over the request, the domain,
+//   the sender, a time and a nonce), and the replies to signed requests are signed. Replies -
+//   the status included - reach every reader of the reply topic: nothing is encrypted.
+// - Refusals are counted by reason (refused()) and logged at most once per kLogEvery per reason,
+//   the next line saying how many were not logged.
 // - Threads. The request reader's listener runs on a participant receive thread: it only
 //   decodes and queues (at most kMaxQueued; more are dropped with a warning). One worker thread,
 //   started by start() and joined by the destructor, takes the requests in order: checks the
@@ -48,6 +52,7 @@
 #include <vector>
 
 #include "config/recorder_config.hpp"
+#include "control_auth.hpp"
 #include "pubsub/participant.hpp"
 #include "service/result.hpp"
 
@@ -86,6 +91,14 @@ std::optional<Reply> decode_reply(pubsub::Bytes body, uint16_t encapsulation, si
 
 }  // namespace dds_control_wire
 
+// What DdsControl asks of a request besides control.allow.
+struct DdsControlAuth {
+  std::optional<ControlKey> key;  // none: requests are not signed
+  std::chrono::milliseconds max_skew{30000};
+  // The clock requests' times are checked against (tests set it).
+  std::function<int64_t()> now_ms = unix_ms_now;
+};
+
 class DdsControl {
  public:
   static constexpr size_t kMaxRequestBytes = 64 * 1024;  // the JSON text, as the socket's line
@@ -94,11 +107,18 @@ class DdsControl {
   using Handler = std::function<nlohmann::json(const nlohmann::json& request)>;
   using Log = std::function<void(const std::string& line)>;
 
+  static constexpr std::chrono::seconds kLogEvery{10};
+  using Auth = DdsControlAuth;
+
   // Creates the reply writer, the worker and the request reader on `participant`. `warn` gets
   // the refusals and dropped requests (from the worker and the receive threads).
   static Result<std::unique_ptr<DdsControl>> start(pubsub::Participant& participant,
                                                    std::vector<config::Ipv4Network> allow,
-                                                   Handler handler, Log warn);
+                                                   Handler handler, Log warn, Auth auth = {});
+
+  // Requests refused so far, by reason. Outlives the DdsControl: a status may read it while the
+  // control is being stopped.
+  std::shared_ptr<const RefusalCounts> refusals() const;
   ~DdsControl();
   DdsControl(const DdsControl&) = delete;
   DdsControl& operator=(const DdsControl&) = delete;
@@ -115,11 +135,13 @@ std::string announced_addresses(const pubsub::DiscoveredParticipant& participant
 
 // Client side (pubsub-recorder ctl --dds): creates a request writer and a reply reader on
 // `participant`, waits for a recorder's request reader to match, sends `request` and waits for
-// its reply; all within `timeout`. Errors: kTimeout "no recorder answers on domain N" (no
-// request reader matched), kTimeout "no reply from a recorder on domain N within T ms", kIo
-// (the request could not be written), kCorrupt (a reply that is not one JSON object).
+// its reply; all within `timeout`. With `key` the request is signed and the reply must be
+// (control_auth.hpp). Errors: kTimeout "no recorder answers on domain N" (no request reader
+// matched), kTimeout "no reply from a recorder on domain N within T ms", kIo (the request could
+// not be written), kCorrupt (a reply that is not one JSON object, or not signed by the key).
 Result<nlohmann::json> dds_control_request(pubsub::Participant& participant,
                                            const nlohmann::json& request,
-                                           std::chrono::milliseconds timeout);
+                                           std::chrono::milliseconds timeout,
+                                           const ControlKey* key = nullptr);
 
 }  // namespace service

@@ -92,6 +92,14 @@ std::string prometheus_text(const RecorderStatus& s) {
   for (const auto& [policy, n] : s.incompatible_qos) {
     value(out, incompatible.name, "{policy=\"" + policy + "\"}", static_cast<double>(n));
   }
+  if (!s.control_refused.empty()) {
+    const Series refused{"pubsub_recorder_control_refused_total", "counter",
+                         "DDS control requests refused, by reason."};
+    header(out, refused);
+    for (const auto& [reason, n] : s.control_refused) {
+      value(out, refused.name, "{reason=\"" + reason + "\"}", static_cast<double>(n));
+    }
+  }
   const Series per_topic[] = {
       {"pubsub_recorder_topic_samples_total", "counter", "Samples recorded, per topic."},
       {"pubsub_recorder_topic_bytes_total", "counter", "Payload bytes recorded, per topic."},

@@ -24,6 +24,14 @@ Result<void> Recorder::Impl::start_control(const std::filesystem::path& path) {
 }
 
 Result<void> Recorder::Impl::start_dds_control() {
+  DdsControl::Auth auth;
+  if (!cfg.control.key_file.empty()) {
+    auto key = load_control_key(cfg.control.key_file);
+    if (!key) return key.error();
+    auth.key = std::move(key).value();
+  }
+  auth.max_skew =
+      std::chrono::milliseconds(static_cast<int64_t>(cfg.control.max_clock_skew_s * 1000));
   auto dds = DdsControl::start(
       *participant, cfg.control.allow,
       [this](const nlohmann::json& request) {
@@ -31,12 +39,20 @@ Result<void> Recorder::Impl::start_dds_control() {
         if (!r) return nlohmann::json{{"ok", false}, {"error", "the recorder is starting"}};
         return handle_control(*r, request);
       },
-      [l = log](const std::string& line) { l->warn("{}", line); });
+      [l = log](const std::string& line) { l->warn("{}", line); }, std::move(auth));
   if (!dds) return dds.error();
   dds_control = std::move(dds).value();
+  control_refusals = dds_control->refusals();
   std::string allow;
   for (const auto& n : cfg.control.allow) allow += (allow.empty() ? "" : ", ") + n.to_string();
-  log->info("DDS control on domain {} (allow {})", cfg.domain, allow);
+  if (cfg.control.key_file.empty()) {
+    log->info("DDS control on domain {} (allow {})", cfg.domain, allow);
+  } else {
+    log->info(
+        "DDS control on domain {} (allow {}; requests signed with the key in {}, clocks "
+        "within {} s)",
+        cfg.domain, allow, cfg.control.key_file.string(), cfg.control.max_clock_skew_s);
+  }
   return {};
 }
 
@@ -96,6 +112,7 @@ RecorderStatus Recorder::status() {
     st.mode = "snapshot";
     st.snapshot = m.snap->status();
   }
+  if (m.control_refusals) st.control_refused = m.control_refusals->by_name();
   st.samples_shm = m.reader->stats().samples_shm;
   st.writers = m.reader->matched_writers();
   const pubsub::ParticipantStats ps = m.participant->stats();

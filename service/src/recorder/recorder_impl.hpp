@@ -133,6 +133,7 @@ struct Recorder::Impl {
   std::atomic<Recorder*> owner{nullptr};   // set once create() is done: commands wait for it
   // control.dds: its worker thread runs the control commands.
   std::unique_ptr<DdsControl> dds_control;
+  std::shared_ptr<const RefusalCounts> control_refusals;  // set with dds_control, kept after it
   Clock::time_point started = Clock::now();
 
   std::unique_ptr<DiscoveryHints> hints;  // run()'s thread only

@@ -1,5 +1,6 @@
 // --check-config's trial of what Recorder::create does besides the configuration's syntax
 // (service/recorder.hpp, check_start): the same calls, undone at once.
+#include "control_auth.hpp"
 #include "control_server.hpp"
 #include "metrics_server.hpp"
 #include "pubsub/network.hpp"
@@ -28,6 +29,10 @@ std::vector<std::string> check_start(const config::RecorderConfig& c) {
         !s) {
       problems.push_back("/control/socket: " + s.error().message);
     }
+  }
+  if (c.control.dds && !c.control.key_file.empty()) {
+    if (auto k = load_control_key(c.control.key_file); !k)
+      problems.push_back("/control/key_file: " + k.error().message);
   }
   return problems;
 }

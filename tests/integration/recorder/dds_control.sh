@@ -51,7 +51,7 @@ grep -qE "info DDS control on domain 7 \\(allow $client/32, 127\\.0\\.0\\.1/32\\
 s=$(ctl 0 status --json 2>"$out/ctl.err"); rc=$?
 [ $rc = 0 ] || fail "status exit $rc: $(cat "$out/ctl.err")"
 keys=$(echo "$s" | field 'sorted(d.keys())')
-want="['bytes', 'held_back', 'incompatible_qos', 'lost', 'mode', 'path', 'paused', 'queue_fill', 'samples', 'samples_shm', 'seconds', 'skipped', 'topics', 'writers']"
+want="['bytes', 'control_refused', 'held_back', 'incompatible_qos', 'lost', 'mode', 'path', 'paused', 'queue_fill', 'samples', 'samples_shm', 'seconds', 'skipped', 'topics', 'writers']"
 [ "$keys" = "$want" ] || fail "status keys $keys, expected $want"
 [ "$(echo "$s" | field 'sorted(d["topics"].keys())')" = "['PubsubPerftest_Data']" ] ||
   fail "status topics: $s"
@@ -71,7 +71,8 @@ guid=${BASH_REMATCH[1]:-none}
 wait_for 5 "warning for $guid in the log" grep -qF \
   "warning DDS control: refused {\"cmd\":\"pause\"} from participant $guid ($other): not in control.allow" \
   "$out/rec.log" || status=1
-[ "$(ctl 0 status --json | field 'd["paused"]')" = False ] || fail "the refused pause paused the recorder"
+[ "$(ctl 0 status --json | field 'd["paused"], d["control_refused"]')" = "(False, {'bad_signature': 0, 'not_allowed': 1, 'replayed': 0, 'stale': 0, 'unsigned': 0})" ] ||
+  fail "the refused pause paused the recorder, or was not counted: $(ctl 0 status --json)"
 
 # 3. stop over DDS: the reply, then the recorder ends with exit 0.
 m=$(ctl 0 stop) && [ "$m" = "stopping: the recording is being closed" ] || fail "stop said '$m'"
@@ -128,7 +129,7 @@ e=$("$BIN/pubsub-recorder" ctl --dds --socket "$out/x.sock" status --json 2>&1);
 [ $rc = 2 ] && [ "$e" = "pubsub-recorder ctl: --dds sends the command over DDS: give no --socket, --path or --config with it" ] ||
   fail "--dds --socket: exit $rc, '$e'"
 e=$("$BIN/pubsub-recorder" ctl --domain 7 --socket "$out/x.sock" status --json 2>&1); rc=$?
-[ $rc = 2 ] && [ "$e" = "pubsub-recorder ctl: --domain and --interface go with --dds" ] ||
+[ $rc = 2 ] && [ "$e" = "pubsub-recorder ctl: --domain, --interface and --key-file go with --dds" ] ||
   fail "--domain without --dds: exit $rc, '$e'"
 [ $status = 0 ] && echo "dds control: ok (refused participant $guid)"
 exit $status

@@ -404,6 +404,29 @@ TEST_CASE("control.dds is a boolean, control.allow an array of IPv4 networks") {
         "/control/allow/0: expected a prefix length in 0..32, got \"10.0.0.0/4294967328\"");
 }
 
+TEST_CASE(
+    "control.key_file is a path (\"\": none) given with control.dds, max_clock_skew_s 1 to 3600") {
+  const std::string base =
+      R"({"storage":{"path":"x"},"control":{"dds":true,"allow":["10.0.0.0/8"],)";
+  CHECK(only_error(base + R"("key_file":7}})") ==
+        "/control/key_file: expected the path of a key file, or \"\" for none, got 7");
+  CHECK(only_error(R"({"storage":{"path":"x"},"control":{"key_file":"k"}})") ==
+        "/control/key_file: signs DDS control requests: set /control/dds to true, or leave "
+        "key_file out");
+  CHECK(only_error(base + R"("max_clock_skew_s":0.5}})") ==
+        "/control/max_clock_skew_s: expected seconds from 1 to 3600, got 0.5");
+  CHECK(only_error(base + R"("max_clock_skew_s":"30"}})") ==
+        "/control/max_clock_skew_s: expected seconds from 1 to 3600, got \"30\"");
+  const RecorderConfig c =
+      config_test::parsed(base + R"("key_file":"/etc/k","max_clock_skew_s":5}})");
+  CHECK(c.control.key_file == "/etc/k");
+  CHECK(c.control.max_clock_skew_s == 5);
+  const RecorderConfig d =
+      config_test::parsed(R"({"storage":{"path":"x"},"control":{"key_file":""}})");
+  CHECK(d.control.key_file.empty());
+  CHECK(d.control.max_clock_skew_s == 30);
+}
+
 TEST_CASE("control.dds true needs a non-empty control.allow") {
   const std::string required =
       "/control/allow: required when /control/dds is true (expected a non-empty array of the "

@@ -152,6 +152,8 @@ TEST_CASE("Prometheus text of a status, exactly, with label escaping") {
   s.seconds = 1.5;
   s.topics.push_back({"a\"b\\c\nd", 12, 3400, 1, 2, 3, true});
   s.incompatible_qos = {{"DEADLINE", 2}, {"OWNERSHIP", 1}};
+  s.control_refused = {
+      {"bad_signature", 1}, {"not_allowed", 0}, {"replayed", 2}, {"stale", 0}, {"unsigned", 7}};
   const std::string want =
       "# HELP pubsub_recorder_samples_total Samples recorded.\n"
       "# TYPE pubsub_recorder_samples_total counter\n"
@@ -187,6 +189,13 @@ TEST_CASE("Prometheus text of a status, exactly, with label escaping") {
       "# TYPE pubsub_recorder_incompatible_qos_total counter\n"
       "pubsub_recorder_incompatible_qos_total{policy=\"DEADLINE\"} 2\n"
       "pubsub_recorder_incompatible_qos_total{policy=\"OWNERSHIP\"} 1\n"
+      "# HELP pubsub_recorder_control_refused_total DDS control requests refused, by reason.\n"
+      "# TYPE pubsub_recorder_control_refused_total counter\n"
+      "pubsub_recorder_control_refused_total{reason=\"bad_signature\"} 1\n"
+      "pubsub_recorder_control_refused_total{reason=\"not_allowed\"} 0\n"
+      "pubsub_recorder_control_refused_total{reason=\"replayed\"} 2\n"
+      "pubsub_recorder_control_refused_total{reason=\"stale\"} 0\n"
+      "pubsub_recorder_control_refused_total{reason=\"unsigned\"} 7\n"
       "# HELP pubsub_recorder_topic_samples_total Samples recorded, per topic.\n"
       "# TYPE pubsub_recorder_topic_samples_total counter\n"
       "pubsub_recorder_topic_samples_total{topic=\"a\\\"b\\\\c\\nd\"} 12\n"

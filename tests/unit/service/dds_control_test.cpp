@@ -66,7 +66,7 @@ struct Warnings {
 };
 
 // A hand-made client: a request writer, and a TRANSIENT_LOCAL reader that collects the replies
-// (decoded; "?" for one that does not decode) for the test's thread.
+// to that writer (decoded; "?" for one that does not decode) for the test's thread.
 struct HandClient {
   std::unique_ptr<pubsub::Writer> writer;
   std::unique_ptr<pubsub::Reader> reader;
@@ -82,6 +82,7 @@ struct HandClient {
     auto r = p.create_reader({service::kControlReplyTopic, service::kControlReplyType}, rq,
                              [this](const pubsub::SampleInfo& i, pubsub::Bytes b) {
                                auto rep = wire::decode_reply(b, i.encapsulation, 1 << 20);
+                               if (rep && rep->requester != writer->guid()) return;  // another's
                                std::lock_guard lk(mu);  // no Catch2 off the test's thread
                                replies.push_back(rep ? *rep : wire::Reply{{}, 0, "?"});
                              });
@@ -311,4 +312,120 @@ TEST_CASE("dds_control_request: no recorder on the domain is kTimeout") {
   CHECK(r.error().message == "no recorder answers on domain 4");
   CHECK(took >= 650ms);
   CHECK(took < 10s);  // the timeout, not the 30 s default (generous: ThreadSanitizer, load)
+}
+
+namespace {
+
+const service::ControlKey kKey{"a key of thirty-two bytes, really"};
+
+// A DdsControl that asks for kKey, allows everyone, and answers {"ok":true,"echo":REQUEST}; its
+// clock is fixed at `now_ms`.
+struct KeyedControl {
+  Warnings warnings;
+  std::atomic<int> calls{0};
+  std::unique_ptr<DdsControl> control;
+  KeyedControl(pubsub::Participant& recorder, std::function<int64_t()> now_ms) {
+    service::DdsControlAuth auth;
+    auth.key = kKey;
+    auth.max_skew = 30s;
+    auth.now_ms = std::move(now_ms);
+    auto c = DdsControl::start(
+        recorder, {config::Ipv4Network{0, 0}},
+        [this](const json& r) {
+          ++calls;
+          return json{{"ok", true}, {"echo", r}};
+        },
+        warnings.log(), std::move(auth));
+    REQUIRE(c.ok());
+    control = std::move(c).value();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("DDS control with a key: signed requests run with a signed reply, others are refused") {
+  auto net = pubsub::FakeNetwork::create();
+  auto recorder = participant(net);
+  auto client = participant(net);
+  KeyedControl k(*recorder, service::unix_ms_now);
+  // ctl --key-file: signed, and the reply's signature is checked (dds_control_request opens it).
+  const json req{{"cmd", "tag"}, {"name", "x"}};
+  auto reply = dds_control_request(*client, req, 10s, &kKey);
+  REQUIRE(reply.ok());
+  CHECK(*reply == json{{"ok", true}, {"echo", req}});
+  // Unsigned, and signed with another key: plain refusals, nothing run.
+  auto plain = dds_control_request(*client, json{{"cmd", "stop"}}, 10s);
+  REQUIRE(plain.ok());
+  const std::string not_signed =
+      "request not signed: this recorder carries out only requests signed with its "
+      "control.key_file (pubsub-recorder ctl --dds --key-file FILE)";
+  CHECK(*plain == json{{"ok", false}, {"error", not_signed}});
+  const service::ControlKey other{"another key, also long enough"};
+  auto forged = dds_control_request(*client, json{{"cmd", "stop"}}, 10s, &other);
+  REQUIRE(forged.ok());
+  CHECK(*forged ==
+        json{{"ok", false}, {"error", "bad signature: not signed with this recorder's key"}});
+  CHECK(k.calls == 1);
+  // A second unsigned request: counted, not logged again within DdsControl::kLogEvery.
+  REQUIRE(dds_control_request(*client, json{{"cmd", "stop"}}, 10s).ok());
+  CHECK(k.control->refusals()->by_name() == std::map<std::string, uint64_t>{{"bad_signature", 1},
+                                                                            {"not_allowed", 0},
+                                                                            {"replayed", 0},
+                                                                            {"stale", 0},
+                                                                            {"unsigned", 2}});
+  const std::string who = "participant " + client->guid().to_string() + " (" +
+                          dotted(client->unicast_locator().ipv4()) + ")";
+  CHECK(k.warnings.get() ==
+        std::vector<std::string>{
+            "DDS control: refused {\"cmd\":\"stop\"} from " + who + ": " + not_signed,
+            "DDS control: refused {\"cmd\":\"stop\"} from " + who +
+                ": bad signature: not signed with this recorder's key"});
+}
+
+TEST_CASE("DDS control with a key: a captured request sent again, from another writer, or late") {
+  auto net = pubsub::FakeNetwork::create();
+  auto recorder = participant(net);
+  auto client = participant(net);
+  constexpr int64_t kNow = 1'800'000'000'000;
+  KeyedControl k(*recorder, [] { return kNow; });
+  HandClient c(*client);
+  HandClient thief(*client);
+  REQUIRE(c.writer->wait_for_readers(1, 10s));
+  REQUIRE(thief.writer->wait_for_readers(1, 10s));
+  const std::string from = c.writer->guid().to_string();
+  const std::string nonce = "0123456789abcdef0123456789abcdef";
+  const std::string request =
+      service::sign_request(kKey, 0, from, kNow - 1000, nonce, R"({"cmd":"split"})");
+  REQUIRE(c.send(1, request));
+  REQUIRE(c.send(2, request));  // the same bytes again: a replay
+  // The same bytes from another writer, and a request signed 31 s before the recorder's clock.
+  REQUIRE(thief.send(3, request));
+  REQUIRE(
+      c.send(4, service::sign_request(kKey, 0, from, kNow - 31'000,
+                                      "ffffffffffffffffffffffffffffffff", R"({"cmd":"split"})")));
+  REQUIRE(c.wait_replies(3));
+  REQUIRE(thief.wait_replies(1));
+  std::lock_guard lk(c.mu);
+  REQUIRE(c.replies.size() == 3);
+  auto first = service::open_reply(kKey, from, nonce, c.replies[0].json);
+  REQUIRE(first.ok());
+  CHECK(*first == json{{"ok", true}, {"echo", {{"cmd", "split"}}}});
+  CHECK(json::parse(c.replies[1].json) ==
+        json{{"ok", false}, {"error", "request already carried out (its nonce was seen)"}});
+  CHECK(
+      json::parse(c.replies[2].json) ==
+      json{{"ok", false},
+           {"error",
+            "request time is 31.0 s behind this recorder's clock (control.max_clock_skew_s 30)"}});
+  std::lock_guard tl(thief.mu);
+  CHECK(json::parse(thief.replies[0].json) ==
+        json{{"ok", false},
+             {"error", "signed for writer " + from + " but sent by writer " +
+                           thief.writer->guid().to_string()}});
+  CHECK(k.calls == 1);
+  CHECK(k.control->refusals()->by_name() == std::map<std::string, uint64_t>{{"bad_signature", 0},
+                                                                            {"not_allowed", 0},
+                                                                            {"replayed", 2},
+                                                                            {"stale", 1},
+                                                                            {"unsigned", 0}});
 }
