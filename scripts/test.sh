@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 # tests (shm, same host, loans), 18 same-host integration tests, 1 recording run, 18 recorder
 # unit tests, 12 storage writer tests; one per fuzzer.
 TSAN_TESTS=72
-FUZZ_TESTS=7
+FUZZ_TESTS=8
 scripts/setup.sh
 
 # run_ctest ARGS...: ctest, its skipped tests listed at the end; under CI=true they fail the run.

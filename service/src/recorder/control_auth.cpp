@@ -237,14 +237,15 @@ RequestVerifier::Outcome RequestVerifier::check(const json& m, const std::string
   if (sender != from)
     return refuse(Refusal::kReplayed,
                   "signed for writer " + sender + " but sent by writer " + from);
-  const int64_t skew = time_ms - now_ms;
-  if (skew > max_skew_ms_ || -skew > max_skew_ms_) {
-    char b[160];
+  // (Compared without subtracting: time_ms is the sender's and may be any 64-bit value.)
+  if (time_ms < now_ms - max_skew_ms_ || time_ms > now_ms + max_skew_ms_) {
+    const double skew_s = (static_cast<double>(time_ms) - static_cast<double>(now_ms)) / 1e3;
+    char b[200];
     std::snprintf(b, sizeof b,
                   "request time is %.1f s %s this recorder's clock (control.max_clock_skew_s "
                   "%.0f)",
-                  static_cast<double>(skew < 0 ? -skew : skew) / 1e3,
-                  skew < 0 ? "behind" : "ahead of", static_cast<double>(max_skew_ms_) / 1e3);
+                  skew_s < 0 ? -skew_s : skew_s, skew_s < 0 ? "behind" : "ahead of",
+                  static_cast<double>(max_skew_ms_) / 1e3);
     return refuse(Refusal::kStale, b);
   }
   forget_old(now_ms);

@@ -53,6 +53,7 @@
 
 #include "config/recorder_config.hpp"
 #include "control_auth.hpp"
+#include "dds_control_wire.hpp"
 #include "pubsub/participant.hpp"
 #include "service/result.hpp"
 
@@ -65,31 +66,6 @@ inline constexpr const char* kControlReplyType = "pubsub_recorder::ControlReply"
 // What the recorder's RawReader excludes (Recorder::Impl::open_reader): the control topics are
 // never recorded.
 inline constexpr const char* kControlTopicsPattern = "pubsub_recorder/control/*";
-
-// The wire form above: CDR bodies without the encapsulation header, as Writer::write takes them
-// and SampleCallback hands them out.
-namespace dds_control_wire {
-
-struct Request {
-  uint64_t id = 0;
-  std::string json;
-};
-
-struct Reply {
-  pubsub::Guid requester;
-  uint64_t id = 0;
-  std::string json;
-};
-
-std::vector<std::byte> encode(const Request& request);  // little endian
-std::vector<std::byte> encode(const Reply& reply);      // little endian
-// `encapsulation` as SampleInfo has it; nullopt when it is not PLAIN_CDR(2) or the body does not
-// hold the struct (short, a string without its NUL, longer than `max_string` bytes).
-std::optional<Request> decode_request(pubsub::Bytes body, uint16_t encapsulation,
-                                      size_t max_string);
-std::optional<Reply> decode_reply(pubsub::Bytes body, uint16_t encapsulation, size_t max_string);
-
-}  // namespace dds_control_wire
 
 // What DdsControl asks of a request besides control.allow.
 struct DdsControlAuth {
