@@ -38,9 +38,12 @@
 //   the participant (shared_ptr). The participant holds the WriterImpls and RawReaderImpls back
 //   (writers_, raw_readers_) and every reader's StatefulReader (readers_). close() clears the
 //   lists to break those cycles; a WriterImpl that outlives it returns kClosed.
-// - routes_ is rebuilt from the lists by publish_routes_locked() after every change. A receive
-//   worker (from handle() to batch_end()) or on_timer() keeps the snapshot it loaded, and the
-//   endpoints in it alive, while it works.
+// - routes_ is rebuilt from the lists by publish_routes_locked() after every change - except
+//   while a receive worker decodes a datagram: discovery's SEDP samples arrive there, dozens in
+//   one datagram, and the changes they make are published once, when the datagram is done
+//   (publish_deferred_routes()). A rebuild costs O(endpoints), so one per SEDP sample made a
+//   flood of announcements quadratic. A receive worker (from handle() to batch_end()) or
+//   on_timer() keeps the snapshot it loaded, and the endpoints in it alive, while it works.
 //
 // THREADS
 // - Receive workers (the transport's: with UDP, worker 0 on the metatraffic and multicast
@@ -299,6 +302,9 @@ class ParticipantImpl final : public TransportReceiver,
 
   // participant_routing.cpp
   void publish_routes_locked();
+  // After a receive worker's datagram: the routes publish_routes_locked() deferred, if any.
+  void publish_deferred_routes();
+  std::atomic<bool> routes_deferred_{false};
   bool for_us(const wire::ReceiveContext& ctx) const;
 
   // participant_timers.cpp

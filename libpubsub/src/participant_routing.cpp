@@ -33,6 +33,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using Reader = std::shared_ptr<rtps::StatefulReader>;
 
+// True while this thread is a receive worker decoding a datagram (ReceiveWorker::handle): route
+// changes wait for its end.
+thread_local bool t_in_datagram = false;
+
 }  // namespace
 
 // ---- receive path ---------------------------------------------------------------------------
@@ -57,8 +61,11 @@ void ParticipantImpl::ReceiveWorker::handle(const uint8_t* data, size_t size) {
     cached_readers_ = nullptr;
   }
   reception_time_ = Time::now();
+  t_in_datagram = true;
   const auto e = wire::decode_message(data, size, p->limits_, *this);
   end_run();
+  t_in_datagram = false;
+  p->publish_deferred_routes();
   if (e != wire::DecodeError::kNone) {
     p->malformed_.fetch_add(1, std::memory_order_relaxed);
     p->malformed_by_reason_[static_cast<size_t>(e) & 15].fetch_add(1, std::memory_order_relaxed);
@@ -223,7 +230,18 @@ void ParticipantImpl::ReceiveWorker::on_nack_frag(const wire::ReceiveContext& ct
 
 // ---- routes ---------------------------------------------------------------------------------
 
+void ParticipantImpl::publish_deferred_routes() {
+  if (!routes_deferred_.load(std::memory_order_relaxed)) return;
+  std::lock_guard lk(entities_mu_);
+  if (routes_deferred_.exchange(false)) publish_routes_locked();
+}
+
 void ParticipantImpl::publish_routes_locked() {
+  if (t_in_datagram) {
+    routes_deferred_.store(true, std::memory_order_relaxed);
+    return;
+  }
+  routes_deferred_.store(false, std::memory_order_relaxed);
   auto r = std::make_shared<Routes>();
   for (const auto& w : writers_) {
     r->writers.emplace(w->endpoint.guid.entity.value, w->rtps);
