@@ -17,6 +17,7 @@ void RecorderSchema::read(const Json& document) {
           {"interface", [&](const Json& v, const std::string& p) { interface(v, p); }},
           {"peers", [&](const Json& v, const std::string& p) { peers(v, p); }},
           {"transports", [&](const Json& v, const std::string& p) { transports(v, p); }},
+          {"discovery", [&](const Json& v, const std::string& p) { discovery(v, p); }},
           {"topics", [&](const Json& v, const std::string& p) { topics(v, p); }},
           {"mode",
            [&](const Json& v, const std::string& p) { r_.one_of(v, p, c_.mode, kModeNames); }},

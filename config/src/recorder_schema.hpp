@@ -5,7 +5,8 @@
 //
 // Files: recorder_schema.hpp (this: the class and the enum name tables), recorder_schema.cpp
 // (the document, topics, types, log, duration helpers), recorder_schema_network.cpp (interface,
-// peers, transports, metrics, control and its allow list), recorder_schema_storage.cpp
+// peers, transports, discovery limits, metrics, control and its allow list),
+// recorder_schema_storage.cpp
 // (storage, retention, snapshot). recorder_config.cpp parses a file with it.
 #pragma once
 
@@ -87,6 +88,7 @@ class RecorderSchema {
   void snapshot(const Json& v, const std::string& p);
 
   void metrics(const Json& v, const std::string& p);
+  void discovery(const Json& v, const std::string& p);
 
   // "" or IPV4:PORT with PORT in 0..65535.
   static bool is_listen_address(const std::string& s);

@@ -1,5 +1,5 @@
 // RecorderSchema: where the recorder joins and who may drive it: interface, peers, transports,
-// metrics, control and control.allow (recorder_schema.hpp has the overview).
+// discovery limits, metrics, control and control.allow (recorder_schema.hpp has the overview).
 #include <arpa/inet.h>
 
 #include "recorder_schema.hpp"
@@ -101,6 +101,20 @@ void RecorderSchema::transports(const Json& v, const std::string& p) {
   }
   c_.transport_shm = shm;
   c_.transport_udp = udp;
+}
+
+void RecorderSchema::discovery(const Json& v, const std::string& p) {
+  auto& d = c_.discovery;
+  const auto limit = [&](uint64_t& out, uint64_t max) {
+    return [&, max](const Json& e, const std::string& ep) { r_.integer(e, ep, out, 1, max); };
+  };
+  r_.object(v, p,
+            {
+                {"max_participants", limit(d.max_participants, 1000000)},
+                {"max_participants_per_address", limit(d.max_participants_per_address, 1000000)},
+                {"max_endpoints_per_participant", limit(d.max_endpoints_per_participant, 10000000)},
+                {"max_endpoints", limit(d.max_endpoints, 10000000)},
+            });
 }
 
 void RecorderSchema::metrics(const Json& v, const std::string& p) {

@@ -153,6 +153,8 @@ Result<void> ParticipantImpl::start() {
   dc.lease_duration = options_.lease_duration;
   dc.announce_period = options_.announce_period;
   dc.user_data.assign(options_.user_data.begin(), options_.user_data.end());
+  dc.limits = options_.discovery_limits;
+  dc.log = [this](const std::string& m) { log(m); };
   discovery_ = std::make_unique<discovery::Discovery>(dc, *transport_, prefix_, *this);
   start_shared_memory();
   if (auto r = transport_->start(*this); !r) return r;
@@ -486,6 +488,8 @@ ParticipantStats ParticipantImpl::stats() const {
   s.malformed_messages = malformed_.load() + discovery_->malformed();
   for (size_t i = 0; i < 16; ++i) s.malformed_by_reason[i] = malformed_by_reason_[i].load();
   s.remote_participants = discovery_->participants().size();
+  s.participants_refused = discovery_->participants_refused();
+  s.endpoints_refused = discovery_->endpoints_refused();
   std::lock_guard lk(entities_mu_);
   for (const auto& [g, e] : remote_) {
     if (e.local) continue;

@@ -38,6 +38,7 @@ SECTIONS = [
     "Replay",
     "Run as a service",
     "Troubleshooting",
+    "Reliability: hostile and faulty networks",
     "Performance",
     "Reference",
 ]

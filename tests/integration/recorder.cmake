@@ -62,6 +62,11 @@ pubsub_netns_test("recorder: ctl --dds status, tag, stop from control.allow, oth
 #     requests are refused with their reasons and counted; the log is rate-limited.
 pubsub_netns_test("recorder: signed DDS control - key file mode, signed commands, unsigned, other key and stale refused and counted"
                   ${IT}/recorder/dds_control_auth.sh)
+# 7d. Discovery limits: a flood of 20000 participants at one address and 30000 writers of one
+#     participant from a plain UDP socket (tests/peers/discovery_flood) while a real writer is
+#     recorded: refusals counted and logged once, RSS bounded, the real writer recorded whole.
+pubsub_netns_test("recorder: a discovery flood (20000 participants, 30000 endpoints) is refused by the limits, RSS bounded, the real writer recorded whole"
+                  ${IT}/recorder/discovery_flood.sh)
 # 8. Under systemd's notification protocol (READY=1, STATUS=, WATCHDOG=1, STOPPING=1; the test
 #    plays systemd), restarted with a strftime storage.path: a new directory per start.
 pubsub_netns_test("recorder: sd_notify READY, STATUS, WATCHDOG, STOPPING, and a restart records into a new strftime directory"

@@ -213,6 +213,22 @@ struct MetricsConfig {
   friend bool operator==(const MetricsConfig&, const MetricsConfig&) = default;
 };
 
+// "discovery": how much remote participants may make the recorder remember
+// -> ParticipantOptions::discovery_limits. Beyond a limit, announcements are refused, counted
+// (status "discovery_refused") and logged once.
+struct DiscoveryConfig {
+  // "max_participants": remote participants at once, 1..1000000. Default 4096.
+  uint64_t max_participants = 4096;
+  // "max_participants_per_address": of them, announcing the same IPv4 address. Default 1024.
+  uint64_t max_participants_per_address = 1024;
+  // "max_endpoints_per_participant": readers and writers of one participant. Default 10000.
+  uint64_t max_endpoints_per_participant = 10000;
+  // "max_endpoints": readers and writers of all participants, 1..10000000. Default 100000.
+  uint64_t max_endpoints = 100000;
+
+  friend bool operator==(const DiscoveryConfig&, const DiscoveryConfig&) = default;
+};
+
 struct RecorderConfig {
   // "domain": the DDS domain id, 0..232 -> ParticipantOptions::domain_id. Default 0.
   uint32_t domain = 0;
@@ -227,6 +243,7 @@ struct RecorderConfig {
   // and network_data. Discovery always uses UDP. Default ["shm", "udp"].
   bool transport_shm = true;
   bool transport_udp = true;
+  DiscoveryConfig discovery;
   TopicsConfig topics;
   // "mode": "record" or "snapshot". Default "record".
   RecorderMode mode = RecorderMode::kRecord;

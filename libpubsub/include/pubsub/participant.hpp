@@ -37,6 +37,21 @@ namespace detail {
 class ParticipantImpl;
 }
 
+// How much remote participants may make discovery remember, so that a participant that
+// announces 100 000 endpoints, or 100 000 participants announced from one address, cannot grow
+// this one without bound. The defaults are above what real systems reach (ROS 2 processes have
+// hundreds of endpoints; a domain a few hundred participants). A participant over a limit is
+// ignored (no proxies, no answer); an endpoint over one is acknowledged and forgotten, as if
+// never announced. Either frees up when others leave (lease expiry or dispose).
+struct DiscoveryLimits {
+  size_t max_participants = 4096;  // remote participants remembered at once
+  // Of them, announcing the same IPv4 address (their first metatraffic, else default unicast
+  // locator; those announcing none count as one address).
+  size_t max_participants_per_address = 1024;
+  size_t max_endpoints_per_participant = 10000;  // readers and writers of one participant
+  size_t max_endpoints = 100000;                 // readers and writers of all of them
+};
+
 struct ParticipantOptions {
   uint32_t domain_id = 0;
   // Interface name ("eth0") or IPv4 address; empty: the first up, multicast-capable interface.
@@ -74,6 +89,9 @@ struct ParticipantOptions {
   // UDP receive coalescing under load (UdpTransportOptions::receive_coalesce); 0: off. The
   // environment variable PUBSUB_RECEIVE_COALESCE_US overrides it.
   Duration receive_coalesce = std::chrono::microseconds(100);
+  // Discovery's bounds (DiscoveryLimits): what remote participants may make this participant
+  // remember. Beyond them, announcements are refused, counted (ParticipantStats) and logged once.
+  DiscoveryLimits discovery_limits;
   // Participant user data (PID_USER_DATA), e.g. an application name.
   std::string user_data;
   // Same-host delivery (docs/SAME_HOST.md). Intra-process: a writer hands samples

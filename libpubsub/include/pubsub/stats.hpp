@@ -93,6 +93,10 @@ struct ParticipantStats {
   // requested/offered rule fails (DDS's OFFERED/REQUESTED_INCOMPATIBLE_QOS), by QosPolicyId.
   uint64_t incompatible_qos = 0;
   uint64_t incompatible_by_policy[kQosPolicyCount] = {};
+  // Announcements refused by ParticipantOptions::discovery_limits: new participants (SPDP) and
+  // new endpoints (SEDP), counted each time they are announced again.
+  uint64_t participants_refused = 0;
+  uint64_t endpoints_refused = 0;
 };
 
 }  // namespace pubsub

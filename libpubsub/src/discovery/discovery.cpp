@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "common/hex.hpp"
 #include "discovery/builtin_config.hpp"
 #include "wire/constants.hpp"
 
@@ -153,15 +154,25 @@ void Discovery::handle_spdp(const wire::ReceiveContext& ctx, const wire::DataSub
   if (data.domain_id && *data.domain_id != config_.domain_id) return;
   const auto now = Clock::now();
   bool is_new = false;
+  std::string refusal;
   {
     std::lock_guard lk(mu_);
-    auto& slot = participants_[data.guid_prefix];
-    if (!slot) {
-      slot = std::make_shared<RemoteParticipant>();
-      is_new = true;
+    auto it = participants_.find(data.guid_prefix);
+    if (it == participants_.end()) {
+      refusal = participant_over_limit(data);
+      if (refusal.empty()) {
+        it = participants_.emplace(data.guid_prefix, std::make_shared<RemoteParticipant>()).first;
+        is_new = true;
+      }
     }
-    slot->data = data;
-    slot->last_seen_ns.store(steady_ns(now), std::memory_order_relaxed);
+    if (refusal.empty()) {
+      it->second->data = data;
+      it->second->last_seen_ns.store(steady_ns(now), std::memory_order_relaxed);
+    }
+  }
+  if (!refusal.empty()) {
+    refused(true, "participant " + common::to_hex(data.guid_prefix) + ": " + refusal);
+    return;
   }
   if (is_new) {
     add_builtin_proxies(data, now);
@@ -170,6 +181,61 @@ void Discovery::handle_spdp(const wire::ReceiveContext& ctx, const wire::DataSub
     if (to.size() > 1) to.resize(1);
     send_spdp(to, false);
   }
+}
+
+namespace {
+
+// The address a participant is counted under: its first IPv4 metatraffic, else default, unicast
+// locator; 0 for none.
+uint32_t counted_address(const wire::ParticipantData& p) {
+  for (const auto* list : {&p.metatraffic_unicast, &p.default_unicast})
+    for (const Locator& l : *list)
+      if (l.kind == Locator::kUdpV4) return l.ipv4();
+  return 0;
+}
+
+std::string dotted(uint32_t ip) {
+  return std::to_string(ip >> 24) + "." + std::to_string((ip >> 16) & 0xff) + "." +
+         std::to_string((ip >> 8) & 0xff) + "." + std::to_string(ip & 0xff);
+}
+
+}  // namespace
+
+std::string Discovery::participant_over_limit(const wire::ParticipantData& p) const {
+  const DiscoveryLimits& l = config_.limits;
+  if (participants_.size() >= l.max_participants)
+    return std::to_string(participants_.size()) + " participants known (max_participants " +
+           std::to_string(l.max_participants) + ")";
+  const uint32_t address = counted_address(p);
+  size_t same = 0;
+  for (const auto& [prefix, other] : participants_) same += counted_address(other->data) == address;
+  if (same >= l.max_participants_per_address)
+    return std::to_string(same) + " participants known at " + dotted(address) +
+           " (max_participants_per_address " + std::to_string(l.max_participants_per_address) + ")";
+  return {};
+}
+
+std::string Discovery::endpoint_over_limit(const RemoteParticipant& owner) const {
+  const DiscoveryLimits& l = config_.limits;
+  if (owner.endpoints.size() >= l.max_endpoints_per_participant)
+    return "its participant has " + std::to_string(owner.endpoints.size()) +
+           " endpoints (max_endpoints_per_participant " +
+           std::to_string(l.max_endpoints_per_participant) + ")";
+  if (endpoint_count_ >= l.max_endpoints)
+    return std::to_string(endpoint_count_) + " endpoints known (max_endpoints " +
+           std::to_string(l.max_endpoints) + ")";
+  return {};
+}
+
+void Discovery::refused(bool participant, const std::string& what) {
+  auto& n = participant ? participants_refused_ : endpoints_refused_;
+  if (n.fetch_add(1) != 0 || !config_.log) return;
+  std::string shown = what.substr(0, 300);  // a topic name is the announcer's text
+  for (char& c : shown)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  config_.log(std::string("discovery: refused ") + shown + "; further " +
+              (participant ? "participants" : "endpoints") +
+              " over a limit are counted, not logged");
 }
 
 void Discovery::add_builtin_proxies(const wire::ParticipantData& p, rtps::SteadyTime now) {
@@ -217,6 +283,7 @@ void Discovery::remove_participant(const GuidPrefix& prefix) {
     auto it = participants_.find(prefix);
     if (it == participants_.end()) return;
     gone = it->second;
+    endpoint_count_ -= gone->endpoints.size();
     participants_.erase(it);
   }
   pub_writer_->remove_reader(builtin(prefix, wire::kEntityIdSedpPubReader));
@@ -280,7 +347,7 @@ bool Discovery::handle_sedp(const rtps::ReceivedSample& s, bool publications) {
     {
       std::lock_guard lk(mu_);
       auto it = participants_.find(g.prefix);
-      if (it != participants_.end()) std::erase(it->second->endpoints, g);
+      if (it != participants_.end()) endpoint_count_ -= std::erase(it->second->endpoints, g);
     }
     listener_.on_endpoint_lost(g);
     return true;
@@ -308,13 +375,25 @@ bool Discovery::handle_sedp(const rtps::ReceivedSample& s, bool publications) {
   }
   RemoteEndpoint e;
   if (!resolve(data, e)) return true;  // participant gone meanwhile
+  std::string refusal;
   {
     std::lock_guard lk(mu_);
     auto it = participants_.find(data.guid.prefix);
     if (it != participants_.end()) {
       auto& eps = it->second->endpoints;
-      if (std::find(eps.begin(), eps.end(), data.guid) == eps.end()) eps.push_back(data.guid);
+      if (std::find(eps.begin(), eps.end(), data.guid) == eps.end()) {
+        refusal = endpoint_over_limit(*it->second);
+        if (refusal.empty()) {
+          eps.push_back(data.guid);
+          ++endpoint_count_;
+        }
+      }
     }
+  }
+  if (!refusal.empty()) {
+    refused(false, std::string(publications ? "writer " : "reader ") + data.guid.to_string() +
+                       " on " + data.topic_name + ": " + refusal);
+    return true;
   }
   listener_.on_endpoint_discovered(e);
   return true;

@@ -22,8 +22,10 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -56,6 +58,8 @@ struct DiscoveryConfig {
   Duration announce_period = std::chrono::seconds(3);
   std::vector<uint8_t> user_data;
   size_t max_sample_size = 1u << 20;
+  DiscoveryLimits limits;
+  std::function<void(const std::string&)> log;  // the refusals' first lines
 };
 
 class Discovery {
@@ -97,6 +101,8 @@ class Discovery {
   // Resolves an endpoint's locators against its participant's defaults.
   bool resolve(const wire::EndpointData& data, RemoteEndpoint& out) const;
   uint64_t malformed() const { return malformed_.load(std::memory_order_relaxed); }
+  uint64_t participants_refused() const { return participants_refused_.load(); }
+  uint64_t endpoints_refused() const { return endpoints_refused_.load(); }
 
  private:
   struct RemoteParticipant {
@@ -106,6 +112,12 @@ class Discovery {
   };
 
   void handle_spdp(const wire::ReceiveContext& ctx, const wire::DataSubmessage& m);
+  // mu_ held: why a new participant must be refused ("" = take it).
+  std::string participant_over_limit(const wire::ParticipantData& p) const;
+  // mu_ held: why a new endpoint of `owner` must be refused ("" = take it).
+  std::string endpoint_over_limit(const RemoteParticipant& owner) const;
+  // The first refusal of each kind is logged, with the limit; the rest only counted.
+  void refused(bool participant, const std::string& what);
   bool handle_sedp(const rtps::ReceivedSample& s, bool publications);
   void add_builtin_proxies(const wire::ParticipantData& p, rtps::SteadyTime now);
   void remove_participant(const GuidPrefix& prefix);
@@ -138,6 +150,8 @@ class Discovery {
 
   rtps::SteadyTime next_announce_{};
   std::atomic<uint64_t> malformed_{0};
+  size_t endpoint_count_ = 0;  // under mu_: the endpoints of all participants_
+  std::atomic<uint64_t> participants_refused_{0}, endpoints_refused_{0};
 };
 
 }  // namespace pubsub::discovery

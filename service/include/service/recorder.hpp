@@ -130,6 +130,9 @@ struct RecorderStatus {
   // DDS control (control.dds): requests refused so far, by reason ("unsigned", "bad_signature",
   // "stale", "replayed", "not_allowed"); empty without DDS control.
   std::map<std::string, uint64_t> control_refused;
+  // Announcements refused by the discovery limits (config "discovery"): "participants" and
+  // "endpoints", each counted every time it is announced again.
+  std::map<std::string, uint64_t> discovery_refused;
 };
 
 // Where the control socket of a recorder with this configuration is: control.socket, relative to

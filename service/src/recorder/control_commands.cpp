@@ -108,6 +108,7 @@ json status_json(const RecorderStatus& s) {
               {"path", s.path},       {"topics", topics},
               {"mode", s.mode},       {"incompatible_qos", s.incompatible_qos}};
   if (!s.control_refused.empty()) out["control_refused"] = s.control_refused;
+  if (!s.discovery_refused.empty()) out["discovery_refused"] = s.discovery_refused;
   if (s.snapshot) {
     const SnapshotStatus& n = *s.snapshot;
     out["snapshot"] = {{"buffered_samples", n.buffered_samples},

@@ -5,6 +5,7 @@
 #include <boost/beast/http.hpp>
 #include <charconv>
 #include <cstdio>
+#include <map>
 #include <thread>
 
 namespace service {
@@ -86,19 +87,26 @@ std::string prometheus_text(const RecorderStatus& s) {
     total({"pubsub_recorder_snapshots_total", "counter", "Snapshot mode: snapshots written."},
           static_cast<double>(n.snapshots));
   }
-  const Series incompatible{"pubsub_recorder_incompatible_qos_total", "counter",
-                            "Endpoint pairs not matched: a requested/offered QoS rule fails."};
-  header(out, incompatible);
-  for (const auto& [policy, n] : s.incompatible_qos) {
-    value(out, incompatible.name, "{policy=\"" + policy + "\"}", static_cast<double>(n));
+  // A counter per key of `counts`, labelled `label` (the header even when there is none).
+  const auto labelled = [&](const Series& se, const char* label,
+                            const std::map<std::string, uint64_t>& counts) {
+    header(out, se);
+    for (const auto& [key, n] : counts) {
+      value(out, se.name, std::string("{") + label + "=\"" + key + "\"}", static_cast<double>(n));
+    }
+  };
+  labelled({"pubsub_recorder_incompatible_qos_total", "counter",
+            "Endpoint pairs not matched: a requested/offered QoS rule fails."},
+           "policy", s.incompatible_qos);
+  if (!s.discovery_refused.empty()) {
+    labelled({"pubsub_recorder_discovery_refused_total", "counter",
+              "Discovery announcements refused by the discovery limits, by kind."},
+             "kind", s.discovery_refused);
   }
   if (!s.control_refused.empty()) {
-    const Series refused{"pubsub_recorder_control_refused_total", "counter",
-                         "DDS control requests refused, by reason."};
-    header(out, refused);
-    for (const auto& [reason, n] : s.control_refused) {
-      value(out, refused.name, "{reason=\"" + reason + "\"}", static_cast<double>(n));
-    }
+    labelled({"pubsub_recorder_control_refused_total", "counter",
+              "DDS control requests refused, by reason."},
+             "reason", s.control_refused);
   }
   const Series per_topic[] = {
       {"pubsub_recorder_topic_samples_total", "counter", "Samples recorded, per topic."},

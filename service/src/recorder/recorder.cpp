@@ -198,15 +198,27 @@ void Recorder::Impl::log_stats(double interval_s, Sums& prev) {
   }
   log->info("{}", line);
   if (opts.on_stats) opts.on_stats(line);
-  std::string per_topic;
+  // The kPerTopicShown topics with the most samples: a system of thousands of topics (or a
+  // flood of announced ones) must not make every stats line megabytes long.
+  constexpr size_t kPerTopicShown = 20;
+  std::vector<std::pair<uint64_t, std::string>> counts;
   {
     std::lock_guard lk(maps_mu);
+    counts.reserve(topics.size());
     for (const auto& [info, t] : topics) {
       uint64_t n = 0;
       for (const WriterState* w : t->writers) n += w->samples.load(std::memory_order_relaxed);
-      per_topic += (per_topic.empty() ? "" : ", ") + t->name + " " + std::to_string(n);
+      counts.emplace_back(n, t->name);
     }
   }
+  const size_t shown = std::min(counts.size(), kPerTopicShown);
+  std::partial_sort(counts.begin(), counts.begin() + static_cast<std::ptrdiff_t>(shown),
+                    counts.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::string per_topic;
+  for (size_t i = 0; i < shown; ++i)
+    per_topic += (i ? ", " : "") + counts[i].second + " " + std::to_string(counts[i].first);
+  if (counts.size() > shown)
+    per_topic += fmt::format(" (and {} more topics)", counts.size() - shown);
   if (!per_topic.empty()) log->info("per topic: {}", per_topic);
   if (std::string io = store->io_description(); io != io_logged) {
     log->info("storage: {}", io);
@@ -241,6 +253,10 @@ Result<std::unique_ptr<Recorder>> Recorder::create(const config::RecorderConfig&
   po.user_data = "pubsub-recorder";
   po.shared_memory = c.transport_shm;
   po.network_data = c.transport_udp;
+  po.discovery_limits.max_participants = c.discovery.max_participants;
+  po.discovery_limits.max_participants_per_address = c.discovery.max_participants_per_address;
+  po.discovery_limits.max_endpoints_per_participant = c.discovery.max_endpoints_per_participant;
+  po.discovery_limits.max_endpoints = c.discovery.max_endpoints;
   // libpubsub's own decisions (why shared memory is not used, ...) go to the recorder's log.
   po.log = [log = impl->log](const std::string& m) { log->info("{}", m); };
   auto participant = pubsub::Participant::create(po);

@@ -116,6 +116,8 @@ RecorderStatus Recorder::status() {
   st.samples_shm = m.reader->stats().samples_shm;
   st.writers = m.reader->matched_writers();
   const pubsub::ParticipantStats ps = m.participant->stats();
+  st.discovery_refused = {{"participants", ps.participants_refused},
+                          {"endpoints", ps.endpoints_refused}};
   for (size_t i = 0; i < pubsub::kQosPolicyCount; ++i) {
     if (ps.incompatible_by_policy[i] == 0) continue;
     st.incompatible_qos[pubsub::to_string(static_cast<pubsub::QosPolicyId>(i))] =

@@ -224,7 +224,8 @@ TEST_CASE("parse_recorder_config refuses a queue smaller than one chunk") {
 
 TEST_CASE("parse_recorder_config refuses unknown keys, suggesting close ones") {
   const std::string top =
-      " (known keys: domain, interface, peers, transports, topics, mode, snapshot, storage, "
+      " (known keys: domain, interface, peers, transports, discovery, topics, mode, snapshot, "
+      "storage, "
       "queue_max_bytes, "
       "max_sample_bytes, stats_interval_s, log, types, control, metrics)";
   const std::string storage =
@@ -261,11 +262,11 @@ TEST_CASE("parse_recorder_config refuses unknown keys, suggesting close ones") {
 TEST_CASE("parse_recorder_config escapes odd keys in JSON pointers") {
   CHECK(
       only_error(R"({"storage":{"path":"x"},"a/b~c":1})") ==
-      R"(/a~1b~0c: unknown key (known keys: domain, interface, peers, transports, topics, mode, snapshot, storage, )"
+      R"(/a~1b~0c: unknown key (known keys: domain, interface, peers, transports, discovery, topics, mode, snapshot, storage, )"
       R"(queue_max_bytes, max_sample_bytes, stats_interval_s, log, types, control, metrics))");
   CHECK(
       only_error(R"({"storage":{"path":"x"},"a\nb":1})") ==
-      R"(/a\u000ab: unknown key (known keys: domain, interface, peers, transports, topics, mode, snapshot, storage, )"
+      R"(/a\u000ab: unknown key (known keys: domain, interface, peers, transports, discovery, topics, mode, snapshot, storage, )"
       R"(queue_max_bytes, max_sample_bytes, stats_interval_s, log, types, control, metrics))");
 }
 
@@ -425,6 +426,20 @@ TEST_CASE(
       config_test::parsed(R"({"storage":{"path":"x"},"control":{"key_file":""}})");
   CHECK(d.control.key_file.empty());
   CHECK(d.control.max_clock_skew_s == 30);
+}
+
+TEST_CASE("discovery limits are integers from 1, into RecorderConfig::discovery") {
+  CHECK(only_error(R"({"storage":{"path":"x"},"discovery":{"max_participants":0}})") ==
+        "/discovery/max_participants: expected an integer in 1..1000000, got 0");
+  CHECK(only_error(R"({"storage":{"path":"x"},"discovery":{"max_endpoints":1.5}})") ==
+        "/discovery/max_endpoints: expected an integer in 1..10000000, got 1.5");
+  CHECK(only_error(R"({"storage":{"path":"x"},"discovery":{"max_peers":1}})") ==
+        "/discovery/max_peers: unknown key (known keys: max_participants, "
+        "max_participants_per_address, max_endpoints_per_participant, max_endpoints)");
+  const RecorderConfig c = config_test::parsed(
+      R"({"storage":{"path":"x"},"discovery":{"max_participants":10,"max_participants_per_address":2,)"
+      R"("max_endpoints_per_participant":30,"max_endpoints":40}})");
+  CHECK(c.discovery == config::DiscoveryConfig{10, 2, 30, 40});
 }
 
 TEST_CASE("control.dds true needs a non-empty control.allow") {

@@ -38,7 +38,7 @@ std::map<std::string, std::string> readme_keys() {
 std::set<std::string> parser_keys() {
   const auto messages = config_test::errors_of(
       R"({"zz":1,"topics":{"zz":1},"storage":{"path":"x","zz":1,"retention":{"zz":1}},)"
-      R"("log":{"zz":1},"types":{"zz":1},"control":{"zz":1},"metrics":{"zz":1},"snapshot":{"zz":1}})");
+      R"("log":{"zz":1},"types":{"zz":1},"control":{"zz":1},"metrics":{"zz":1},"snapshot":{"zz":1},"discovery":{"zz":1}})");
   std::set<std::string> keys;
   const std::regex form(R"(^/(.*)zz: unknown key \(known keys: (.*)\)$)");
   for (const auto& msg : messages) {
@@ -54,7 +54,7 @@ std::set<std::string> parser_keys() {
   }
   // Objects are documented through their members.
   for (const char* object : {"topics", "storage", "storage.retention", "log", "types", "control",
-                             "metrics", "snapshot"}) {
+                             "metrics", "snapshot", "discovery"}) {
     REQUIRE(keys.erase(object) == 1);
   }
   return keys;
@@ -71,7 +71,7 @@ std::string doc_with_dotted(std::string key, const std::string& value) {
 TEST_CASE("README documents exactly the keys the parser knows") {
   std::set<std::string> documented;
   for (const auto& [key, def] : readme_keys()) documented.insert(key);
-  CHECK(documented.size() == 37);
+  CHECK(documented.size() == 41);
   CHECK(documented == parser_keys());
 }
 

@@ -152,6 +152,7 @@ TEST_CASE("Prometheus text of a status, exactly, with label escaping") {
   s.seconds = 1.5;
   s.topics.push_back({"a\"b\\c\nd", 12, 3400, 1, 2, 3, true});
   s.incompatible_qos = {{"DEADLINE", 2}, {"OWNERSHIP", 1}};
+  s.discovery_refused = {{"endpoints", 4}, {"participants", 3}};
   s.control_refused = {
       {"bad_signature", 1}, {"not_allowed", 0}, {"replayed", 2}, {"stale", 0}, {"unsigned", 7}};
   const std::string want =
@@ -189,6 +190,11 @@ TEST_CASE("Prometheus text of a status, exactly, with label escaping") {
       "# TYPE pubsub_recorder_incompatible_qos_total counter\n"
       "pubsub_recorder_incompatible_qos_total{policy=\"DEADLINE\"} 2\n"
       "pubsub_recorder_incompatible_qos_total{policy=\"OWNERSHIP\"} 1\n"
+      "# HELP pubsub_recorder_discovery_refused_total Discovery announcements refused by the "
+      "discovery limits, by kind.\n"
+      "# TYPE pubsub_recorder_discovery_refused_total counter\n"
+      "pubsub_recorder_discovery_refused_total{kind=\"endpoints\"} 4\n"
+      "pubsub_recorder_discovery_refused_total{kind=\"participants\"} 3\n"
       "# HELP pubsub_recorder_control_refused_total DDS control requests refused, by reason.\n"
       "# TYPE pubsub_recorder_control_refused_total counter\n"
       "pubsub_recorder_control_refused_total{reason=\"bad_signature\"} 1\n"
