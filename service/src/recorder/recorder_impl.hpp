@@ -74,7 +74,12 @@ struct WriterState {
   // received no earlier than it (replay orders by reception time and must keep each writer's
   // order).
   int64_t last_reception_ns = 0;
+  // A reliable writer delivers in order; after it was lost (lease) and matched again, a durable
+  // one sends its history again from the start: samples at or below `last` are already recorded.
+  bool reliable = false;
+  bool resent_logged = false;  // the first such resend is logged
   std::atomic<uint64_t> samples{0}, bytes{0}, lost{0}, refused{0};
+  std::atomic<uint64_t> resent{0};   // samples received again and not stored twice
   std::atomic<uint64_t> skipped{0};  // received while the topic was paused
 };
 
@@ -249,6 +254,8 @@ struct Recorder::Impl {
 
   // A sample of a paused topic: acknowledged and dropped; storage learns it is no gap.
   bool skip(WriterState& w, const pubsub::RawSample& s);
+  // A reliable writer's sample at or below the last recorded one: counted, not stored.
+  bool already_recorded(WriterState& w, const pubsub::RawSample& s);
 };
 
 }  // namespace service

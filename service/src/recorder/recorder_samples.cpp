@@ -65,6 +65,7 @@ WriterState* Recorder::Impl::writer_for(const pubsub::RawSample& s) {
     auto w = std::make_unique<WriterState>();
     w->id = id.value();
     w->topic = t;
+    w->reliable = offer->topic.reliability == pubsub::ReliabilityKind::kReliable;
     t->writers.push_back(w.get());
     it = writers.emplace(s.writer, std::move(w)).first;
     writer_count++;
@@ -77,6 +78,8 @@ bool Recorder::Impl::on_sample(const pubsub::RawSample& s) {
   if (failed.load(std::memory_order_relaxed)) return false;
   WriterState* w = writer_for(s);
   if (!w) return false;
+  if (w->reliable && w->last && s.sequence_number <= w->last) [[unlikely]]
+    return already_recorded(*w, s);
   if (w->topic->paused.load(std::memory_order_relaxed)) return skip(*w, s);
   storage::RecordMeta m;
   m.topic = w->topic->id;
@@ -107,6 +110,18 @@ bool Recorder::Impl::on_sample(const pubsub::RawSample& s) {
   bump(w->samples, 1);
   bump(w->bytes, s.serialized.size());
   return true;
+}
+
+bool Recorder::Impl::already_recorded(WriterState& w, const pubsub::RawSample& s) {
+  bump(w.resent, 1);
+  if (!w.resent_logged) {
+    w.resent_logged = true;
+    log->info(
+        "writer {} on {} sends samples from {} again (matched again after it was gone): "
+        "those up to {} are recorded already and not stored twice",
+        s.writer.to_string(), w.topic->name, s.sequence_number, w.last);
+  }
+  return true;  // taken: acknowledged, as the first copy was
 }
 
 bool Recorder::Impl::skip(WriterState& w, const pubsub::RawSample& s) {
