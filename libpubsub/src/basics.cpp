@@ -69,9 +69,12 @@ uint32_t Locator::ipv4() const {
 }
 
 std::string Locator::to_string() const {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%u.%u.%u.%u:%u", address[12], address[13], address[14],
-                address[15], port);
+  return address_string() + ":" + std::to_string(port);
+}
+
+std::string Locator::address_string() const {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%u.%u.%u.%u", address[12], address[13], address[14], address[15]);
   return buf;
 }
 

@@ -88,8 +88,9 @@ struct Locator {
   std::array<uint8_t, 16> address{};  // IPv4 in the last 4 bytes
 
   static Locator udp_v4(uint32_t ipv4_host_order, uint32_t port);
-  uint32_t ipv4() const;          // host order
-  std::string to_string() const;  // "198.18.0.1:7411"
+  uint32_t ipv4() const;               // host order
+  std::string to_string() const;       // "198.18.0.1:7411"
+  std::string address_string() const;  // "198.18.0.1" (an IPv4 locator's address alone)
   auto operator<=>(const Locator&) const = default;
 };
 

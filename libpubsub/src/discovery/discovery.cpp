@@ -194,11 +194,6 @@ uint32_t counted_address(const wire::ParticipantData& p) {
   return 0;
 }
 
-std::string dotted(uint32_t ip) {
-  return std::to_string(ip >> 24) + "." + std::to_string((ip >> 16) & 0xff) + "." +
-         std::to_string((ip >> 8) & 0xff) + "." + std::to_string(ip & 0xff);
-}
-
 }  // namespace
 
 std::string Discovery::participant_over_limit(const wire::ParticipantData& p) const {
@@ -210,8 +205,9 @@ std::string Discovery::participant_over_limit(const wire::ParticipantData& p) co
   size_t same = 0;
   for (const auto& [prefix, other] : participants_) same += counted_address(other->data) == address;
   if (same >= l.max_participants_per_address)
-    return std::to_string(same) + " participants known at " + dotted(address) +
-           " (max_participants_per_address " + std::to_string(l.max_participants_per_address) + ")";
+    return std::to_string(same) + " participants known at " +
+           Locator::udp_v4(address, 0).address_string() + " (max_participants_per_address " +
+           std::to_string(l.max_participants_per_address) + ")";
   return {};
 }
 

@@ -10,6 +10,9 @@
 #include <cstring>
 #include <fstream>
 #include <random>
+#include <span>
+
+#include "common/hex.hpp"
 
 namespace service {
 namespace {
@@ -20,16 +23,6 @@ constexpr const char* kScheme = "hmac-sha256";
 constexpr size_t kMinKeyBytes = 16;
 constexpr size_t kMaxKeyBytes = 4096;
 constexpr size_t kMaxRemembered = 1 << 16;  // nonces; only requests that authenticated count
-
-std::string hex(const unsigned char* p, size_t n) {
-  static const char* digits = "0123456789abcdef";
-  std::string s(2 * n, '0');
-  for (size_t i = 0; i < n; ++i) {
-    s[2 * i] = digits[p[i] >> 4];
-    s[2 * i + 1] = digits[p[i] & 15];
-  }
-  return s;
-}
 
 bool equal_mac(const std::string& a, const std::string& b) {
   return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
@@ -99,7 +92,7 @@ std::string hmac_sha256_hex(const std::string& key, const std::string& message) 
   unsigned int n = 0;
   HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
        reinterpret_cast<const unsigned char*>(message.data()), message.size(), out, &n);
-  return hex(out, n);
+  return common::to_hex(std::span<const uint8_t>(out, n));
 }
 
 std::string random_nonce() {
@@ -113,7 +106,7 @@ std::string random_nonce() {
       std::memcpy(b + i, &v, 4);
     }
   }
-  return hex(b, sizeof b);
+  return common::to_hex(std::span<const uint8_t>(b, sizeof b));
 }
 
 int64_t unix_ms_now() {

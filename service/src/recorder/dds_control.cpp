@@ -18,11 +18,6 @@ std::string dump(const json& j) {
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-std::string dotted(uint32_t ip) {
-  return std::to_string(ip >> 24) + "." + std::to_string((ip >> 16) & 0xff) + "." +
-         std::to_string((ip >> 8) & 0xff) + "." + std::to_string(ip & 0xff);
-}
-
 // The participant's GUID (prefix + the participant entity id), as Guid::to_string writes it.
 std::string participant_guid(const pubsub::GuidPrefix& prefix) {
   pubsub::Guid g;
@@ -40,7 +35,7 @@ std::string announced_addresses(const pubsub::DiscoveredParticipant& p) {
     if (l.kind != pubsub::Locator::kUdpV4) continue;
     if (std::find(seen.begin(), seen.end(), l.ipv4()) != seen.end()) continue;
     seen.push_back(l.ipv4());
-    s += (s.empty() ? "" : ", ") + dotted(l.ipv4());
+    s += (s.empty() ? "" : ", ") + l.address_string();
   }
   return s;
 }
