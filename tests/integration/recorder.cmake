@@ -71,7 +71,9 @@ pubsub_netns_test("recorder: a discovery flood (20000 participants, 30000 endpoi
 # 7e. A durable publisher's link down for longer than its lease and back: the writer is matched
 #     again and sends its history again; each sample is recorded once, none lost.
 pubsub_netns_test("recorder: a durable writer's link down past its lease - matched again, its resent history recorded once, none lost"
-                  ${IT}/recorder/link_outage.sh)
+                  ${IT}/recorder/link_outage.sh pubsub)
+pubsub_netns_test("recorder: a Cyclone durable writer's link down past its lease - matched again, each sample recorded once, none lost"
+                  ${IT}/recorder/link_outage.sh cyclone)
 # 8. Under systemd's notification protocol (READY=1, STATUS=, WATCHDOG=1, STOPPING=1; the test
 #    plays systemd), restarted with a strftime storage.path: a new directory per start.
 pubsub_netns_test("recorder: sd_notify READY, STATUS, WATCHDOG, STOPPING, and a restart records into a new strftime directory"

@@ -36,6 +36,7 @@ set(light_namespace_tests
   "qos: every policy recorded from cyclone and replayed into pubsub readers that ask for it"  # 0.21
   "qos: durable writers' latched state at play --start and for late joiners of a replay"  # 0.04
   "recorder: a durable writer's link down past its lease - matched again, its resent history recorded once, none lost"  # 100 samples/s, mostly waiting on the lease
+  "recorder: a Cyclone durable writer's link down past its lease - matched again, each sample recorded once, none lost"  # the same
   "qos: latched state of a pubsub durable writer for fastdds readers"  # 0.05
   "qos: latched state of a cyclone durable writer for pubsub readers"  # 0.04
   "qos: a MANUAL_BY_TOPIC writer replayed with gaps longer than its lease stays alive"  # 0.04
