@@ -294,6 +294,9 @@ void Writer::flush() {
 size_t Writer::matched_readers() const {
   return impl_->rtps->matched_readers();
 }
+std::vector<Guid> Writer::matched_reader_guids() const {
+  return impl_->rtps->matched_reader_guids();
+}
 bool Writer::wait_for_readers(size_t n, Duration timeout) {
   return impl_->rtps->wait_for_readers(n, std::chrono::steady_clock::now() + timeout);
 }

@@ -68,11 +68,14 @@ pubsub_netns_test("recorder: signed DDS control - key file mode, signed commands
 #     recorded: refusals counted and logged once, RSS bounded, the real writer recorded whole.
 pubsub_netns_test("recorder: a discovery flood (20000 participants, 30000 endpoints) is refused by the limits, RSS bounded, the real writer recorded whole"
                   ${IT}/recorder/discovery_flood.sh)
-# 7e. A durable publisher's link down for longer than its lease and back: the writer is matched
-#     again and sends its history again; each sample is recorded once, none lost.
-pubsub_netns_test("recorder: a durable writer's link down past its lease - matched again, its resent history recorded once, none lost"
-                  ${IT}/recorder/link_outage.sh pubsub)
-pubsub_netns_test("recorder: a Cyclone durable writer's link down past its lease - matched again, each sample recorded once, none lost"
+# 7e. Publishers' link down for longer than their lease and back (libpubsub's and Cyclone DDS's
+#     writers): each writer is matched again; a durable one's history is recorded once, none
+#     lost; what volatile and best-effort writers wrote meanwhile is counted lost exactly; a
+#     publisher killed and restarted is two writers, both whole. With libpubsub's reader also
+#     `play` with the reader's link down mid-way: it goes on, says the reader went and came back.
+pubsub_netns_test("recorder: writers' link down past their lease - matched again, durable history recorded once, volatile and best-effort losses counted exactly, a restarted publisher recorded as two writers, play goes on when its reader's link goes"
+                  ${IT}/recorder/link_outage.sh pubsub play)
+pubsub_netns_test("recorder: Cyclone writers' link down past their lease - matched again, durable history recorded once, volatile and best-effort losses counted exactly, a restarted publisher recorded as two writers"
                   ${IT}/recorder/link_outage.sh cyclone)
 # 8. Under systemd's notification protocol (READY=1, STATUS=, WATCHDOG=1, STOPPING=1; the test
 #    plays systemd), restarted with a strftime storage.path: a new directory per start.

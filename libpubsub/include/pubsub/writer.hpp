@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "pubsub/basics.hpp"
 #include "pubsub/qos.hpp"
@@ -82,6 +83,9 @@ class Writer {
   void flush();
 
   size_t matched_readers() const;
+  // The GUIDs of the readers matched now (a reader leaves when it is deleted or its
+  // participant's lease expires).
+  std::vector<Guid> matched_reader_guids() const;
   // Waits until n readers are matched and every reliable one has acknowledged once (so it will
   // see everything written afterwards). False on timeout.
   bool wait_for_readers(size_t n, Duration timeout);

@@ -216,6 +216,14 @@ size_t StatefulWriter::matched_readers() const {
   return readers_.size();
 }
 
+std::vector<Guid> StatefulWriter::matched_reader_guids() const {
+  std::lock_guard lk(mu_);
+  std::vector<Guid> guids;
+  guids.reserve(readers_.size());
+  for (const auto& r : readers_) guids.push_back(r.info.guid);
+  return guids;
+}
+
 bool StatefulWriter::wait_for_readers(size_t n, SteadyTime deadline) {
   std::unique_lock lk(mu_);
   auto ready = [&] {

@@ -142,6 +142,7 @@ class StatefulWriter : public std::enable_shared_from_this<StatefulWriter> {
   void add_reader(const RemoteReaderInfo& reader, SteadyTime now);
   void remove_reader(const Guid& reader);
   size_t matched_readers() const;
+  std::vector<Guid> matched_reader_guids() const;
   // Waits until every reliable reader acknowledged everything written so far.
   bool wait_for_acknowledgments(SteadyTime deadline);
   // Waits until at least n readers are matched (and, if reliable, have acknowledged once).

@@ -234,6 +234,8 @@ struct PlayedWriter {
   uint64_t samples = 0;
   size_t matched_readers = 0;  // at the end
   size_t peak_readers = 0;     // the most matched at once while playing (looked at every 100 ms)
+  uint64_t readers_gone = 0;   // readers that went away while playing (deleted or lease expired)
+  uint64_t readers_back = 0;   // ... and were matched again
   bool acknowledged = true;    // every reliable reader acknowledged everything at the end
 };
 

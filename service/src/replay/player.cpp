@@ -421,6 +421,18 @@ class Progress {
   void end_line() {
     if (printed_ && o_.progress_tty) err_ << '\n';
   }
+  // A line of its own now (a warning, or news such as a reader that came back).
+  void say(const std::string& line, bool warning) {
+    end_line();
+    if (warning) {
+      warn(err_, line);
+    } else {
+      err_ << "pubsub-replay: " << line << '\n';
+    }
+    err_.flush();
+  }
+  // Where the play is: the reception offset of the last sample written, in its loop, in s.
+  double position_s() const { return static_cast<double>(position_ns_) / 1e9; }
 
  private:
   void print(int64_t now) {
@@ -483,7 +495,9 @@ struct ReplayWriter {
   // (instance_key()).
   std::optional<types::KeyHasher> hasher;
   bool warned = false;
-  bool dirty = false;  // written since the last flush
+  bool dirty = false;                 // written since the last flush
+  std::vector<pubsub::Guid> readers;  // matched when last looked (note_readers)
+  std::set<pubsub::Guid> seen;        // every reader ever matched
 };
 
 // The shortest finite lease of the writers that will replay with AUTOMATIC liveliness (infinite
@@ -567,12 +581,18 @@ class Publisher {
     }
     dirty_.clear();
   }
-  // At most every 100 ms: the most readers each writer has had matched at once.
-  void note_readers(int64_t now) {
+  // At most every 100 ms: the most readers each writer has had matched at once, and the readers
+  // that went away (deleted, or their participant's lease expired: a host gone from the network)
+  // or came back since the last look, each said on a line of its own.
+  void note_readers(int64_t now, Progress& progress) {
     if (now < next_note_ns_) return;
     next_note_ns_ = now + 100'000'000;
     for (auto& w : writers_) {
-      w.info.peak_readers = std::max(w.info.peak_readers, w.writer->matched_readers());
+      std::vector<pubsub::Guid> now_matched = w.writer->matched_reader_guids();
+      std::sort(now_matched.begin(), now_matched.end());
+      w.info.peak_readers = std::max(w.info.peak_readers, now_matched.size());
+      if (now_matched != w.readers) report_reader_changes(w, now_matched, progress);
+      w.readers = std::move(now_matched);
     }
   }
 
@@ -584,6 +604,28 @@ class Publisher {
 
  private:
   int64_t next_note_ns_ = 0;
+  // Says which of `w`'s readers went away and which came back (both sorted).
+  static void report_reader_changes(ReplayWriter& w, const std::vector<pubsub::Guid>& now_matched,
+                                    Progress& progress) {
+    char at[64];
+    std::snprintf(at, sizeof at, " at %.1f s of the recording", progress.position_s());
+    const std::string of = " of topic " + w.info.topic;
+    for (const pubsub::Guid& g : w.readers) {
+      if (std::binary_search(now_matched.begin(), now_matched.end(), g)) continue;
+      w.info.readers_gone++;
+      progress.say("reader " + g.to_string() + of + " went away" + at +
+                       " (deleted, or its participant's lease expired); it misses what is "
+                       "published until it is matched again",
+                   true);
+    }
+    for (const pubsub::Guid& g : now_matched) {
+      if (std::binary_search(w.readers.begin(), w.readers.end(), g)) continue;
+      if (!w.seen.insert(g).second) {
+        w.info.readers_back++;
+        progress.say("reader " + g.to_string() + of + " matched again" + at, false);
+      }
+    }
+  }
   // The TypeObjects the recorder looked up, handed out again by this participant's TypeLookup
   // service: the replayed writers announce the recorded TypeInformation, so a reader that asks
   // for the types (Cyclone DDS does when it does not know them) gets them from us.
@@ -756,10 +798,16 @@ enum class Sent { kOk, kSkipped, kStopped, kFailed };
 
 // write_sample, and what its result means for the run: a sample the writer cannot take is
 // skipped (the first one of each writer with a warning); a write blocked when the stop flag is
-// set stops the run; anything else fails it, with `failure` saying why.
-Sent publish_sample(ReplayWriter& w, const storage::RecordMeta& m, storage::ByteSpan payload,
-                    const PlayOptions& o, std::ostream& err, Progress& progress, Error& failure) {
-  const auto res = write_sample(w, m, payload, o, [&progress] { progress.tick(mono_ns()); });
+// set stops the run; anything else fails it, with `failure` saying why. While the write is
+// blocked, progress lines go on and readers that go away are said.
+Sent publish_sample(Publisher& pub, ReplayWriter& w, const storage::RecordMeta& m,
+                    storage::ByteSpan payload, const PlayOptions& o, std::ostream& err,
+                    Progress& progress, Error& failure) {
+  const auto res = write_sample(w, m, payload, o, [&progress, &pub] {
+    const int64_t now = mono_ns();
+    progress.tick(now);
+    pub.note_readers(now, progress);
+  });
   if (res) return Sent::kOk;
   const Error& e = res.error();
   if (e.code == Errc::kTimeout && stopped(o)) return Sent::kStopped;
@@ -884,15 +932,15 @@ class Pacer {
       if (stopped(o_)) return false;
       const int64_t now = mono_ns();
       progress.tick(now);
-      pub.note_readers(now);
+      pub.note_readers(now, progress);
       clock.went_out(now);
       return true;
     }
     const int64_t due = clock.due(m.reception_ns);
     if (pub.has_dirty() && mono_ns() < due) pub.flush_dirty();
-    if (!wait_until(due, progress)) return false;
+    if (!wait_until(due, progress, pub)) return false;
     const int64_t now = mono_ns();
-    pub.note_readers(now);
+    pub.note_readers(now, progress);
     const int64_t late = now - due;
     total_late_.record(late);
     progress.late(late);
@@ -906,11 +954,13 @@ class Pacer {
   }
 
  private:
-  // Sleeps until `due` (monotonic), printing progress on the way. False when stopped.
-  bool wait_until(int64_t due, Progress& progress) {
+  // Sleeps until `due` (monotonic), printing progress and watching the readers on the way. False
+  // when stopped.
+  bool wait_until(int64_t due, Progress& progress, Publisher& pub) {
     for (;;) {
       int64_t now = mono_ns();
       progress.tick(now);
+      pub.note_readers(now, progress);
       if (stopped(o_)) return false;
       if (now >= due) return true;
       const int64_t remaining = due - now;
@@ -995,9 +1045,17 @@ void print_summary(const PlayOptions& o, const PlayReport& rep, std::ostream& er
   }
   n += std::snprintf(line + n, sizeof line - static_cast<size_t>(n), ")");
   if (!o.fast && rep.lateness.count) {
-    std::snprintf(line + n, sizeof line - static_cast<size_t>(n), "; late p50 %s, p99 %s, max %s",
-                  us(rep.lateness.p50_ns).c_str(), us(rep.lateness.p99_ns).c_str(),
-                  us(rep.lateness.max_ns).c_str());
+    n += std::snprintf(line + n, sizeof line - static_cast<size_t>(n),
+                       "; late p50 %s, p99 %s, max %s", us(rep.lateness.p50_ns).c_str(),
+                       us(rep.lateness.p99_ns).c_str(), us(rep.lateness.max_ns).c_str());
+  }
+  uint64_t gone = 0, back = 0;
+  for (const auto& w : rep.writers) gone += w.readers_gone, back += w.readers_back;
+  if (gone) {
+    std::snprintf(line + n, sizeof line - static_cast<size_t>(n),
+                  "; %llu reader%s went away while playing (%llu matched again)",
+                  static_cast<unsigned long long>(gone), gone == 1 ? "" : "s",
+                  static_cast<unsigned long long>(back));
   }
   err << line << '\n';
   err.flush();
@@ -1071,7 +1129,7 @@ class Run {
  private:
   Sent publish(size_t slot, const storage::RecordMeta& m, storage::ByteSpan payload) {
     ReplayWriter& w = pub_.at(slot);
-    const Sent sent = publish_sample(w, m, payload, o_, err_, progress_, failure_);
+    const Sent sent = publish_sample(pub_, w, m, payload, o_, err_, progress_, failure_);
     if (sent != Sent::kOk) return sent;
     last_write_done_ = mono_ns();
     pub_.mark_dirty(slot);

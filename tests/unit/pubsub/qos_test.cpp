@@ -5,6 +5,7 @@
 //   deadlines, liveliness, destination order, latency budget - and knows each writer's offer;
 // - an incompatible pair never matches, and is counted per policy;
 // - DurableHistory's bounds, unit by unit.
+#include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <map>
@@ -320,4 +321,30 @@ TEST_CASE("A raw reader refuses a writer whose data representation it cannot tak
   const auto info = raw.value()->writer_info(w.value()->guid());
   REQUIRE(info);
   CHECK(info->topic.name == "Xml");
+}
+
+TEST_CASE("Writer::matched_reader_guids: the readers matched now, deleted or lapsed ones leave") {
+  Pair pair;  // lease 2 s (test::fake_options)
+  auto w = pair.pub->create_writer({"Guids", "test::T"});
+  REQUIRE(w);
+  auto cb = [](const SampleInfo&, Bytes) {};
+  auto r1 = pair.sub->create_reader({"Guids", "test::T"}, ReaderQos{}, cb);
+  auto r2 = pair.sub->create_reader({"Guids", "test::T"}, ReaderQos{}, cb);
+  REQUIRE(r1);
+  REQUIRE(r2);
+  REQUIRE(w.value()->wait_for_readers(2, 10s));
+  auto sorted = [](std::vector<Guid> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  const Guid g1 = r1.value()->guid(), g2 = r2.value()->guid();
+  CHECK(sorted(w.value()->matched_reader_guids()) == sorted({g1, g2}));
+  r1.value().reset();  // deleted: announced, so it leaves at once
+  REQUIRE(test::eventually([&] { return w.value()->matched_reader_guids() == std::vector{g2}; }));
+  // The network goes away for longer than the lease: the reader lapses, and comes back with it.
+  pair.net->set_faults({.drop = 1.0});
+  REQUIRE(test::eventually([&] { return w.value()->matched_reader_guids().empty(); }, 6s));
+  pair.net->set_faults({});
+  REQUIRE(
+      test::eventually([&] { return w.value()->matched_reader_guids() == std::vector{g2}; }, 10s));
 }
