@@ -17,7 +17,9 @@
 #   it received recorded samples again; 0 lost;
 # - Volatile and BestEffort: what was written while the link was down is gone; the recorder
 #   counts it as lost exactly: recorded + lost = 3000, the recording's missing sequence numbers
-#   are the lost count, and what came after the link was back is recorded (last sequence 3000);
+#   are the lost count, and what came after the link was back is recorded (last sequence 3000).
+#   A best-effort writer may send its first few samples before the recorder matched it: then
+#   recorded + lost = 3000 - those;
 # - Restart: two writers in the recording, the first with sequence numbers 1..k, k >= 100, no
 #   gap, the second 1..300;
 # - Steady: 1..3000, none lost.
@@ -131,12 +133,16 @@ for t in ("Durable", "Volatile", "BestEffort", "Restart", "Steady"):
     if len(sw) != 1: continue
     w = sw[0]
     missing = w["last_seq"] - w["first_seq"] + 1 - w["samples"]
-    check(w["first_seq"] == 1 and w["last_seq"] == 3000, f"{t}: sequence numbers 1..3000")
+    # A best-effort writer's first samples can go out before the recorder has matched it (it saw
+    # the recorder's reader first): never sent to the recorder, and not counted as lost.
+    before = w["first_seq"] - 1
+    check((before == 0 or (t == "BestEffort" and before < 10)) and w["last_seq"] == 3000,
+          f"{t}: sequence numbers 1..3000")
     if t in ("Durable", "Steady"):
         check(s["samples"] == 3000 and w["out_of_order"] == 0 and lost == 0,
               f"{t}: exactly 1..3000 once each, in order, none lost")
     else:
-        check(s["samples"] + lost == 3000, f"{t}: recorded + lost = 3000")
+        check(s["samples"] + lost == 3000 - before, f"{t}: recorded + lost = 3000 - {before}")
         check(missing == lost, f"{t}: the missing sequence numbers ({missing}) are the lost count")
         # At 100/s, 15 s down minus what the lease and the match take: at least 500 gone, and
         # the recording holds both sides of the gap.
