@@ -52,6 +52,28 @@ Time Time::now() {
   return Time{static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec};
 }
 
+namespace {
+int64_t monotonic_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+}  // namespace
+
+ReceptionClock::ReceptionClock(bool steady) : steady_(steady) {
+  if (steady_) offset_ns_ = Time::now().ns - monotonic_ns();
+}
+
+Time ReceptionClock::now() const {
+  return steady_ ? Time{monotonic_ns() + offset_ns_} : Time::now();
+}
+
+Duration ReceptionClock::wall_offset() const {
+  if (!steady_) return Duration{0};
+  const int64_t mono = monotonic_ns();
+  return Duration{Time::now().ns - (mono + offset_ns_)};
+}
+
 Locator Locator::udp_v4(uint32_t ip, uint32_t port) {
   Locator l;
   l.kind = kUdpV4;

@@ -206,6 +206,9 @@ Guid Participant::guid() const {
 const ParticipantOptions& Participant::options() const {
   return impl_->options();
 }
+const ReceptionClock& Participant::reception_clock() const {
+  return impl_->reception_clock();
+}
 void Participant::request_types(const GuidPrefix& participant,
                                 std::span<const std::array<uint8_t, 15>> type_ids, Duration timeout,
                                 TypeLookupCallback done) {

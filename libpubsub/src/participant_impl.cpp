@@ -89,7 +89,7 @@ Result<void> check_limits(const ResourceLimits& rl, const HistoryQos& h) {
 // ---- construction ---------------------------------------------------------------------------
 
 ParticipantImpl::ParticipantImpl(const ParticipantOptions& options)
-    : options_(options), prefix_(make_prefix()) {
+    : options_(options), reception_clock_(options.steady_reception_clock), prefix_(make_prefix()) {
   limits_.max_sample_size =
       static_cast<uint32_t>(std::min<size_t>(options.max_sample_size, UINT32_MAX));
   routes_.publish(std::make_shared<Routes>());
@@ -172,9 +172,9 @@ void ParticipantImpl::start_shared_memory() {
   if (const size_t n = shm::remove_stale_segments()) {
     log("removed " + std::to_string(n) + " shared-memory segment(s) of dead processes");
   }
-  auto r =
-      shm::ShmReceiver::create(shm::segment_name(common::to_hex(prefix_) + ".bell"),
-                               options_.shm_receive_spin, [this](const std::string& m) { log(m); });
+  auto r = shm::ShmReceiver::create(shm::segment_name(common::to_hex(prefix_) + ".bell"),
+                                    options_.shm_receive_spin, reception_clock_,
+                                    [this](const std::string& m) { log(m); });
   if (!r) {
     log("shared memory unavailable (" + r.error().message + "); same-host peers use UDP");
     return;

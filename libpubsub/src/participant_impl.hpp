@@ -231,6 +231,7 @@ class ParticipantImpl final : public TransportReceiver,
   void remove_raw_reader(RawReaderImpl& r);
 
   const ParticipantOptions& options() const { return options_; }
+  const ReceptionClock& reception_clock() const { return reception_clock_; }
   Guid guid() const { return Guid{prefix_, EntityId{wire::kEntityIdParticipant}}; }
   Transport& transport() { return *transport_; }
   bool closed() const { return closed_.load(); }
@@ -350,6 +351,7 @@ class ParticipantImpl final : public TransportReceiver,
   };
 
   ParticipantOptions options_;
+  ReceptionClock reception_clock_;  // made from options_ (declared after it)
   GuidPrefix prefix_{};
   std::unique_ptr<Transport> transport_;
   std::unique_ptr<discovery::Discovery> discovery_;

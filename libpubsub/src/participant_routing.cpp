@@ -60,7 +60,7 @@ void ParticipantImpl::ReceiveWorker::handle(const uint8_t* data, size_t size) {
     routes_ = p->routes_.load(routes_version_);
     cached_readers_ = nullptr;
   }
-  reception_time_ = Time::now();
+  reception_time_ = p->reception_clock_.now();
   t_in_datagram = true;
   const auto e = wire::decode_message(data, size, p->limits_, *this);
   end_run();

@@ -32,7 +32,7 @@ Status SegmentWriter::Impl::apply_retention(std::vector<uint64_t>& removed) {
   if (opt.retention_max_bytes == 0 && opt.retention_max_age.count() == 0) return Status{};
   uint64_t total = 0;
   for (auto& s : segs) total += s.size;
-  const int64_t now = wall_ns();
+  const int64_t now = opt.now_ns ? opt.now_ns() : wall_ns();
   const int64_t max_age_ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(opt.retention_max_age).count();
   while (segs.size() > 1) {

@@ -77,6 +77,11 @@ pubsub_netns_test("recorder: writers' link down past their lease - matched again
                   ${IT}/recorder/link_outage.sh pubsub play)
 pubsub_netns_test("recorder: Cyclone writers' link down past their lease - matched again, durable history recorded once, volatile and best-effort losses counted exactly, a restarted publisher recorded as two writers"
                   ${IT}/recorder/link_outage.sh cyclone)
+# 7f. Clocks that jump (libfaketime on one process): the recorder's wall clock steps +300 s and
+#     -600 s, a publisher's -120 s; reception times stay ordered without a jump, segments roll,
+#     the steps are logged, counted and marked, play paces by reception times and says so.
+pubsub_netns_test("recorder: the wall clock stepped +300 s and -600 s while recording - reception times ordered without a jump, segments rolled, steps logged and marked, play paced by reception"
+                  ${IT}/recorder/clock_jumps.sh)
 # 8. Under systemd's notification protocol (READY=1, STATUS=, WATCHDOG=1, STOPPING=1; the test
 #    plays systemd), restarted with a strftime storage.path: a new directory per start.
 pubsub_netns_test("recorder: sd_notify READY, STATUS, WATCHDOG, STOPPING, and a restart records into a new strftime directory"

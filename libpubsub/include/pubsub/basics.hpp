@@ -79,6 +79,25 @@ struct Time {
   auto operator<=>(const Time&) const = default;
 };
 
+// The clock a participant stamps reception times with (ParticipantOptions::steady_reception_clock).
+// Wall: the wall clock, as DDS specifies. Steady: the wall clock when the ReceptionClock was made
+// plus CLOCK_MONOTONIC's time since - in step with the wall clock while nobody steps it (NTP's
+// slewing moves both), and ordered and evenly spaced when someone does; the step shows as a
+// difference between Time::now() and now() (wall_offset()).
+class ReceptionClock {
+ public:
+  explicit ReceptionClock(bool steady = false);
+  Time now() const;
+  bool steady() const { return steady_; }
+  // Time::now() - now(): 0 for a wall clock, and the sum of the wall clock's steps since the
+  // ReceptionClock was made for a steady one (give or take the two reads' distance).
+  Duration wall_offset() const;
+
+ private:
+  bool steady_;
+  int64_t offset_ns_ = 0;  // wall - monotonic when made
+};
+
 // ---- locators -------------------------------------------------------------------------------
 
 struct Locator {

@@ -92,6 +92,12 @@ struct ParticipantOptions {
   // Discovery's bounds (DiscoveryLimits): what remote participants may make this participant
   // remember. Beyond them, announcements are refused, counted (ParticipantStats) and logged once.
   DiscoveryLimits discovery_limits;
+  // Reception timestamps (SampleInfo, RawSample) from a ReceptionClock: false, the wall clock
+  // (DDS's choice); true, the wall clock at the participant's creation plus the monotonic time
+  // since, so that a step of the wall clock (an operator, NTP at boot) neither reorders nor
+  // spaces out what is received. Participant::reception_clock() tells how far the wall clock
+  // has stepped since. Samples from writers in the same process carry their source timestamp.
+  bool steady_reception_clock = false;
   // Participant user data (PID_USER_DATA), e.g. an application name.
   std::string user_data;
   // Same-host delivery (docs/SAME_HOST.md). Intra-process: a writer hands samples
@@ -199,6 +205,8 @@ class Participant {
 
   Guid guid() const;
   const ParticipantOptions& options() const;
+  // The clock this participant's reception timestamps come from (steady_reception_clock).
+  const ReceptionClock& reception_clock() const;
   std::vector<DiscoveredParticipant> discovered_participants() const;
   // Every topic remote participants have writers or readers on, by name.
   std::vector<DiscoveredTopic> discovered_topics() const;

@@ -13,14 +13,19 @@ constexpr auto kWriterCheckPeriod = std::chrono::milliseconds(100);
 }  // namespace
 
 Result<std::unique_ptr<ShmReceiver>> ShmReceiver::create(const std::string& doorbell_name,
-                                                         Duration spin, LogFn log) {
+                                                         Duration spin, ReceptionClock clock,
+                                                         LogFn log) {
   auto bell = Doorbell::create(doorbell_name);
   if (!bell) return bell.error();
-  return std::unique_ptr<ShmReceiver>(new ShmReceiver(std::move(bell).value(), spin, log));
+  return std::unique_ptr<ShmReceiver>(
+      new ShmReceiver(std::move(bell).value(), spin, clock, std::move(log)));
 }
 
-ShmReceiver::ShmReceiver(Doorbell bell, Duration spin, LogFn log)
-    : bell_(std::make_shared<Doorbell>(std::move(bell))), spin_(spin), log_(std::move(log)) {
+ShmReceiver::ShmReceiver(Doorbell bell, Duration spin, ReceptionClock clock, LogFn log)
+    : bell_(std::make_shared<Doorbell>(std::move(bell))),
+      spin_(spin),
+      clock_(clock),
+      log_(std::move(log)) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -162,7 +167,7 @@ void ShmReceiver::run() {
       seen_generation = g;
     }
     const uint32_t seq = bell.seq.load(std::memory_order_seq_cst);
-    const Time now = Time::now();
+    const Time now = clock_.now();
     bool delivered = false, refused = false;
     for (auto& a : list) {
       const bool got = poll(*a, now);

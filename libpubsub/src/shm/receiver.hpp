@@ -34,7 +34,8 @@ using LogFn = std::function<void(const std::string&)>;
 class ShmReceiver {
  public:
   static Result<std::unique_ptr<ShmReceiver>> create(const std::string& doorbell_name,
-                                                     Duration spin, LogFn log);
+                                                     Duration spin, ReceptionClock clock,
+                                                     LogFn log);
   ~ShmReceiver();
 
   const std::string& doorbell_name() const { return bell_->name(); }
@@ -60,7 +61,7 @@ class ShmReceiver {
     SequenceNumber published_lowest = detail::LoanRegistry::kNone;  // loans as last published
   };
 
-  ShmReceiver(Doorbell bell, Duration spin, LogFn log);
+  ShmReceiver(Doorbell bell, Duration spin, ReceptionClock clock, LogFn log);
   void run();
   // Reads what is new; true if it delivered anything.
   bool poll(Attachment& a, Time now);
@@ -69,6 +70,7 @@ class ShmReceiver {
 
   std::shared_ptr<Doorbell> bell_;  // shared with the loan registries, which ring it
   Duration spin_;
+  ReceptionClock clock_;  // stamps what it reads
   LogFn log_;
   mutable std::mutex mu_;
   std::vector<std::shared_ptr<Attachment>> attachments_;

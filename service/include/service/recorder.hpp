@@ -133,6 +133,10 @@ struct RecorderStatus {
   // Announcements refused by the discovery limits (config "discovery"): "participants" and
   // "endpoints", each counted every time it is announced again.
   std::map<std::string, uint64_t> discovery_refused;
+  // The wall clock minus reception times (which follow the monotonic clock from the start), as
+  // of the last look (once a second), and the steps of the wall clock seen since the start.
+  double wall_clock_offset_s = 0;
+  uint64_t clock_steps = 0;
 };
 
 // Where the control socket of a recorder with this configuration is: control.socket, relative to

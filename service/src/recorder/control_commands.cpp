@@ -109,6 +109,8 @@ json status_json(const RecorderStatus& s) {
               {"mode", s.mode},       {"incompatible_qos", s.incompatible_qos}};
   if (!s.control_refused.empty()) out["control_refused"] = s.control_refused;
   if (!s.discovery_refused.empty()) out["discovery_refused"] = s.discovery_refused;
+  out["wall_clock_offset_s"] = s.wall_clock_offset_s;
+  out["clock_steps"] = s.clock_steps;
   if (s.snapshot) {
     const SnapshotStatus& n = *s.snapshot;
     out["snapshot"] = {{"buffered_samples", n.buffered_samples},

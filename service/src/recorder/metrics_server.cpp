@@ -73,6 +73,12 @@ std::string prometheus_text(const RecorderStatus& s) {
   total({"pubsub_recorder_paused", "gauge", "1 while every topic is paused."}, s.paused ? 1 : 0);
   total({"pubsub_recorder_writers", "gauge", "Writers matched."}, static_cast<double>(s.writers));
   total({"pubsub_recorder_uptime_seconds", "gauge", "Seconds since recording started."}, s.seconds);
+  total({"pubsub_recorder_clock_steps_total", "counter",
+         "Steps of the wall clock seen (reception times follow the monotonic clock)."},
+        static_cast<double>(s.clock_steps));
+  total({"pubsub_recorder_wall_clock_offset_seconds", "gauge",
+         "The wall clock minus reception times: the sum of its steps since the start."},
+        s.wall_clock_offset_s);
   if (s.snapshot) {
     const SnapshotStatus& n = *s.snapshot;
     total({"pubsub_recorder_snapshot_buffered_bytes", "gauge",

@@ -180,6 +180,32 @@ void Recorder::Impl::on_disk_guard(const storage::DiskGuardEvent& e) {
   }
 }
 
+// A change of the wall clock's distance from reception times of this much between two looks (a
+// second apart) is a step: NTP's slewing moves the wall and the monotonic clock alike.
+constexpr int64_t kClockStepNs = 100'000'000;
+
+void Recorder::Impl::watch_clock() {
+  const int64_t offset = participant->reception_clock().wall_offset().count();
+  const int64_t step = offset - wall_offset_ns.load(std::memory_order_relaxed);
+  if (step > -kClockStepNs && step < kClockStepNs) return;
+  wall_offset_ns.store(offset, std::memory_order_relaxed);
+  clock_steps.fetch_add(1, std::memory_order_relaxed);
+  const double step_s = static_cast<double>(step) / 1e9;
+  const double offset_s = static_cast<double>(offset) / 1e9;
+  char note[96];
+  std::snprintf(note, sizeof note, "%+.3f s; wall - reception %+.3f s", step_s, offset_s);
+  log->warn(
+      "the wall clock stepped {:+.3f} s: reception times go on from the monotonic clock, in order "
+      "and without a jump, and are now {:.3f} s {} the wall clock (a clock_step mark in the "
+      "recording says so)",
+      step_s, std::abs(offset_s), offset >= 0 ? "behind" : "ahead of");
+  if (auto s =
+          store->add_mark({storage::MarkKind::kClockStep, reception_now(), "wall_clock", note});
+      !s) {
+    log->warn("the clock_step mark could not be stored: {}", s.error().message);
+  }
+}
+
 void Recorder::Impl::log_stats(double interval_s, Sums& prev) {
   const Sums now = sums();
   const SinkFill ws = store->fill();
@@ -257,6 +283,9 @@ Result<std::unique_ptr<Recorder>> Recorder::create(const config::RecorderConfig&
   po.discovery_limits.max_participants_per_address = c.discovery.max_participants_per_address;
   po.discovery_limits.max_endpoints_per_participant = c.discovery.max_endpoints_per_participant;
   po.discovery_limits.max_endpoints = c.discovery.max_endpoints;
+  // Reception times from the monotonic clock (anchored to the wall clock at the start): a step
+  // of the wall clock neither reorders nor spaces out the recording (watch_clock marks it).
+  po.steady_reception_clock = true;
   // libpubsub's own decisions (why shared memory is not used, ...) go to the recorder's log.
   po.log = [log = impl->log](const std::string& m) { log->info("{}", m); };
   auto participant = pubsub::Participant::create(po);
@@ -286,6 +315,9 @@ Result<std::unique_ptr<Recorder>> Recorder::create(const config::RecorderConfig&
     impl->log->info("disk guard: off (storage.min_free_bytes 0)");
   }
   storage::SegmentWriterOptions wo = writer_options(c, o);
+  // Retention ages (and snapshot windows) on the reception times' clock; a copy, as storage's
+  // thread may outlive the participant.
+  wo.now_ns = [clock = impl->participant->reception_clock()] { return clock.now().ns; };
   Impl* self = impl.get();
   // A storage failure ends run() at once, traffic or not (on_sample also sees it).
   wo.on_error = [self](const Status& s) { self->fail(s.error()); };
@@ -393,6 +425,7 @@ Result<RecorderTotals> Recorder::run() {
     if (now >= next_look) {
       m.hints->observe(m.participant->discovered_topics(),
                        m.participant->discovered_participants().size());
+      m.watch_clock();
       next_look = now + std::chrono::seconds(1);
     }
     if (now >= participant_check) {

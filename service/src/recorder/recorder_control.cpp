@@ -70,12 +70,6 @@ Result<void> Recorder::Impl::start_metrics(const std::string& listen) {
 
 namespace {
 
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 Error refused(std::string why) {
   return Error{Errc::kInvalidArgument, std::move(why)};
 }
@@ -118,6 +112,8 @@ RecorderStatus Recorder::status() {
   const pubsub::ParticipantStats ps = m.participant->stats();
   st.discovery_refused = {{"participants", ps.participants_refused},
                           {"endpoints", ps.endpoints_refused}};
+  st.wall_clock_offset_s = static_cast<double>(m.wall_offset_ns.load()) / 1e9;
+  st.clock_steps = m.clock_steps.load();
   for (size_t i = 0; i < pubsub::kQosPolicyCount; ++i) {
     if (ps.incompatible_by_policy[i] == 0) continue;
     st.incompatible_qos[pubsub::to_string(static_cast<pubsub::QosPolicyId>(i))] =
@@ -154,7 +150,7 @@ Result<void> Recorder::Impl::set_paused(const std::vector<std::string>& names, b
   std::lock_guard lk(maps_mu);
   std::vector<storage::Mark> marks;
   const auto kind = on ? storage::MarkKind::kPause : storage::MarkKind::kResume;
-  const int64_t t = now_ns();
+  const int64_t t = reception_now();
   if (names.empty()) {
     bool any = pause_all;
     for (const auto& [info, ts] : topics) any = any || ts->paused.load();
@@ -201,7 +197,7 @@ Result<uint64_t> Recorder::split() {
 Result<int64_t> Recorder::tag(const std::string& name, const std::string& note) {
   if (name.empty() || name.size() > 256) return refused("a tag name has 1 to 256 bytes");
   if (note.size() > 4096) return refused("a tag note has at most 4096 bytes");
-  const int64_t t = now_ns();
+  const int64_t t = impl_->reception_now();
   if (auto s = impl_->store->add_mark({storage::MarkKind::kTag, t, name, note}); !s)
     return s.error();
   impl_->log->info("tag \"{}\"{}{}", name, note.empty() ? "" : ": ", note);

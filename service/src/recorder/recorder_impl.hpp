@@ -142,6 +142,10 @@ struct Recorder::Impl {
   Clock::time_point started = Clock::now();
 
   std::unique_ptr<DiscoveryHints> hints;  // run()'s thread only
+  // The wall clock's distance from reception times (ReceptionClock::wall_offset) when last
+  // looked, and its steps since the start (watch_clock; run()'s thread writes, status reads).
+  std::atomic<int64_t> wall_offset_ns{0};
+  std::atomic<uint64_t> clock_steps{0};
   std::atomic<uint64_t> writer_count{0};
   std::atomic<uint64_t> refused_writers{0};  // writers the raw reader cannot read (stored)
   std::atomic<bool> refused_flag{false};     // a sample was refused since run() last looked
@@ -185,6 +189,12 @@ struct Recorder::Impl {
 
   // run()'s thread: the statistics line since `prev` (then prev = now).
   void log_stats(double interval_s, Sums& prev);
+
+  // run()'s thread, once a second: a step of the wall clock since the last look is logged and
+  // marked in the recording (reception times follow the monotonic clock and do not jump).
+  void watch_clock();
+  // Now on the reception times' clock: marks and tags go on the same timeline as the samples.
+  int64_t reception_now() const { return participant->reception_clock().now().ns; }
 
   // The raw reader on the configuration's topics (create()), and the discovery hints.
   Result<void> open_reader();

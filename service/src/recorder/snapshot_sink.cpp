@@ -17,12 +17,6 @@ constexpr auto kPollPeriod = std::chrono::milliseconds(20);
 // Latched records kept per instance of a KEEP_ALL durable writer.
 constexpr size_t kLatchedKeepAll = 1024;
 
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 // "snapshot-20261126-231953.123" (UTC)
 std::string directory_name(int64_t ns, const std::string& tag) {
   return utc_millis(ns, "snapshot-%Y%m%d-%H%M%S") + (tag.empty() ? "" : "-" + tag);
@@ -75,6 +69,13 @@ Result<std::unique_ptr<SnapshotSink>> SnapshotSink::create(SnapshotSinkOptions o
   std::unique_ptr<SnapshotSink> s(new SnapshotSink(std::move(options), std::move(log)));
   s->thread_ = std::thread([p = s.get()] { p->run(); });
   return s;
+}
+
+int64_t SnapshotSink::now_ns() const {
+  if (opt_.writer.now_ns) return opt_.writer.now_ns();
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 SnapshotSink::~SnapshotSink() {

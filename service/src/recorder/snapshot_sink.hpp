@@ -85,6 +85,8 @@ class SnapshotSink final : public Sink {
  private:
   SnapshotSink(SnapshotSinkOptions options, std::shared_ptr<spdlog::logger> log);
   void run();
+  // Now on the reception times' clock (opt_.writer.now_ns, else the wall clock).
+  int64_t now_ns() const;
   // The snapshot thread: copies what is new in the ring into the job; true when it is done.
   bool advance(Job& job, int64_t until_ns, bool finish);
   void define_new(Job& job);

@@ -163,6 +163,8 @@ const char* mark_kind(storage::MarkKind k) {
       return "pause";
     case storage::MarkKind::kResume:
       return "resume";
+    case storage::MarkKind::kClockStep:
+      return "clock_step";
   }
   return "?";
 }

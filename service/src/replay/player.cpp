@@ -283,6 +283,26 @@ bool durable_writer(const storage::WriterInfo& w, const storage::TopicInfo& t,
   return q.durability >= pubsub::DurabilityKind::kTransientLocal;
 }
 
+// The recorder's wall clock steps within the selection (clock_step marks), each said on a line:
+// play paces by reception times, which the recorder takes from its monotonic clock, so a step is
+// played neither as a pause nor as a burst.
+void say_clock_steps(storage::Recording& rec, const detail::ResolvedSelection& sel,
+                     std::ostream& err) {
+  auto marks = rec.marks();
+  if (!marks) return;  // the tags were read already by resolve_selection: nothing new to say
+  for (const storage::Mark& m : *marks) {
+    if (m.kind != storage::MarkKind::kClockStep) continue;
+    if (m.time_ns < sel.query.start_ns || m.time_ns >= sel.query.end_ns) continue;
+    char at[48];
+    std::snprintf(at, sizeof at, "%.1f",
+                  static_cast<double>(m.time_ns - sel.recording_first_ns) / 1e9);
+    err << "pubsub-replay: the recorder's wall clock stepped " << m.note.substr(0, m.note.find(';'))
+        << " at " << at
+        << " s of the recording; its reception times, which play paces by, went on from its "
+           "monotonic clock: played as recorded, without a pause or a burst\n";
+  }
+}
+
 // Opens the recording (printing the damage met on the way), resolves the selection and picks the
 // writers: those with samples in it, and with a start time the durable ones with samples before
 // it (their latched state).
@@ -309,6 +329,7 @@ Result<Source> select_source(const PlayOptions& o, const detail::QosOverrides& o
     return all_writers.error().with_context(o.dir + ": cannot read the writers");
   }
   Source src{std::move(*rec), std::move(*sel), {}};
+  say_clock_steps(*src.rec, src.sel, err);
   for (const auto& w : *all_writers) {
     if (!src.sel.topic_index.count(w.def.topic) || w.count == 0) continue;
     if (w.first_recv_ns >= src.sel.query.end_ns) continue;

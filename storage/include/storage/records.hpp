@@ -77,6 +77,10 @@ enum class MarkKind : uint8_t {
   kTag = 1,     // a tag: `name`, with an optional `note`
   kPause = 2,   // recording paused from here (name: the topic, or "" for every topic)
   kResume = 3,  // recording resumed from here (name as for kPause)
+  // The recorder's wall clock stepped here (format 4 readers before it refuse the entry). name:
+  // "wall_clock"; note: the step and the wall clock's distance from reception times after it,
+  // "+300.000 s; wall - reception +300.000 s". Reception times follow the monotonic clock.
+  kClockStep = 4,
 };
 
 struct Mark {

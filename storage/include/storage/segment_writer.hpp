@@ -123,9 +123,12 @@ struct SegmentWriterOptions {
   // Retention: remove whole segments, oldest first, while the recording is larger than this
   // (0 = unlimited). The segment being written is never removed. Default 0.
   uint64_t retention_max_bytes = 0;
-  // Retention: remove whole segments whose newest record is older than this (wall clock against
+  // Retention: remove whole segments whose newest record is older than this (now_ns against
   // reception time); 0 = unlimited. Default 0.
   std::chrono::seconds retention_max_age{0};
+  // Now, in nanoseconds since the UNIX epoch, on the clock the reception times come from (the
+  // recorder's: pubsub::ReceptionClock). Default (empty): the wall clock.
+  std::function<int64_t()> now_ns;
   // Disk guard: the free space of the recording's filesystem must stay at least this; 0 = off.
   // The writer thread checks it when it starts, at every segment roll (once the new segment is
   // open, before data goes into it) and every disk_check_interval, and acts by on_low_space.

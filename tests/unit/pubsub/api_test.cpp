@@ -2,9 +2,11 @@
 // a 16 MiB sample, and RawReader topic patterns with topics that appear later.
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <mutex>
 #include <optional>
 #include <set>
+#include <vector>
 
 #include "pubsub/participant.hpp"
 #include "test_util.hpp"
@@ -253,4 +255,55 @@ TEST_CASE("TypeLookup: a participant that is not known gets kUnsupported at once
   REQUIRE(got);
   CHECK(got->kind == TypeLookupReply::Kind::kUnsupported);
   CHECK(got->from == nobody);
+}
+
+TEST_CASE("ReceptionClock: the wall clock, or the wall clock at its making plus monotonic time") {
+  const ReceptionClock wall(false);
+  CHECK_FALSE(wall.steady());
+  CHECK(wall.wall_offset() == Duration{0});
+  const ReceptionClock steady(true);
+  CHECK(steady.steady());
+  // Unstepped, both read the same time, give or take the two reads' distance.
+  CHECK(std::llabs(steady.now().ns - Time::now().ns) < 50'000'000);
+  CHECK(std::llabs(steady.wall_offset().count()) < 50'000'000);
+  Time last = steady.now();
+  for (int i = 0; i < 10000; ++i) {
+    const Time t = steady.now();
+    REQUIRE(t >= last);
+    last = t;
+  }
+}
+
+TEST_CASE("A participant with steady_reception_clock stamps samples from its ReceptionClock") {
+  auto net = FakeNetwork::create();
+  auto po = test::fake_options(net);
+  auto pub = Participant::create(po);
+  po.steady_reception_clock = true;
+  auto sub = Participant::create(po);
+  REQUIRE(pub);
+  REQUIRE(sub);
+  CHECK_FALSE(pub.value()->reception_clock().steady());
+  const ReceptionClock& clock = sub.value()->reception_clock();
+  CHECK(clock.steady());
+  std::mutex mu;
+  std::vector<Time> stamps;
+  auto w = pub.value()->create_writer({"Clock", "test::T"});
+  auto r = sub.value()->create_reader({"Clock", "test::T"}, ReaderQos{},
+                                      [&](const SampleInfo& i, Bytes) {
+                                        std::lock_guard lk(mu);
+                                        stamps.push_back(i.reception_timestamp);
+                                      });
+  REQUIRE(w);
+  REQUIRE(r);
+  REQUIRE(w.value()->wait_for_readers(1, 10s));
+  const Time before = clock.now();
+  REQUIRE(w.value()->write(test::as_bytes(test::pattern(1, 8))));
+  REQUIRE(test::eventually([&] {
+    std::lock_guard lk(mu);
+    return stamps.size() == 1;
+  }));
+  const Time after = clock.now();
+  std::lock_guard lk(mu);
+  CHECK(stamps[0] >= before);
+  CHECK(stamps[0] <= after);
 }

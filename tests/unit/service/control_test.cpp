@@ -150,6 +150,8 @@ TEST_CASE("Prometheus text of a status, exactly, with label escaping") {
   s.queue_fill = 0.25;
   s.paused = true;
   s.seconds = 1.5;
+  s.clock_steps = 2;
+  s.wall_clock_offset_s = -300.25;
   s.topics.push_back({"a\"b\\c\nd", 12, 3400, 1, 2, 3, true});
   s.incompatible_qos = {{"DEADLINE", 2}, {"OWNERSHIP", 1}};
   s.discovery_refused = {{"endpoints", 4}, {"participants", 3}};
@@ -185,6 +187,14 @@ TEST_CASE("Prometheus text of a status, exactly, with label escaping") {
       "# HELP pubsub_recorder_uptime_seconds Seconds since recording started.\n"
       "# TYPE pubsub_recorder_uptime_seconds gauge\n"
       "pubsub_recorder_uptime_seconds 1.5\n"
+      "# HELP pubsub_recorder_clock_steps_total Steps of the wall clock seen (reception times "
+      "follow the monotonic clock).\n"
+      "# TYPE pubsub_recorder_clock_steps_total counter\n"
+      "pubsub_recorder_clock_steps_total 2\n"
+      "# HELP pubsub_recorder_wall_clock_offset_seconds The wall clock minus reception times: the "
+      "sum of its steps since the start.\n"
+      "# TYPE pubsub_recorder_wall_clock_offset_seconds gauge\n"
+      "pubsub_recorder_wall_clock_offset_seconds -300.25\n"
       "# HELP pubsub_recorder_incompatible_qos_total Endpoint pairs not matched: a "
       "requested/offered QoS rule fails.\n"
       "# TYPE pubsub_recorder_incompatible_qos_total counter\n"

@@ -151,7 +151,16 @@ TEST_CASE("The mark decoder refuses a bad kind and every truncation") {
     CHECK(e.kind == format::EntryKind::kMark);
     CHECK(e.mark == kTag);
   }
-  raw[1] = std::byte{4};  // no such mark kind
+  {
+    const Mark step{MarkKind::kClockStep, 170, "wall_clock",
+                    "+300.000 s; wall - reception +300.000 s"};
+    Bytes one;
+    format::append_mark_entry(one, step);
+    format::EntryDecoder d(one);
+    REQUIRE(*d.next(e));
+    CHECK(e.mark == step);
+  }
+  raw[1] = std::byte{5};  // no such mark kind (4 is kClockStep)
   format::EntryDecoder dec(raw);
   auto bad = dec.next(e);
   REQUIRE_FALSE(bad.ok());
