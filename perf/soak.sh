@@ -20,19 +20,20 @@ Publishers in namespace 0, pubsub-recorder in namespace 1, for N minutes (defaul
   BestEffort  libpubsub, best effort, 128 B at 200/s
   Cyclone     Cyclone DDS, reliable, 10 instances, 64 B at 100/s
   Churn       a new libpubsub writer process every S s (default 60) that writes for S/2 s and ends
-The recorder rolls a segment every S s and keeps the newest MB (default 512) of them
-(storage.retention.max_bytes). Every --sample-s (default 10) it records the recorder's RSS, open
+The recorder rolls a segment every S s and keeps the newest MB (default 96) of them
+(storage.retention.max_bytes; the recording grows about 5 MB a minute: LZ4 compresses the peers'
+payload patterns). Every --sample-s (default 10) it records the recorder's RSS, open
 file descriptors, threads, index size (index.sqlite3 with its -wal), segments, samples and lost.
 
 Writes to DIR (default perf/results/soak): soak.csv, soak.png (gnuplot), soak.md (the figures),
 recorder.log.tail (the log's last 40 lines). --check (the ctest's short run) exits 1 unless, after the first quarter of the
 run (at most 10 minutes), RSS grew by less than 16 MB, the fds and threads did not grow, nothing
-reliable was lost and the recording verifies. --bin: the build's bin directory (default: $BIN,
+reliable was lost, retention removed segments and the recording verifies. --bin: the build's bin directory (default: $BIN,
 else build/bin).
 EOF
 }
 
-minutes=120 churn=60 sample=10 retention_mb=512 outdir=$ROOT/perf/results/soak check=0
+minutes=120 churn=60 sample=10 retention_mb=96 outdir=$ROOT/perf/results/soak check=0
 BIN=${BIN:-$ROOT/build/bin}  # ctest sets BIN
 while [ $# -gt 0 ]; do
   case $1 in
@@ -98,7 +99,7 @@ steady Cyclone 100 cyclone --keys 10 --size 64
 churner=$!
 pids="$pids $churner"
 
-echo "t_s,rss_kb,fds,threads,index_bytes,segments,recording_bytes,samples,lost,writers" >"$outdir/soak.csv"
+echo "t_s,rss_kb,fds,threads,index_bytes,segments,oldest_segment,recording_bytes,samples,lost,writers" >"$outdir/soak.csv"
 start=$(date +%s)
 while :; do
   now=$(date +%s)
@@ -109,11 +110,13 @@ while :; do
   fds=$(ls "/proc/$rpid/fd" | wc -l)
   index=$(cat "$work/rec/index.sqlite3" "$work/rec/index.sqlite3-wal" 2>/dev/null | wc -c)
   segs=$(ls "$work/rec/segments" | wc -l)
+  oldest=$(ls "$work/rec/segments" | head -1)
+  oldest=$((10#${oldest%%.*}))  # 00000003.seg -> 3: retention removed 1 and 2
   bytes=$(du -sb "$work/rec/segments" | cut -f1)
   st=$("$BIN/pubsub-recorder" ctl --path "$work/rec" status --json 2>/dev/null)
   samples=$(echo "$st" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["samples"], d["lost"], d["writers"])' 2>/dev/null)
   set -- $samples
-  echo "$t,$rss,$fds,$threads,$index,$segs,$bytes,${1:-},${2:-},${3:-}" >>"$outdir/soak.csv"
+  echo "$t,$rss,$fds,$threads,$index,$segs,$oldest,$bytes,${1:-},${2:-},${3:-}" >>"$outdir/soak.csv"
   [ $check = 1 ] || echo "soak: $t/$secs s  RSS $((rss / 1024)) MB  fds $fds  threads $threads  samples ${1:-?}"
   sleep $((sample - ($(date +%s) - now) > 0 ? sample - ($(date +%s) - now) : 0))
 done

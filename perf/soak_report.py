@@ -97,7 +97,8 @@ def main():
         f"| threads | {base['threads']} | {last['threads']} | {threads[0]}..{threads[1]} |",
         f"| index (index.sqlite3 + -wal) | {base['index_bytes'] / 1048576:.1f} MB | "
         f"{last['index_bytes'] / 1048576:.1f} MB | |",
-        f"| segments kept | {base['segments']} | {last['segments']} | |",
+        f"| segments kept (oldest kept) | {base['segments']} (#{base['oldest_segment']}) | "
+        f"{last['segments']} (#{last['oldest_segment']}) | |",
         "",
         f"Samples recorded: {last['samples']} ({rate:.0f}/s); lost: {last['lost']} in all, "
         f"{reliable_lost} of reliable writers (the rest: the best-effort writer's). Recorder exit "
@@ -123,6 +124,8 @@ def main():
         problems.append(f"recorder exit {rec_rc}, verify exit {verify_rc}")
     if last["segments"] < 2:
         problems.append("segments did not roll")
+    if last["oldest_segment"] < 2:
+        problems.append("retention removed no segment")
     for p in problems:
         print("soak: FAIL:", p)
     return 1 if problems else 0
