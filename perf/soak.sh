@@ -111,7 +111,8 @@ while :; do
   index=$(cat "$work/rec/index.sqlite3" "$work/rec/index.sqlite3-wal" 2>/dev/null | wc -c)
   segs=$(ls "$work/rec/segments" | wc -l)
   oldest=$(ls "$work/rec/segments" | head -1)
-  oldest=$((10#${oldest%%.*}))  # 00000003.seg -> 3: retention removed 1 and 2
+  oldest=${oldest%%.*}
+  oldest=$((10#${oldest:-0}))  # 00000003.seg -> 3: retention removed 1 and 2; none yet: 0
   bytes=$(du -sb "$work/rec/segments" | cut -f1)
   st=$("$BIN/pubsub-recorder" ctl --path "$work/rec" status --json 2>/dev/null)
   samples=$(echo "$st" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["samples"], d["lost"], d["writers"])' 2>/dev/null)
