@@ -63,3 +63,9 @@ foreach(t IN LISTS light_namespace_tests)
     set_tests_properties("${t}" PROPERTIES PROCESSORS 1)
   endif()
 endforeach()
+# The soak's two minutes at one slot: started first (ctest -j runs the highest COST first), beside
+# the unit tests, instead of holding back every two-slot test behind it at the end.
+set(soak_test "recorder: 2-minute soak of mixed traffic - RSS, fds and threads flat after warm-up, nothing reliable lost, the recording verifies")
+if(TEST "${soak_test}")
+  set_tests_properties("${soak_test}" PROPERTIES COST 100000)
+endif()
