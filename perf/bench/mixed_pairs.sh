@@ -28,10 +28,9 @@ if [ $fastdds = 1 ] && [ ! -x "$BIN/fastdds_perftest" ]; then
   echo "no $BIN/fastdds_perftest (needs libfastrtps-dev: scripts/setup.sh)"
   exit 2
 fi
-tmp=""  # removed on exit once made: only what this script made
-trap 'netns_cleanup; [ -z "$tmp" ] || rm -rf "$tmp"' EXIT
-netns_setup_pair
-tmp=$(mktemp -d) || exit 1
+netns_setup_pair  # installs its own EXIT trap: ours, set after it, replaces it
+tmp=$(mktemp -d) || exit 1  # removed on exit: only what this script made
+trap 'netns_cleanup; rm -rf "$tmp"' EXIT
 median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 
 # start_sub KIND SIZE: subscriber in namespace 1; run_pub KIND SIZE: publisher in namespace 0.

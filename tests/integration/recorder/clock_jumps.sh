@@ -3,8 +3,8 @@
 # wall clock from a file it rereads each second (FAKETIME_TIMESTAMP_FILE, CLOCK_MONOTONIC left
 # alone, as a real step leaves it).
 # - The recorder (ns 1; segments rolled every second) records two writers at 100 samples/s for
-#   10 s from ns 0: Plain, and Jumpy, whose publisher's own wall clock (its source timestamps)
-#   steps back 120 s after about 4 s.
+#   10 s from ns 0: Plain (Cyclone DDS's writer), and Jumpy (libpubsub's), whose publisher's own
+#   wall clock (its source timestamps) steps back 120 s after about 4 s.
 # - About 3 s in, the recorder's wall clock steps forward 300 s; about 6 s in, back 600 s.
 # Checked:
 # - the recorder logs each step and counts it (status: clock_steps 2, wall_clock_offset_s -300);
@@ -48,7 +48,7 @@ EOF
 faked 1 "$out/rec.clock" "$BIN/pubsub-recorder" --config "$out/r.json" >"$out/rec.log" 2>&1 &
 rec=$!
 wait_for 20 "the recorder's start" grep -q "recording domain $DOMAIN" "$out/rec.log" || { cat "$out/rec.log"; exit 1; }
-peer 0 pubsub pub --topic Plain --count 1000 --rate 100 --wait-readers 1 --linger 1 --timeout 40 \
+peer 0 cyclone pub --topic Plain --count 1000 --rate 100 --wait-readers 1 --linger 1 --timeout 40 \
   >"$out/plain.out" 2>&1 &
 pids="$!"
 faked 0 "$out/pub.clock" "$BIN/pubsub_qos_peer" pub --topic Jumpy --count 1000 --rate 100 \
