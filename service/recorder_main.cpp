@@ -142,6 +142,9 @@ constexpr KeyFlag kKeyFlags[] = {
      "record only topics whose whole name matches this ECMAScript regular expression "
      "(topics.regex)",
      KeyFlag::kString},
+    {"--writers", "all|local", "/topics/writers",
+     "record every writer, or only those on this host (topics.writers; default all)",
+     KeyFlag::kString},
     {"--mode", "MODE", "/mode", "record or snapshot (mode)", KeyFlag::kString},
     {"--compression", "KIND", "/storage/compression", "lz4 or none (storage.compression)",
      KeyFlag::kString},

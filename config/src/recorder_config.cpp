@@ -28,6 +28,9 @@ std::string_view to_string(RecorderMode mode) {
 std::string_view to_string(LowSpacePolicy policy) {
   return name_of(detail::kLowSpaceNames, policy);
 }
+std::string_view to_string(WritersScope scope) {
+  return name_of(detail::kWritersNames, scope);
+}
 std::string_view to_string(LogLevel level) {
   return name_of(detail::kLogLevelNames, level);
 }

@@ -88,6 +88,10 @@ void RecorderSchema::topics(const Json& v, const std::string& p) {
           {"exclude", [&](const Json& e,
                           const std::string& ep) { patterns(e, ep, c_.topics.exclude, false); }},
           {"regex", [&](const Json& e, const std::string& ep) { regex(e, ep); }},
+          {"writers",
+           [&](const Json& e, const std::string& ep) {
+             r_.one_of(e, ep, c_.topics.writers, kWritersNames);
+           }},
       });
 }
 

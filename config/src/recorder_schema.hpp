@@ -36,6 +36,8 @@ inline constexpr Names<RecorderMode> kModeNames[] = {{"record", RecorderMode::kR
                                                      {"snapshot", RecorderMode::kSnapshot}};
 inline constexpr Names<LowSpacePolicy> kLowSpaceNames[] = {{"stop", LowSpacePolicy::kStop},
                                                            {"rotate", LowSpacePolicy::kRotate}};
+inline constexpr Names<WritersScope> kWritersNames[] = {{"all", WritersScope::kAll},
+                                                        {"local", WritersScope::kLocal}};
 inline constexpr Names<LogLevel> kLogLevelNames[] = {
     {"trace", LogLevel::kTrace}, {"debug", LogLevel::kDebug}, {"info", LogLevel::kInfo},
     {"warn", LogLevel::kWarn},   {"error", LogLevel::kError}, {"off", LogLevel::kOff}};

@@ -37,6 +37,7 @@
 
 #include "common/glob.hpp"
 #include "discovery/matching.hpp"
+#include "pubsub/network.hpp"
 #include "wire/constants.hpp"
 
 namespace pubsub {
@@ -141,6 +142,16 @@ TopicInfo topic_info(const wire::EndpointData& w) {
   return t;
 }
 
+// This host's IPv4 addresses, read each time (interfaces come and go); called once per writer
+// matched with a raw reader.
+std::vector<uint32_t> host_addresses() {
+  std::vector<uint32_t> out;
+  if (auto ifs = network_interfaces()) {
+    for (const auto& i : *ifs) out.push_back(i.address);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::shared_ptr<const WriterInfo> ParticipantImpl::writer_info_locked(
@@ -153,7 +164,14 @@ std::shared_ptr<const WriterInfo> ParticipantImpl::writer_info_locked(
     if (p.guid_prefix != e.data.guid.prefix) continue;
     info->participant_user_data = p.user_data;
     info->participant_lease = p.lease_duration;
+    info->unicast = p.unicast;
   }
+  for (const auto& l : e.data.unicast) {
+    if (std::find(info->unicast.begin(), info->unicast.end(), l) == info->unicast.end()) {
+      info->unicast.push_back(l);
+    }
+  }
+  info->same_host = discovery::same_host(e.data, info->unicast, shm::host_id(), host_addresses());
   return info;
 }
 
@@ -311,10 +329,10 @@ void ParticipantImpl::match_remote_writer_locked(const discovery::RemoteEndpoint
     if (std::find(sub->writers.begin(), sub->writers.end(), e.data.guid) != sub->writers.end()) {
       continue;
     }
+    auto winfo = writer_info_locked(e);
     {
-      auto info = writer_info_locked(e);
       std::lock_guard wl(raw->writers_mu);
-      raw->writer_infos[e.data.guid] = std::move(info);
+      raw->writer_infos[e.data.guid] = winfo;
     }
     // What a raw reader asks for suits every writer of its class but one whose data
     // representation it cannot take (neither XCDR1 nor XCDR2): counted, logged and reported to
@@ -333,8 +351,9 @@ void ParticipantImpl::match_remote_writer_locked(const discovery::RemoteEndpoint
     if (!lr || !connect_writer_locked(*lr, e)) continue;
     sub->writers.push_back(e.data.guid);
     if (raw->listener.on_writer_matched) {
-      deferred.push_back(
-          [raw, info = &sub->info, g = e.data.guid] { raw->listener.on_writer_matched(*info, g); });
+      deferred.push_back([raw, info = &sub->info, winfo = std::move(winfo)] {
+        raw->listener.on_writer_matched(*info, *winfo);
+      });
     }
   }
 }

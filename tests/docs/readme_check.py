@@ -4,7 +4,8 @@
 Checks, without network traffic and without recording anything:
   1. the top-level sections, in this order: what it is, install, record your own system in
      three commands, look at it, replay, run as a service, troubleshooting (with nothing
-     recorded, discovery, interfaces, multicast, firewall), performance, reference;
+     recorded, discovery, interfaces, multicast, firewall), reliability, recording a system of
+     many hosts, performance, reference;
   2. every relative link points to a file or directory inside the repository, and every
      #fragment to a heading of the file it names (GitHub's anchors);
   3. the configuration table is not duplicated: it lives in config/README.md (checked against
@@ -39,6 +40,7 @@ SECTIONS = [
     "Run as a service",
     "Troubleshooting",
     "Reliability: hostile and faulty networks",
+    "Recording a system of many hosts",
     "Performance",
     "Reference",
 ]

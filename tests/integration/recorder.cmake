@@ -89,6 +89,11 @@ pubsub_netns_test("recorder: the wall clock stepped +300 s and -600 s while reco
 #     fds and threads sampled every 2 s must stay flat after the first 30 s.
 pubsub_netns_test("recorder: 2-minute soak of mixed traffic - RSS, fds and threads flat after warm-up, nothing reliable lost, the recording verifies"
                   ${CMAKE_SOURCE_DIR}/perf/soak.sh --minutes 2 --churn-s 20 --sample-s 2 --retention-mb 4 --check --out ${CMAKE_BINARY_DIR}/soak-test)
+# 7h. A recorder per host (issue 35): three namespaces, each with its writers (libpubsub over
+#     shared memory, Cyclone DDS, libpubsub over UDP) on a shared topic and one of its own, and a
+#     recorder with --writers local: each records exactly its host's writers, each writer once.
+pubsub_netns_test("recorder: one recorder per host with topics.writers local - each records its own host's writers only, every writer recorded once"
+                  ${IT}/recorder/local_writers.sh)
 # 8. Under systemd's notification protocol (READY=1, STATUS=, WATCHDOG=1, STOPPING=1; the test
 #    plays systemd), restarted with a strftime storage.path: a new directory per start.
 pubsub_netns_test("recorder: sd_notify READY, STATUS, WATCHDOG, STOPPING, and a restart records into a new strftime directory"

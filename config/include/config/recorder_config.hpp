@@ -65,6 +65,14 @@ enum class LowSpacePolicy {
 // In spdlog's order; to_string() gives the JSON spelling, which spdlog::level::from_str accepts.
 enum class LogLevel { kTrace, kDebug, kInfo, kWarn, kError, kOff };
 
+// "topics.writers": whose writers a recorder takes. One recorder per host with kLocal records
+// each sample of a system of many hosts once, without listing topics (pubsub::WriterInfo::
+// same_host says which writers are local).
+enum class WritersScope {
+  kAll,    // "all": every matching writer
+  kLocal,  // "local": only writers whose participant runs on this host
+};
+
 // "topics": which topics the recorder subscribes to (glob patterns, see common/glob.hpp).
 struct TopicsConfig {
   // "include": a topic is recorded when its name matches one of these. Never empty. Default ["*"].
@@ -74,6 +82,8 @@ struct TopicsConfig {
   // "regex": ... and, when not empty, matches this ECMAScript regular expression as a whole
   // (std::regex_match), as rosbag2's --regex. Default "".
   std::string regex;
+  // "writers": whose writers are recorded. Default all.
+  WritersScope writers = WritersScope::kAll;
 
   friend bool operator==(const TopicsConfig&, const TopicsConfig&) = default;
 };
@@ -276,6 +286,7 @@ std::string_view to_string(Compression compression);
 std::string_view to_string(FsyncPolicy policy);
 std::string_view to_string(LowSpacePolicy policy);
 std::string_view to_string(RecorderMode mode);
+std::string_view to_string(WritersScope scope);
 std::string_view to_string(LogLevel level);
 
 // ---- results ----------------------------------------------------------------------------------

@@ -113,6 +113,13 @@ struct WriterInfo {
   uint8_t vendor[2] = {};
   std::string participant_user_data;
   Duration participant_lease{};
+  // Its participant's default unicast locators (and the writer's own, when it announced any).
+  std::vector<Locator> unicast;
+  // Whether its participant runs on this host, as far as its announcement tells: a shared-memory
+  // locator naming this host (ours), or a unicast IPv4 address that one of this host's
+  // interfaces has. Loopback addresses count only when it announces no other (every host has
+  // 127.0.0.1). A network namespace is a host of its own.
+  bool same_host = false;
 };
 
 struct RawSample {
@@ -156,8 +163,9 @@ struct RawReaderListener {
   std::function<void()> on_batch_end;
   // A remote writer was matched / lost (lease expired or it was deleted). `TopicInfo` is the
   // subscription's: on_writer_matched's is the object RawSample::topic points to (stable while
-  // the raw reader lives). RawReader::writer_info() has the writer's own offer.
-  std::function<void(const TopicInfo&, const Guid& writer)> on_writer_matched;
+  // the raw reader lives). `writer` is how it announced itself (as RawReader::writer_info(),
+  // which create_raw_reader's caller cannot reach yet for the writers matched inside it).
+  std::function<void(const TopicInfo&, const WriterInfo& writer)> on_writer_matched;
   std::function<void(const TopicInfo&, const Guid& writer)> on_writer_lost;
   // A writer on a wanted topic that the raw reader cannot read (it offers a data representation
   // other than XCDR1 and XCDR2): not matched, reported once with the policy and both values.

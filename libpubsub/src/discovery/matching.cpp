@@ -163,4 +163,18 @@ std::string match_failure(const wire::EndpointData& w, const wire::EndpointData&
   return match(w, r).reason;
 }
 
+bool same_host(const wire::EndpointData& w, const std::vector<Locator>& unicast,
+               const std::array<uint8_t, 16>& host, const std::vector<uint32_t>& addresses) {
+  if (w.shm && w.shm->host == host) return true;
+  bool any = false, loopback_only = true;
+  for (const auto& l : unicast) {
+    if (l.kind != Locator::kUdpV4) continue;
+    any = true;
+    if ((l.ipv4() >> 24) == 127) continue;
+    loopback_only = false;
+    if (std::find(addresses.begin(), addresses.end(), l.ipv4()) != addresses.end()) return true;
+  }
+  return any && loopback_only;
+}
+
 }  // namespace pubsub::discovery

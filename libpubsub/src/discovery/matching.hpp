@@ -15,8 +15,10 @@
 // match.
 #pragma once
 
+#include <array>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "pubsub/qos.hpp"
 #include "wire/discovery_data.hpp"
@@ -46,5 +48,10 @@ QosPolicyId first_incompatible(const wire::EndpointData& writer, const wire::End
 
 // Empty when the writer and reader match, else match().reason.
 std::string match_failure(const wire::EndpointData& writer, const wire::EndpointData& reader);
+
+// Whether writer `w`, whose participant announced `unicast`, runs on the host whose shared-memory
+// id is `host` and whose interfaces have `addresses` (IPv4, host order): WriterInfo::same_host.
+bool same_host(const wire::EndpointData& w, const std::vector<Locator>& unicast,
+               const std::array<uint8_t, 16>& host, const std::vector<uint32_t>& addresses);
 
 }  // namespace pubsub::discovery

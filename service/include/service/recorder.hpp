@@ -72,6 +72,7 @@ struct RecorderTotals {
   uint64_t topics = 0;
   uint64_t writers = 0;
   uint64_t writers_not_matched = 0;  // writers the recorder could not read (stored, 0 samples)
+  uint64_t writers_elsewhere = 0;    // topics.writers local: other hosts' writers, not recorded
   uint64_t samples_shm = 0;          // of samples: read from publishers' shared memory (same host)
   double seconds = 0;
 };
@@ -113,7 +114,9 @@ struct RecorderStatus {
   uint64_t held_back = 0;  // deliveries refused because storage was full (back-pressure)
   uint64_t skipped = 0;    // samples not recorded because their topic was paused
   uint64_t samples_shm = 0;
-  uint64_t writers = 0;   // matched writers now
+  uint64_t writers = 0;  // matched writers now
+  // topics.writers "local": writers on other hosts matched so far (acknowledged, not recorded).
+  uint64_t writers_elsewhere = 0;
   double queue_fill = 0;  // closed chunks waiting for the disk / queue_max_bytes, 0..1 (the
                           // chunk being filled is not counted; snapshot mode: the buffer)
   bool paused = false;    // every topic paused (pause without topics)

@@ -111,6 +111,7 @@ json status_json(const RecorderStatus& s) {
   if (!s.discovery_refused.empty()) out["discovery_refused"] = s.discovery_refused;
   out["wall_clock_offset_s"] = s.wall_clock_offset_s;
   out["clock_steps"] = s.clock_steps;
+  out["writers_elsewhere"] = s.writers_elsewhere;
   if (s.snapshot) {
     const SnapshotStatus& n = *s.snapshot;
     out["snapshot"] = {{"buffered_samples", n.buffered_samples},

@@ -106,6 +106,10 @@ std::string status_text(const nlohmann::json& s) {
       static_cast<unsigned long long>(u("skipped")), static_cast<unsigned long long>(u("writers")),
       100.0 * s.value("queue_fill", 0.0), s.value("paused", false) ? "; PAUSED" : "");
   std::string out = head;
+  if (const uint64_t n = u("writers_elsewhere"); n > 0) {
+    out += std::to_string(n) +
+           " writers on other hosts matched and not recorded here (topics.writers local)\n";
+  }
   const auto topics = s.value("topics", nlohmann::json::object());
   size_t width = 5;
   for (const auto& [name, t] : topics.items()) width = std::max(width, name.size());

@@ -72,6 +72,9 @@ std::string prometheus_text(const RecorderStatus& s) {
         s.queue_fill);
   total({"pubsub_recorder_paused", "gauge", "1 while every topic is paused."}, s.paused ? 1 : 0);
   total({"pubsub_recorder_writers", "gauge", "Writers matched."}, static_cast<double>(s.writers));
+  total({"pubsub_recorder_writers_elsewhere", "gauge",
+         "Writers on other hosts matched so far, not recorded (topics.writers local)."},
+        static_cast<double>(s.writers_elsewhere));
   total({"pubsub_recorder_uptime_seconds", "gauge", "Seconds since recording started."}, s.seconds);
   total({"pubsub_recorder_clock_steps_total", "counter",
          "Steps of the wall clock seen (reception times follow the monotonic clock)."},

@@ -357,9 +357,8 @@ Result<void> Recorder::Impl::open_reader() {
   pubsub::RawReaderListener l;
   l.on_sample = [self](const pubsub::RawSample& s) { return self->on_sample(s); };
   l.on_batch_end = [] { end_batch(); };
-  l.on_writer_matched = [self](const pubsub::TopicInfo& t, const pubsub::Guid& g) {
-    self->log->info("writer {} on {} matched", guid_hex(g), t.name);
-    self->queue_topic(t, g.prefix);
+  l.on_writer_matched = [self](const pubsub::TopicInfo& t, const pubsub::WriterInfo& w) {
+    self->on_writer_matched(t, w);
   };
   l.on_writer_incompatible = [self](const pubsub::TopicInfo& t, const pubsub::Guid& g,
                                     pubsub::QosPolicyId policy, const std::string& reason) {
@@ -462,6 +461,7 @@ Result<RecorderTotals> Recorder::Impl::finish(Clock::time_point start) {
   t.lost = total.lost;
   t.writers = writer_count.load();
   t.writers_not_matched = refused_writers.load();
+  t.writers_elsewhere = elsewhere_writers.load();
   t.samples_shm = shm_samples;
   {
     std::lock_guard lk(maps_mu);
@@ -474,6 +474,11 @@ Result<RecorderTotals> Recorder::Impl::finish(Clock::time_point start) {
       t.samples, mb(static_cast<double>(t.bytes)), t.writers, t.topics, t.seconds, t.lost,
       t.refused, t.samples_shm, t.samples - std::min(t.samples, t.samples_shm));
   for (const auto& line : hints->at_end(t.seconds)) log->warn("{}", line);
+  if (t.writers_elsewhere > 0) {
+    log->log(t.samples == 0 ? spdlog::level::warn : spdlog::level::info,
+             "{} writers on other hosts not recorded here (topics.writers local)",
+             t.writers_elsewhere);
+  }
   if (t.writers_not_matched > 0) {
     log->warn(
         "{} writers not recorded: they offer QoS the recorder cannot read (pubsub-replay "

@@ -109,6 +109,7 @@ RecorderStatus Recorder::status() {
   if (m.control_refusals) st.control_refused = m.control_refusals->by_name();
   st.samples_shm = m.reader->stats().samples_shm;
   st.writers = m.reader->matched_writers();
+  st.writers_elsewhere = m.elsewhere_writers.load();
   const pubsub::ParticipantStats ps = m.participant->stats();
   st.discovery_refused = {{"participants", ps.participants_refused},
                           {"endpoints", ps.endpoints_refused}};

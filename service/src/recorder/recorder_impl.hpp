@@ -78,6 +78,9 @@ struct WriterState {
   // one sends its history again from the start: samples at or below `last` are already recorded.
   bool reliable = false;
   bool resent_logged = false;  // the first such resend is logged
+  // topics.writers "local" and the writer's participant runs on another host: matched and
+  // acknowledged, its samples dropped; no topic or writer is defined for it (id, topic unset).
+  bool elsewhere = false;
   std::atomic<uint64_t> samples{0}, bytes{0}, lost{0}, refused{0};
   std::atomic<uint64_t> resent{0};   // samples received again and not stored twice
   std::atomic<uint64_t> skipped{0};  // received while the topic was paused
@@ -147,9 +150,10 @@ struct Recorder::Impl {
   std::atomic<int64_t> wall_offset_ns{0};
   std::atomic<uint64_t> clock_steps{0};
   std::atomic<uint64_t> writer_count{0};
-  std::atomic<uint64_t> refused_writers{0};  // writers the raw reader cannot read (stored)
-  std::atomic<bool> refused_flag{false};     // a sample was refused since run() last looked
-  std::string io_logged;                     // stats thread: the storage description last logged
+  std::atomic<uint64_t> refused_writers{0};    // writers the raw reader cannot read (stored)
+  std::atomic<uint64_t> elsewhere_writers{0};  // topics.writers local: other hosts' writers
+  std::atomic<bool> refused_flag{false};       // a sample was refused since run() last looked
+  std::string io_logged;                       // stats thread: the storage description last logged
   std::mutex mu;
   std::condition_variable cv;
   bool stop_requested = false;
@@ -220,6 +224,17 @@ struct Recorder::Impl {
 
   // Discovery thread (on_writer_matched): the writer's topic, for the registrar.
   void queue_topic(const pubsub::TopicInfo& t, const pubsub::GuidPrefix& from);
+
+  // Discovery thread: a writer matched; queues its topic, unless topics.writers is "local" and
+  // the writer is on another host.
+  void on_writer_matched(const pubsub::TopicInfo& t, const pubsub::WriterInfo& w);
+
+  // Whether topics.writers "local" leaves writer `w` out.
+  bool is_elsewhere(const pubsub::WriterInfo& w) const;
+
+  // maps_mu held: the state of writer `w`, on another host (is_elsewhere), logged and counted the
+  // first time.
+  WriterState* elsewhere_locked(const pubsub::WriterInfo& w);
 
   // The registrar thread: defines the queued topics not defined yet.
   void registrar_loop();

@@ -45,6 +45,33 @@ void Recorder::Impl::queue_topic(const pubsub::TopicInfo& t, const pubsub::GuidP
   reg_cv.notify_one();
 }
 
+bool Recorder::Impl::is_elsewhere(const pubsub::WriterInfo& w) const {
+  return cfg.topics.writers == config::WritersScope::kLocal && !w.same_host;
+}
+
+void Recorder::Impl::on_writer_matched(const pubsub::TopicInfo& t, const pubsub::WriterInfo& w) {
+  if (is_elsewhere(w)) {
+    std::lock_guard lk(maps_mu);
+    (void)elsewhere_locked(w);
+    return;
+  }
+  log->info("writer {} on {} matched", guid_hex(w.guid), t.name);
+  queue_topic(t, w.guid.prefix);
+}
+
+WriterState* Recorder::Impl::elsewhere_locked(const pubsub::WriterInfo& w) {
+  auto it = writers.find(w.guid);
+  if (it != writers.end()) return it->second.get();
+  std::string at;
+  for (const auto& l : w.unicast) at += (at.empty() ? "" : ", ") + l.address_string();
+  log->info("writer {} on {} matched, on another host ({}): not recorded (topics.writers local)",
+            guid_hex(w.guid), w.topic.name, at.empty() ? "no address announced" : at);
+  auto s = std::make_unique<WriterState>();
+  s->elsewhere = true;
+  elsewhere_writers.fetch_add(1, std::memory_order_relaxed);
+  return writers.emplace(w.guid, std::move(s)).first->second.get();
+}
+
 void Recorder::Impl::registrar_loop() {
   std::unique_lock lk(reg_mu);
   for (;;) {
@@ -152,6 +179,10 @@ void Recorder::Impl::on_writer_refused(const pubsub::TopicInfo& t, const pubsub:
   if (writers.count(g)) return;
   const pubsub::RawReader* r = reader_ready.load(std::memory_order_acquire);
   auto offer = r ? r->writer_info(g) : nullptr;
+  if (offer && is_elsewhere(*offer)) {
+    (void)elsewhere_locked(*offer);
+    return;
+  }
   TopicState* ts = topic_locked(&t, g.prefix);
   if (!ts) return;
   RecordedQos qos = offer ? recorded_qos(*offer) : recorded_qos(t);

@@ -53,6 +53,11 @@ WriterState* Recorder::Impl::writer_for(const pubsub::RawSample& s) {
     const pubsub::RawReader* r = reader_ready.load(std::memory_order_acquire);
     auto offer = r ? r->writer_info(s.writer) : nullptr;
     if (!offer) return nullptr;  // refused for now: offered again in a few milliseconds
+    if (is_elsewhere(*offer)) {
+      WriterState* e = elsewhere_locked(*offer);
+      cache = {generation, s.writer, e};
+      return e;
+    }
     TopicState* t = topic_locked(s.topic, s.writer.prefix);
     if (!t) return nullptr;
     RecordedQos qos = recorded_qos(*offer);
@@ -78,6 +83,8 @@ bool Recorder::Impl::on_sample(const pubsub::RawSample& s) {
   if (failed.load(std::memory_order_relaxed)) return false;
   WriterState* w = writer_for(s);
   if (!w) return false;
+  if (w->elsewhere) [[unlikely]]
+    return true;  // acknowledged, as every reader of the writer does; recorded by its host
   if (w->reliable && w->last && s.sequence_number <= w->last) [[unlikely]]
     return already_recorded(*w, s);
   if (w->topic->paused.load(std::memory_order_relaxed)) return skip(*w, s);

@@ -102,3 +102,18 @@ TEST_CASE("topics.regex: a valid ECMAScript expression is kept, an invalid one n
   CHECK(bad.error().messages[0].rfind(
             "r.json: /topics/regex: invalid regular expression \"rt/(tf\": ", 0) == 0);
 }
+
+TEST_CASE("topics.writers: all by default, local from the file or from --set") {
+  auto none = config::parse_recorder_config(R"js({"storage": {"path": "x"}})js", "r.json");
+  REQUIRE(none);
+  CHECK(none->topics.writers == config::WritersScope::kAll);
+  auto local = config::parse_recorder_config(
+      R"js({"storage": {"path": "x"}, "topics": {"writers": "local"}})js", "r.json");
+  REQUIRE(local);
+  CHECK(local->topics.writers == config::WritersScope::kLocal);
+  CHECK(config::to_string(local->topics.writers) == "local");
+  auto set = config::parse_set_option("topics.writers=local");
+  REQUIRE(set);
+  CHECK(set->pointer == "/topics/writers");
+  CHECK(set->json == "\"local\"");
+}

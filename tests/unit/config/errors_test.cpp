@@ -116,6 +116,8 @@ TEST_CASE("parse_recorder_config refuses wrong types for string, array and objec
        R"(/types/idl: expected an array of IDL file paths, got "a.idl")"},
       {doc_with("/types/idl", R"(["a.idl", ""])"),
        R"(/types/idl/1: expected a non-empty path without NUL characters, got "")"},
+      {doc_with("/topics/writers", R"("remote")"),
+       R"(/topics/writers: expected one of "all", "local", got "remote")"},
       {doc_with("/mode", R"("snap")"),
        R"(/mode: expected one of "record", "snapshot", got "snap")"},
       {doc_with("/snapshot", "30"), "/snapshot: expected an object, got 30"},
@@ -252,7 +254,7 @@ TEST_CASE("parse_recorder_config refuses unknown keys, suggesting close ones") {
         "(known keys: max_bytes, max_age_s)");
   CHECK(only_error(doc_with("/topics/includes", R"(["*"])")) ==
         "/topics/includes: unknown key, did you mean \"include\"? (known keys: include, exclude, "
-        "regex)");
+        "regex, writers)");
   CHECK(only_error(doc_with("/log/levle", R"("info")")) ==
         "/log/levle: unknown key, did you mean \"level\"? (known keys: level, file)");
   CHECK(only_error(doc_with("/log/path", R"("x")")) ==

@@ -153,7 +153,7 @@ TEST_CASE("RawReader records the topics its patterns select, including ones that
     REQUIRE(static_cast<uint8_t>(s.serialized[1]) == 0x01);
     return true;
   };
-  l.on_writer_matched = [&](const TopicInfo& t, const Guid&) {
+  l.on_writer_matched = [&](const TopicInfo& t, const WriterInfo&) {
     std::lock_guard lk(mu);
     topics_seen.insert(t.name + "|" + t.type_name);
   };

@@ -374,3 +374,27 @@ TEST_CASE("Requested/offered compatibility: every policy's rule, with its name a
     CHECK(match_failure(w, r) == c.failure);
   }
 }
+
+TEST_CASE("same_host: this host's shared-memory id, or an address of one of its interfaces") {
+  const std::array<uint8_t, 16> here{1, 2, 3}, there{9, 9, 9};
+  const uint32_t a = 0xC6120001, b = 0xC6120002, lo = 0x7F000001;  // 198.18.0.1/.2, 127.0.0.1
+  const std::vector<uint32_t> ours{lo, a};
+  auto udp = [](uint32_t ip) { return Locator::udp_v4(ip, 7411); };
+  EndpointData w;
+  CHECK(discovery::same_host(w, {udp(a)}, here, ours));
+  CHECK_FALSE(discovery::same_host(w, {udp(b)}, here, ours));
+  CHECK(discovery::same_host(w, {udp(b), udp(a)}, here, ours));  // any of them
+  // Loopback counts only alone: a participant that also names another host's address is there.
+  CHECK(discovery::same_host(w, {udp(lo)}, here, ours));
+  CHECK_FALSE(discovery::same_host(w, {udp(lo), udp(b)}, here, ours));
+  CHECK_FALSE(discovery::same_host(w, {}, here, ours));  // nothing announced: not known here
+  Locator shm_kind = udp(a);
+  shm_kind.kind = 16;  // Fast DDS's shared-memory locator: no address to compare
+  CHECK_FALSE(discovery::same_host(w, {shm_kind}, here, ours));
+  // Our own shared-memory locator names the host, whatever the addresses say.
+  w.shm = wire::ShmLocator{here, "pubsub.1.w"};
+  CHECK(discovery::same_host(w, {udp(b)}, here, ours));
+  w.shm->host = there;
+  CHECK_FALSE(discovery::same_host(w, {udp(b)}, here, ours));
+  CHECK(discovery::same_host(w, {udp(a)}, here, ours));
+}

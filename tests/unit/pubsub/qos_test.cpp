@@ -12,6 +12,7 @@
 #include <mutex>
 #include <set>
 
+#include "pubsub/network.hpp"
 #include "pubsub/participant.hpp"
 #include "rtps/durable_history.hpp"
 #include "test_util.hpp"
@@ -193,6 +194,14 @@ TEST_CASE("A raw reader reads writers of every QoS and knows each writer's own o
   CHECK(d->topic.durability == DurabilityKind::kTransientLocal);
   CHECK(d->topic.history == HistoryQos{HistoryKind::kKeepLast, 4});
   CHECK(raw.value()->writer_info(Guid{}) == nullptr);
+  // Where its participant is: the announced locator; on this host only if an interface has it.
+  const Locator at = pair.pub->unicast_locator();
+  CHECK(std::count(info->unicast.begin(), info->unicast.end(), at) == 1);
+  const auto ifs = network_interfaces();
+  REQUIRE(ifs);
+  bool here = false;
+  for (const auto& i : *ifs) here = here || i.address == at.ipv4();
+  CHECK(info->same_host == here);
   CHECK(pair.sub->stats().incompatible_qos == 0);
 }
 

@@ -147,6 +147,7 @@ TEST_CASE("Prometheus text of a status, exactly, with label escaping") {
   s.held_back = 5;
   s.skipped = 2;
   s.writers = 3;
+  s.writers_elsewhere = 1;
   s.queue_fill = 0.25;
   s.paused = true;
   s.seconds = 1.5;
@@ -184,6 +185,10 @@ TEST_CASE("Prometheus text of a status, exactly, with label escaping") {
       "# HELP pubsub_recorder_writers Writers matched.\n"
       "# TYPE pubsub_recorder_writers gauge\n"
       "pubsub_recorder_writers 3\n"
+      "# HELP pubsub_recorder_writers_elsewhere Writers on other hosts matched so far, not "
+      "recorded (topics.writers local).\n"
+      "# TYPE pubsub_recorder_writers_elsewhere gauge\n"
+      "pubsub_recorder_writers_elsewhere 1\n"
       "# HELP pubsub_recorder_uptime_seconds Seconds since recording started.\n"
       "# TYPE pubsub_recorder_uptime_seconds gauge\n"
       "pubsub_recorder_uptime_seconds 1.5\n"

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# A recorder per host with topics.writers "local" (issue 35, item 1): three namespaces, each a
+# host with its own publishers and its own pubsub-recorder (--writers local):
+#   namespace 0: libpubsub writers (read by the recorder through shared memory),
+#   namespace 1: Cyclone DDS writers (local by their address),
+#   namespace 2: libpubsub writers without shared memory (PUBSUB_SHM=off: by their address),
+# each on topic Shared (the same topic on every host) and on Only<N>, 200 reliable samples each.
+# Every writer waits until the three recorders have matched it, so each recorder sees all six.
+# Checked: each recording holds exactly its host's two writers (Shared and Only<N>, 200 samples
+# each, none lost); over the three every writer is recorded once; each recorder's `ctl status`
+# says 4 writers elsewhere; the libpubsub host's 400 samples came through shared memory.
+# Not Fast DDS: Debian's Fast DDS 2.9 (built with assertions) aborts in its statistics
+# (OutputTrafficManager::set_statistics_message_data) when a reader on its own host announces the
+# address its interface whitelist (the peer's --nic) names.
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/../lib/netns.sh"
+. "$HERE/../lib/ddsperf.sh"
+. "$HERE/../lib/peers.sh"
+BIN=${BIN:?set BIN to the bin directory of the build}
+DOMAIN=$((20 + $$ % 50))
+VENDORS=(pubsub cyclone pubsub)
+for v in "${VENDORS[@]}"; do
+  [ -x "$BIN/${v}_qos_peer" ] || { echo "SKIP: $BIN/${v}_qos_peer is not built"; exit 77; }
+done
+netns_setup 3
+out=$(mktemp -d) || exit 1  # removed on exit (KEEP=1 keeps it): only what this script made
+[ -n "${KEEP:-}" ] && echo "output in $out"
+trap 'netns_cleanup; [ -n "${KEEP:-}" ] || rm -rf "$out"' EXIT
+status=0
+fail() {
+  echo "FAIL: $*"
+  status=1
+}
+
+recorders=()
+for i in 0 1 2; do
+  netns_spawn "$i" 90 "$BIN/pubsub-recorder" --domain "$DOMAIN" --interface "veth$i" \
+    --writers local --path "$out/rec$i" --set storage.chunk_max_age_ms=20 \
+    >"$out/rec$i.log" 2>&1
+  recorders+=("$SPAWNED")
+done
+for i in 0 1 2; do
+  wait_for 10 "recording $i" test -e "$out/rec$i/index.sqlite3" || fail "recorder $i did not start"
+done
+
+pubs=()
+for i in 0 1 2; do
+  for topic in Shared "Only$i"; do
+    shm=on
+    [ "$i" = 2 ] && shm=off
+    PUBSUB_SHM=$shm peer "$i" "${VENDORS[$i]}" pub --topic "$topic" --count 200 --rate 200 --wait-readers 3 \
+      --timeout 40 --linger 2 >"$out/pub-$i-$topic.out" 2>&1 &
+    pubs+=($!)
+  done
+done
+for p in "${pubs[@]}"; do wait "$p" || fail "a writer exited $?"; done
+sleep 1
+
+for i in 0 1 2; do
+  ip netns exec "${NS_PREFIX}$i" "$BIN/pubsub-recorder" ctl --path "$out/rec$i" status --json \
+    >"$out/status$i.json" || fail "ctl status $i failed"
+  ip netns exec "${NS_PREFIX}$i" "$BIN/pubsub-recorder" ctl --path "$out/rec$i" status \
+    >"$out/status$i.txt" || fail "ctl status (text) $i failed"
+  ip netns exec "${NS_PREFIX}$i" "$BIN/pubsub-recorder" ctl --path "$out/rec$i" stop >/dev/null ||
+    fail "ctl stop $i failed"
+done
+for i in 0 1 2; do
+  wait "${recorders[$i]}" || fail "recorder $i exit $?"
+  "$BIN/pubsub-replay" info --json "$out/rec$i" >"$out/info$i.json" || fail "info $i failed"
+  grep -q "writers on other hosts matched and not recorded here (topics.writers local)" \
+    "$out/status$i.txt" || { fail "status $i does not name the writers elsewhere"; cat "$out/status$i.txt"; }
+  grep -q "4 writers on other hosts not recorded here (topics.writers local)" "$out/rec$i.log" ||
+    fail "recorder $i's last lines do not count 4 writers elsewhere"
+done
+
+python3 - "$out" <<'PY' || fail "recordings"
+import json, sys
+out = sys.argv[1]
+guids, bad = {}, []
+for i in range(3):
+    info = json.load(open(f"{out}/info{i}.json"))
+    st = json.load(open(f"{out}/status{i}.json"))
+    ws = info["recorded_writers"]
+    got = sorted((w["topic"], w["samples"], w["lost"]) for w in ws)
+    want = sorted([("Shared", 200, 0), (f"Only{i}", 200, 0)])
+    if got != want:
+        bad.append(f"recording {i}: writers {got}, expected {want}")
+    if st["writers_elsewhere"] != 4:
+        bad.append(f"recorder {i}: writers_elsewhere {st['writers_elsewhere']}, expected 4")
+    if st["samples"] != 400:
+        bad.append(f"recorder {i}: {st['samples']} samples, expected 400")
+    for w in ws:
+        guids.setdefault(w["guid"], []).append(i)
+    print(f"recording {i}: {got}, {st['writers_elsewhere']} writers elsewhere, "
+          f"{st['samples_shm']} samples over shared memory")
+shm0 = json.load(open(f"{out}/status0.json"))["samples_shm"]
+if shm0 != 400:
+    bad.append(f"recorder 0 read {shm0} samples through shared memory, expected 400")
+twice = {g: r for g, r in guids.items() if len(r) > 1}
+if len(guids) != 6 or twice:
+    bad.append(f"{len(guids)} distinct writers over the three recordings, expected 6; twice: {twice}")
+for b in bad:
+    print("FAIL:", b)
+sys.exit(1 if bad else 0)
+PY
+[ $status -ne 0 ] && tail -n 3 "$out"/pub-*.out && for i in 0 1 2; do echo "--- recorder $i"; tail -n 15 "$out/rec$i.log"; done
+exit $status
