@@ -66,6 +66,14 @@ void RecorderSchema::storage(const Json& v, const std::string& p) {
            [&](const Json& e, const std::string& ep) {
              r_.one_of(e, ep, s.on_low_space, kLowSpaceNames);
            }},
+          {"on_segment_closed",
+           [&](const Json& e, const std::string& ep) {
+             if (e.is_string() && e.get_ref<const std::string&>().find('\0') != std::string::npos) {
+               r_.fail(ep, "expected a shell command without NUL characters, got " + describe(e));
+               return;
+             }
+             r_.string(e, ep, s.on_segment_closed);
+           }},
       });
   if (is_object && !saw_path) missing_path(p + "/path");
 }

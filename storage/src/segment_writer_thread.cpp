@@ -82,7 +82,9 @@ Status SegmentWriter::Impl::finish_segment() {
     if (auto s = sync_all(); !s) return s;
   }
   if (auto s = index->set_segment_closed(segs.back().number, true); !s) return s;
+  const std::string path = seg->path();
   seg.reset();
+  if (opt.on_segment_finished) opt.on_segment_finished(path);
   return Status{};
 }
 

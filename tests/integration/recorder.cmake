@@ -94,6 +94,11 @@ pubsub_netns_test("recorder: 2-minute soak of mixed traffic - RSS, fds and threa
 #     recorder with --writers local: each records exactly its host's writers, each writer once.
 pubsub_netns_test("recorder: one recorder per host with topics.writers local - each records its own host's writers only, every writer recorded once"
                   ${IT}/recorder/local_writers.sh)
+# 7i. storage.on_segment_closed (issue 35, item 5): a hook ships each finished segment as it
+#     rolls (one a second) and the index at the end; the segments alone reindex, verify and export
+#     the same samples at the other end; a failing hook is logged and counted.
+pubsub_netns_test("recorder: storage.on_segment_closed ships each finished segment and the recording - they verify at the other end, failing hooks counted"
+                  ${IT}/recorder/segment_hook.sh)
 # 8. Under systemd's notification protocol (READY=1, STATUS=, WATCHDOG=1, STOPPING=1; the test
 #    plays systemd), restarted with a strftime storage.path: a new directory per start.
 pubsub_netns_test("recorder: sd_notify READY, STATUS, WATCHDOG, STOPPING, and a restart records into a new strftime directory"

@@ -40,6 +40,7 @@ set(light_namespace_tests
   "recorder: the wall clock stepped +300 s and -600 s while recording - reception times ordered without a jump, segments rolled, steps logged and marked, play paced by reception"  # 200 samples/s
   "recorder: 2-minute soak of mixed traffic - RSS, fds and threads flat after warm-up, nothing reliable lost, the recording verifies"  # 0.28 (perf/soak.sh: 34 CPU-s in 121 s)
   "recorder: one recorder per host with topics.writers local - each records its own host's writers only, every writer recorded once"  # 1200 samples at 200/s
+  "recorder: storage.on_segment_closed ships each finished segment and the recording - they verify at the other end, failing hooks counted"  # 1400 samples at 200/s
   "qos: latched state of a pubsub durable writer for fastdds readers"  # 0.05
   "qos: latched state of a cyclone durable writer for pubsub readers"  # 0.04
   "qos: a MANUAL_BY_TOPIC writer replayed with gaps longer than its lease stays alive"  # 0.04

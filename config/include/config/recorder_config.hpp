@@ -131,6 +131,11 @@ struct StorageConfig {
   // (cleanly; the recorder exits 1), "rotate" removes the oldest segments
   // -> SegmentWriterOptions::on_low_space. Default stop.
   LowSpacePolicy on_low_space = LowSpacePolicy::kStop;
+  // "on_segment_closed": a shell command (/bin/sh -c) run for each finished segment file and
+  // for the finished recording, one at a time in that order, with the path as $1 and in
+  // PUBSUB_PATH, PUBSUB_EVENT "segment" or "recording", PUBSUB_RECORDING the recording
+  // directory (service/src/recorder/hook_runner.hpp). "" = none. Default "".
+  std::string on_segment_closed;
 
   friend bool operator==(const StorageConfig&, const StorageConfig&) = default;
 };

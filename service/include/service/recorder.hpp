@@ -140,6 +140,12 @@ struct RecorderStatus {
   // of the last look (once a second), and the steps of the wall clock seen since the start.
   double wall_clock_offset_s = 0;
   uint64_t clock_steps = 0;
+  // storage.on_segment_closed's commands (only with one configured): finished, of them failed,
+  // and queued or running.
+  struct Hooks {
+    uint64_t run = 0, failed = 0, pending = 0;
+  };
+  std::optional<Hooks> hooks;
 };
 
 // Where the control socket of a recorder with this configuration is: control.socket, relative to

@@ -112,6 +112,10 @@ json status_json(const RecorderStatus& s) {
   out["wall_clock_offset_s"] = s.wall_clock_offset_s;
   out["clock_steps"] = s.clock_steps;
   out["writers_elsewhere"] = s.writers_elsewhere;
+  if (s.hooks) {
+    out["hooks"] = {
+        {"run", s.hooks->run}, {"failed", s.hooks->failed}, {"pending", s.hooks->pending}};
+  }
   if (s.snapshot) {
     const SnapshotStatus& n = *s.snapshot;
     out["snapshot"] = {{"buffered_samples", n.buffered_samples},

@@ -110,6 +110,12 @@ std::string status_text(const nlohmann::json& s) {
     out += std::to_string(n) +
            " writers on other hosts matched and not recorded here (topics.writers local)\n";
   }
+  if (s.contains("hooks")) {
+    const auto& h = s["hooks"];
+    out += "storage.on_segment_closed: " + std::to_string(h.value("run", uint64_t{0})) +
+           " commands run, " + std::to_string(h.value("failed", uint64_t{0})) + " failed, " +
+           std::to_string(h.value("pending", uint64_t{0})) + " waiting\n";
+  }
   const auto topics = s.value("topics", nlohmann::json::object());
   size_t width = 5;
   for (const auto& [name, t] : topics.items()) width = std::max(width, name.size());

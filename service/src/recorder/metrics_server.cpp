@@ -82,6 +82,14 @@ std::string prometheus_text(const RecorderStatus& s) {
   total({"pubsub_recorder_wall_clock_offset_seconds", "gauge",
          "The wall clock minus reception times: the sum of its steps since the start."},
         s.wall_clock_offset_s);
+  if (s.hooks) {
+    total({"pubsub_recorder_hooks_failed_total", "counter",
+           "storage.on_segment_closed commands that failed (exit status not 0, or a signal)."},
+          static_cast<double>(s.hooks->failed));
+    total({"pubsub_recorder_hooks_pending", "gauge",
+           "storage.on_segment_closed commands queued or running."},
+          static_cast<double>(s.hooks->pending));
+  }
   if (s.snapshot) {
     const SnapshotStatus& n = *s.snapshot;
     total({"pubsub_recorder_snapshot_buffered_bytes", "gauge",

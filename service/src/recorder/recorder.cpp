@@ -89,6 +89,34 @@ Recorder::Impl::~Impl() {
   reader.reset();
   participant.reset();
   store.reset();
+  hooks.reset();  // after the store: its threads post to it; runs what is queued first
+}
+
+void Recorder::Impl::finish_hooks(bool recording_complete) {
+  if (!hooks) return;
+  const std::string dir = cfg.storage.path.string();
+  if (recording_complete) hooks->post({"recording", dir, dir});
+  if (const auto c = hooks->counts(); c.pending > 0) {
+    log->info("waiting for {} storage.on_segment_closed commands", c.pending);
+  }
+  hooks->drain();
+  const auto c = hooks->counts();
+  log->log(c.failed ? spdlog::level::warn : spdlog::level::info,
+           "storage.on_segment_closed: {} commands run, {} failed", c.run, c.failed);
+}
+
+void Recorder::Impl::start_hooks(storage::SegmentWriterOptions& wo) {
+  const std::string& command = cfg.storage.on_segment_closed;
+  if (command.empty()) return;
+  hooks = std::make_unique<HookRunner>(command, [l = log](bool warning, const std::string& s) {
+    l->log(warning ? spdlog::level::warn : spdlog::level::info, "{}", s);
+  });
+  log->info("storage.on_segment_closed: `{}` for each finished segment and the recording", command);
+  // The segment's recording: storage.path, or in snapshot mode the snapshot's directory.
+  wo.on_segment_finished = [h = hooks.get()](const std::string& path) {
+    const std::string rec = std::filesystem::path(path).parent_path().parent_path().string();
+    h->post({"segment", path, rec});
+  };
 }
 
 Result<void> Recorder::Impl::open_sink(storage::SegmentWriterOptions wo) {
@@ -100,6 +128,11 @@ Result<void> Recorder::Impl::open_sink(storage::SegmentWriterOptions wo) {
     so.max_bytes = cfg.snapshot.max_bytes;
     so.chunk_max_age = cfg.storage.chunk_max_age;
     so.writer = std::move(wo);
+    if (hooks) {
+      so.on_recording_finished = [self = this](const std::filesystem::path& p) {
+        self->hooks->post({"recording", p.string(), p.string()});
+      };
+    }
     auto sink = SnapshotSink::create(std::move(so), log);
     if (!sink) return sink.error();
     snap = sink.value().get();
@@ -322,6 +355,7 @@ Result<std::unique_ptr<Recorder>> Recorder::create(const config::RecorderConfig&
   // A storage failure ends run() at once, traffic or not (on_sample also sees it).
   wo.on_error = [self](const Status& s) { self->fail(s.error()); };
   wo.on_disk_guard = [self](const storage::DiskGuardEvent& e) { self->on_disk_guard(e); };
+  impl->start_hooks(wo);
   if (auto s = impl->open_sink(std::move(wo)); !s) return s.error();
   if (socket_in_recording) {
     if (auto s = impl->start_control(socket); !s) return s.error();
@@ -479,6 +513,8 @@ Result<RecorderTotals> Recorder::Impl::finish(Clock::time_point start) {
              "{} writers on other hosts not recorded here (topics.writers local)",
              t.writers_elsewhere);
   }
+  const bool complete = closed || closed.error().code == Errc::kLowSpace;
+  finish_hooks(complete && !snap);  // a snapshot's recording had its own when it was finished
   if (t.writers_not_matched > 0) {
     log->warn(
         "{} writers not recorded: they offer QoS the recorder cannot read (pubsub-replay "

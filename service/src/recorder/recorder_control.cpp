@@ -110,6 +110,10 @@ RecorderStatus Recorder::status() {
   st.samples_shm = m.reader->stats().samples_shm;
   st.writers = m.reader->matched_writers();
   st.writers_elsewhere = m.elsewhere_writers.load();
+  if (m.hooks) {
+    const HookCounts h = m.hooks->counts();
+    st.hooks = RecorderStatus::Hooks{h.run, h.failed, h.pending};
+  }
   const pubsub::ParticipantStats ps = m.participant->stats();
   st.discovery_refused = {{"participants", ps.participants_refused},
                           {"endpoints", ps.endpoints_refused}};

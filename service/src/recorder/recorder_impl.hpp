@@ -34,6 +34,7 @@
 #include "control_server.hpp"
 #include "dds_control.hpp"
 #include "discovery_hints.hpp"
+#include "hook_runner.hpp"
 #include "metrics_server.hpp"
 #include "pubsub/participant.hpp"
 #include "service/recorder.hpp"
@@ -145,6 +146,8 @@ struct Recorder::Impl {
   Clock::time_point started = Clock::now();
 
   std::unique_ptr<DiscoveryHints> hints;  // run()'s thread only
+  // storage.on_segment_closed (null without it): fed by storage's threads and run().
+  std::unique_ptr<HookRunner> hooks;
   // The wall clock's distance from reception times (ReceptionClock::wall_offset) when last
   // looked, and its steps since the start (watch_clock; run()'s thread writes, status reads).
   std::atomic<int64_t> wall_offset_ns{0};
@@ -181,6 +184,11 @@ struct Recorder::Impl {
 
   // The recording, or in snapshot mode the buffer (each snapshot's recording gets `wo`).
   Result<void> open_sink(storage::SegmentWriterOptions wo);
+  // storage.on_segment_closed: creates `hooks` and sets wo.on_segment_finished (no-op without).
+  void start_hooks(storage::SegmentWriterOptions& wo);
+  // At the end of run(): the finished recording's hook (when it closed cleanly), then waits
+  // for every queued command.
+  void finish_hooks(bool recording_complete);
 
   // The counters of every writer (stats thread; a writer's counters may be a sample behind).
   Sums sums();

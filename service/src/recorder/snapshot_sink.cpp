@@ -366,6 +366,7 @@ void SnapshotSink::finish(Job& job, int64_t until_ns) {
     log_->error("snapshot {} failed: {}", job.path.string(), closed.error().message);
     return;
   }
+  if (opt_.on_recording_finished) opt_.on_recording_finished(job.path);
   log_->info(
       "snapshot {} written: {} samples ({}) received from {:.3f} s before to {:.3f} s after the "
       "trigger (window {:.1f} s before, until {:.1f} s after){}",

@@ -54,6 +54,9 @@ struct SnapshotSinkOptions {
   std::chrono::milliseconds chunk_max_age{100};
   // For each snapshot's recording (its on_error: a failed snapshot ends the recorder too).
   storage::SegmentWriterOptions writer;
+  // After a snapshot's recording is complete (closed cleanly), with its directory; from the
+  // thread that finished it. Default none.
+  std::function<void(const std::filesystem::path&)> on_recording_finished;
 };
 
 class SnapshotSink final : public Sink {

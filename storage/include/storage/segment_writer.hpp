@@ -145,6 +145,11 @@ struct SegmentWriterOptions {
   // Called from the writer thread for each thing the disk guard does (kStopped before the
   // writer fails with kLowSpace). Must not call back into the writer. Default none.
   std::function<void(const DiskGuardEvent&)> on_disk_guard;
+  // Called once a segment file is complete - rolled, or finished by close() - with its path,
+  // after its fdatasync (unless fsync is kNone); from the writer thread or close()'s thread. The
+  // index marks it closed in the same or the next transaction. Must not call back into the
+  // writer; must be quick (pubsub-recorder queues storage.on_segment_closed). Default none.
+  std::function<void(const std::string& path)> on_segment_finished;
   // Test hook: the writer thread sleeps this long before each chunk (back-pressure tests).
   // Default 0.
   std::chrono::milliseconds test_delay_per_chunk{0};

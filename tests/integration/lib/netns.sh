@@ -71,12 +71,13 @@ netns_setup_pair() {
 }
 
 # netns_scratch: after netns_setup, sets `out` to a new temporary directory that the EXIT trap
-# removes with the namespaces (only what the script made), `status` to 0, and defines
+# removes with the namespaces (only what the script made; KEEP=1 keeps it), `status` to 0, and defines
 # `fail MESSAGE`, which prints "FAIL: MESSAGE" and sets status to 1 (the script ends with
 # `exit $status`).
 netns_scratch() {
   out=$(mktemp -d) || exit 1
-  trap 'netns_cleanup; rm -rf "$out"' EXIT
+  [ -n "${KEEP:-}" ] && echo "output in $out (KEEP: not removed)"
+  trap 'netns_cleanup; [ -n "${KEEP:-}" ] || rm -rf "$out"' EXIT
   status=0
   fail() {
     echo "FAIL: $*"

@@ -24,14 +24,7 @@ for v in "${VENDORS[@]}"; do
   [ -x "$BIN/${v}_qos_peer" ] || { echo "SKIP: $BIN/${v}_qos_peer is not built"; exit 77; }
 done
 netns_setup 3
-out=$(mktemp -d) || exit 1  # removed on exit (KEEP=1 keeps it): only what this script made
-[ -n "${KEEP:-}" ] && echo "output in $out"
-trap 'netns_cleanup; [ -n "${KEEP:-}" ] || rm -rf "$out"' EXIT
-status=0
-fail() {
-  echo "FAIL: $*"
-  status=1
-}
+netns_scratch  # $out (KEEP=1 keeps it), status, fail
 
 recorders=()
 for i in 0 1 2; do

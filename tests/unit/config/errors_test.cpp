@@ -116,6 +116,8 @@ TEST_CASE("parse_recorder_config refuses wrong types for string, array and objec
        R"(/types/idl: expected an array of IDL file paths, got "a.idl")"},
       {doc_with("/types/idl", R"(["a.idl", ""])"),
        R"(/types/idl/1: expected a non-empty path without NUL characters, got "")"},
+      {doc_with("/storage/on_segment_closed", "7"),
+       "/storage/on_segment_closed: expected a string, got 7"},
       {doc_with("/topics/writers", R"("remote")"),
        R"(/topics/writers: expected one of "all", "local", got "remote")"},
       {doc_with("/mode", R"("snap")"),
@@ -233,7 +235,7 @@ TEST_CASE("parse_recorder_config refuses unknown keys, suggesting close ones") {
   const std::string storage =
       " (known keys: path, chunk_max_bytes, chunk_max_age_ms, segment_max_bytes, "
       "segment_max_duration_s, compression, fsync, fsync_interval_ms, page_cache, direct_io, "
-      "retention, min_free_bytes, on_low_space)";
+      "retention, min_free_bytes, on_low_space, on_segment_closed)";
   CHECK(only_error(doc_with("/domian", "1")) ==
         "/domian: unknown key, did you mean \"domain\"?" + top);
   CHECK(only_error(doc_with("/Domain", "1")) ==
@@ -310,7 +312,7 @@ TEST_CASE("parse_recorder_config reports all problems together in document order
                         "/storage/chunk_size: unknown key (known keys: path, chunk_max_bytes, "
                         "chunk_max_age_ms, segment_max_bytes, segment_max_duration_s, "
                         "compression, fsync, fsync_interval_ms, page_cache, direct_io, retention, "
-                        "min_free_bytes, on_low_space)",
+                        "min_free_bytes, on_low_space, on_segment_closed)",
                         R"(/storage/fsync: expected one of "none", "chunk", "segment", )"
                         R"("interval", got "always")",
                         "/storage/retention/max_bytes: expected an integer >= 0, got -5",

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <mutex>
 #include <thread>
 
 #include "storage/recording.hpp"
@@ -33,8 +34,28 @@ struct TempDir {
   ~TempDir() { fs::remove_all(path); }
 };
 
-std::unique_ptr<SnapshotSink> make_sink(const fs::path& dir, double before_s, double after_s) {
+// What the sink reported as finished, in order ("segment PATH", "recording DIR"): the hooks
+// pubsub-recorder's storage.on_segment_closed runs on.
+struct Finished {
+  std::mutex mu;
+  std::vector<std::string> events;
+  void add(const std::string& e) {
+    std::lock_guard lk(mu);
+    events.push_back(e);
+  }
+};
+
+std::unique_ptr<SnapshotSink> make_sink(const fs::path& dir, double before_s, double after_s,
+                                        Finished* finished = nullptr) {
   SnapshotSinkOptions o;
+  if (finished) {
+    o.writer.on_segment_finished = [finished](const std::string& p) {
+      finished->add("segment " + p);
+    };
+    o.on_recording_finished = [finished](const fs::path& p) {
+      finished->add("recording " + p.string());
+    };
+  }
   o.dir = dir / "snaps";
   o.before =
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(before_s));
@@ -129,7 +150,8 @@ std::vector<fs::path> snapshot_dirs(const fs::path& dir) {
 
 TEST_CASE("snapshot sink: window, extension, pause and the next snapshot") {
   TempDir tmp;
-  auto sink = make_sink(tmp.path, 0.5, 0.3);
+  Finished finished;
+  auto sink = make_sink(tmp.path, 0.5, 0.3, &finished);
   const auto topic = *sink->add_topic({"pose", "m::Pose", false, {}, {}});
   const auto w1 = *sink->add_writer({topic, storage::Guid{1}});
   REQUIRE(
@@ -175,6 +197,13 @@ TEST_CASE("snapshot sink: window, extension, pause and the next snapshot") {
   const auto dirs = snapshot_dirs(tmp.path);
   REQUIRE(dirs.size() == 2);
   CHECK(dirs[0] == t1->path);
+  {
+    std::lock_guard lk(finished.mu);
+    const std::string s0 = dirs[0].string(), s1 = dirs[1].string();
+    CHECK(finished.events ==
+          std::vector<std::string>{"segment " + s0 + "/segments/00000001.seg", "recording " + s0,
+                                   "segment " + s1 + "/segments/00000001.seg", "recording " + s1});
+  }
   const Read a = read(dirs[0]);
   CHECK(a.writers == 2);
   CHECK(a.lost == 0);

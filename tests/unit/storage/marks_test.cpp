@@ -172,3 +172,36 @@ TEST_CASE("The mark decoder refuses a bad kind and every truncation") {
     CHECK_FALSE(d.next(e).ok());
   }
 }
+
+TEST_CASE("on_segment_finished: each segment once, in order, complete, at split and at close") {
+  TempDir dir;
+  std::vector<std::pair<std::string, uint64_t>> finished;  // path, its size when called
+  SegmentWriterOptions o;
+  o.compression = Compression::kNone;
+  o.on_segment_finished = [&](const std::string& path) {
+    finished.emplace_back(path, std::filesystem::file_size(path));
+  };
+  auto w = SegmentWriter::create(dir.path(), o);
+  REQUIRE(w.ok());
+  const TopicId t = *(*w)->add_topic({"a", "A", false, {}, {}});
+  const WriterId id = *(*w)->add_writer({t, Guid{1}});
+  for (int i = 0; i < 30; ++i) {
+    if (i == 10 || i == 20) REQUIRE((*w)->split().ok());
+    RecordMeta m{t, id, i + 1, i, i, 0, false, {}};
+    REQUIRE((*w)->append(m, storage_test::make_payload(static_cast<uint64_t>(i), 1000)).ok());
+  }
+  REQUIRE((*w)->close().ok());
+  const std::string segs = dir.path() + "/segments/";
+  REQUIRE(finished.size() == 3);
+  for (size_t k = 0; k < 3; ++k) {
+    INFO(finished[k].first);
+    CHECK(finished[k].first == segs + "0000000" + std::to_string(k + 1) + ".seg");
+    CHECK(finished[k].second == std::filesystem::file_size(finished[k].first));  // complete
+  }
+  auto rec = Recording::open(dir.path());
+  REQUIRE(rec.ok());
+  auto s = (*rec)->segments();
+  REQUIRE(s.ok());
+  REQUIRE(s->size() == 3);
+  for (const auto& seg : *s) CHECK(seg.record_count == 10);
+}
