@@ -168,6 +168,22 @@ void RecorderSchema::control(const Json& v, const std::string& p) {
                r_.fail(ep, "expected the path of a key file, or \"\" for none, got " + describe(e));
              }
            }},
+          {"set",
+           [&](const Json& e, const std::string& ep) {
+             std::string name;
+             if (!r_.string(e, ep, name)) return;
+             const bool ok =
+                 name.size() <= 64 && name.find_first_not_of(
+                                          "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop"
+                                          "qrstuvwxyz0123456789._-") == std::string::npos;
+             if (!ok) {
+               r_.fail(ep,
+                       "expected a set name of at most 64 characters of A-Z a-z 0-9 . _ -, got " +
+                           describe(e));
+               return;
+             }
+             c_.control.set = std::move(name);
+           }},
           {"max_clock_skew_s",
            [&](const Json& e, const std::string& ep) {
              if (e.is_number() && e.get<double>() >= 1 && e.get<double>() <= 3600) {
@@ -178,6 +194,10 @@ void RecorderSchema::control(const Json& v, const std::string& p) {
            }},
       });
   if (v.is_object()) dds_needs_allow(v, p);
+  if (!c_.control.set.empty() && !c_.control.dds)
+    r_.fail(p + "/set",
+            "names a recording set reached by DDS control: set /control/dds to true, "
+            "or leave set out");
   if (!c_.control.key_file.empty() && !c_.control.dds)
     r_.fail(p + "/key_file",
             "signs DDS control requests: set /control/dds to true, or leave key_file out");

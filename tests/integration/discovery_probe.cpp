@@ -6,7 +6,8 @@
 //   <ms> writer- <topic> <writer guid>
 //   <ms> participant- <guid prefix>
 // and at the end "<ms> final participants=N writers=N matched=N". Used by the interop tests to
-// time matching and lease expiry. Usage: discovery_probe -nic IFACE -domain D -seconds S
+// time matching and lease expiry, and by the recording-set test as a member that never answers.
+// Usage: discovery_probe -nic IFACE -domain D -seconds S [-user-data TEXT]
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -33,13 +34,14 @@ std::string prefix_str(const pubsub::GuidPrefix& p) {
 int main(int argc, char** argv) {
   pubsub::ParticipantOptions o;
   double seconds = 10;
+  o.user_data = "discovery_probe";
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "-nic")) o.interface = argv[i + 1];
     if (!std::strcmp(argv[i], "-domain"))
       o.domain_id = static_cast<uint32_t>(std::atoi(argv[i + 1]));
     if (!std::strcmp(argv[i], "-seconds")) seconds = std::atof(argv[i + 1]);
+    if (!std::strcmp(argv[i], "-user-data")) o.user_data = argv[i + 1];
   }
-  o.user_data = "discovery_probe";
   auto p = pubsub::Participant::create(o);
   if (!p) {
     std::fprintf(stderr, "discovery_probe: %s\n", p.error().message.c_str());

@@ -195,6 +195,10 @@ struct ControlConfig {
   // "max_clock_skew_s": how far a signed request's time may be from the recorder's clock, in
   // seconds (1 to 3600); a request is carried out once within it. Default 30.
   double max_clock_skew_s = 30;
+  // "set": the recording set this recorder is a member of (1 to 64 of A-Z a-z 0-9 . _ -; needs
+  // dds): `pubsub-recorder ctl --dds --set NAME` reaches every member at once, and a request
+  // for another set is ignored (no reply). "" = none. Default "".
+  std::string set;
 
   friend bool operator==(const ControlConfig&, const ControlConfig&) = default;
 };

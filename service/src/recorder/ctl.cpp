@@ -13,6 +13,7 @@
 #include "config/recorder_config.hpp"
 #include "control_auth.hpp"
 #include "control_server.hpp"
+#include "ctl_set.hpp"
 #include "dds_control.hpp"
 #include "pubsub/participant.hpp"
 #include "service/recorder.hpp"
@@ -35,7 +36,9 @@ struct CtlArgs {
   std::vector<std::string> topics;
   std::string tag_name, note;
   std::string snapshot_tag;
-  bool json = false;  // status: the JSON object instead of the text
+  bool json = false;   // status: the JSON object instead of the text
+  std::string set;     // --dds --set NAME: every member of the recording set
+  size_t members = 0;  // --members N: wait for N of them (0: those discovery shows)
 };
 
 // The socket from --socket, --path DIR (DIR/control.sock) or --config FILE (its control.socket).
@@ -178,6 +181,31 @@ Result<nlohmann::json> dds_request(const CtlArgs& a, const nlohmann::json& reque
   return dds_control_request(**participant, request, timeout, key);
 }
 
+// --dds --set NAME: the request to every member of the recording set; prints their answers.
+int run_set(const CtlArgs& a, const std::string& cmd, const nlohmann::json& request,
+            std::chrono::milliseconds timeout, const ControlKey* key) {
+  pubsub::ParticipantOptions po;
+  po.domain_id = a.domain;
+  po.interface = a.interface;
+  po.user_data = "pubsub-recorder ctl";
+  po.shared_memory = false;
+  po.log = [](const std::string&) {};
+  auto participant = pubsub::Participant::create(po);
+  if (!participant) {
+    std::fprintf(stderr, "pubsub-recorder ctl: %s\n", participant.error().message.c_str());
+    return kExitUsage;
+  }
+  auto members = dds_set_request(**participant, request, a.set, a.members, timeout, key);
+  if (!members) {
+    std::fprintf(stderr, "pubsub-recorder ctl: %s\n", members.error().message.c_str());
+    return kExitUsage;
+  }
+  const SetOutput o = set_output(a.set, cmd, *members, a.json);
+  std::fputs(o.out.c_str(), stdout);
+  std::fputs(o.err.c_str(), stderr);
+  return o.exit;
+}
+
 }  // namespace
 
 int run_ctl(int argc, char** argv) {
@@ -203,6 +231,13 @@ int run_ctl(int argc, char** argv) {
   app.add_option("--key-file", a.key_file,
                  "with --dds: sign the request with the key in this file (mode 600), as a "
                  "recorder with control.key_file requires, and accept only a reply signed with it");
+  app.add_option("--set", a.set,
+                 "with --dds: every recorder of this recording set (control.set) at once: a "
+                 "line or status row per member; exit 3 when a member does not answer");
+  app.add_option("--members", a.members,
+                 "with --set: wait until N members are discovered (default: those discovery "
+                 "shows once it has been quiet for 2 s)")
+      ->check(CLI::Range(1, 100000));
   app.add_option("--timeout", a.timeout_s,
                  "seconds to wait for the reply (default 30); with --dds for a recorder to "
                  "match too")
@@ -237,9 +272,11 @@ int run_ctl(int argc, char** argv) {
       return kExitUsage;
     }
   } else {
-    if (app.count("--domain") || app.count("--interface") || app.count("--key-file")) {
+    if (app.count("--domain") || app.count("--interface") || app.count("--key-file") ||
+        app.count("--set") || app.count("--members")) {
       std::fprintf(stderr,
-                   "pubsub-recorder ctl: --domain, --interface and --key-file go with --dds\n");
+                   "pubsub-recorder ctl: --domain, --interface, --key-file, --set and --members "
+                   "go with --dds\n");
       return kExitUsage;
     }
     if (int rc = socket_of(a, socket); rc != kExitOk) return rc;
@@ -255,6 +292,11 @@ int run_ctl(int argc, char** argv) {
   }
   const std::string cmd = app.get_subcommands().front()->get_name();
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(a.timeout_s * 1000));
+  if (!a.set.empty()) return run_set(a, cmd, request_of(cmd, a), timeout, key ? &*key : nullptr);
+  if (app.count("--members")) {
+    std::fprintf(stderr, "pubsub-recorder ctl: --members goes with --set\n");
+    return kExitUsage;
+  }
   auto reply = a.dds ? dds_request(a, request_of(cmd, a), timeout, key ? &*key : nullptr)
                      : control_request(socket, request_of(cmd, a), timeout);
   if (!reply) {

@@ -159,7 +159,8 @@ struct DdsControl::Impl {
         r = std::move(queue.front());
         queue.pop_front();
       }
-      send(r, answer(r));
+      Reply reply = answer(r);
+      if (!reply.body.is_null()) send(r, reply);  // null: the handler ignores it (another set)
     }
   }
 
@@ -293,6 +294,10 @@ DdsControl::~DdsControl() {
 }
 
 // ---- the client's side ----------------------------------------------------------------------
+
+std::string recorder_user_data(const std::string& set) {
+  return set.empty() ? "pubsub-recorder" : "pubsub-recorder set=" + set;
+}
 
 Result<nlohmann::json> dds_control_request(pubsub::Participant& participant,
                                            const nlohmann::json& request,

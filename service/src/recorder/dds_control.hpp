@@ -80,6 +80,8 @@ class DdsControl {
   static constexpr size_t kMaxRequestBytes = 64 * 1024;  // the JSON text, as the socket's line
   static constexpr size_t kMaxQueued = 64;
   static constexpr int32_t kReplyHistory = 16;
+  // The reply to an allowed request; null = no reply at all (a request for another recording
+  // set: the recorder is not addressed).
   using Handler = std::function<nlohmann::json(const nlohmann::json& request)>;
   using Log = std::function<void(const std::string& line)>;
 
@@ -106,6 +108,10 @@ class DdsControl {
   std::unique_ptr<Impl> impl_;
 };
 
+// The user data a recorder's participant announces in discovery: "pubsub-recorder", or in a
+// recording set (control.set) "pubsub-recorder set=NAME": how ctl --dds --set finds the members.
+std::string recorder_user_data(const std::string& set);
+
 // "198.18.0.1, 10.0.0.2": the IPv4 addresses of a participant's unicast locators, each once.
 std::string announced_addresses(const pubsub::DiscoveredParticipant& participant);
 
@@ -119,5 +125,25 @@ Result<nlohmann::json> dds_control_request(pubsub::Participant& participant,
                                            const nlohmann::json& request,
                                            std::chrono::milliseconds timeout,
                                            const ControlKey* key = nullptr);
+
+// One member of a recording set as ctl --dds --set saw it (dds_set_request).
+struct SetMember {
+  pubsub::GuidPrefix participant{};
+  std::string addresses;                // as announced (announced_addresses)
+  std::optional<nlohmann::json> reply;  // none: no reply within the timeout
+};
+
+// Client side of a recording set (dds_control_set.cpp): finds the recorders whose participant
+// announces set `set` (recorder_user_data) - `members` of them, or with 0 those seen until
+// discovery has been quiet for 2 s - waits until each has matched the request writer, sends
+// `request` with "set" added and collects each member's reply until all have answered or
+// `timeout` (which covers everything) is over. With `key` the request is signed and each reply
+// must be. Errors: kTimeout "no recorder of set NAME on domain N" (none found), "only K of N
+// recorders of set NAME on domain D" (--members not reached); kIo (not written).
+Result<std::vector<SetMember>> dds_set_request(pubsub::Participant& participant,
+                                               const nlohmann::json& request,
+                                               const std::string& set, size_t members,
+                                               std::chrono::milliseconds timeout,
+                                               const ControlKey* key = nullptr);
 
 }  // namespace service

@@ -309,7 +309,7 @@ Result<std::unique_ptr<Recorder>> Recorder::create(const config::RecorderConfig&
   po.interface = c.interface;
   po.peers = c.peers;
   po.max_sample_size = c.max_sample_bytes;
-  po.user_data = "pubsub-recorder";
+  po.user_data = recorder_user_data(c.control.set);
   po.shared_memory = c.transport_shm;
   po.network_data = c.transport_udp;
   po.discovery_limits.max_participants = c.discovery.max_participants;

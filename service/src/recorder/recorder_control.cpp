@@ -3,6 +3,8 @@
 // the commands they run (Recorder::status, pause, resume, split, tag, snapshot), any thread,
 // under maps_mu where they touch the topics.
 
+#include <unistd.h>
+
 #include <algorithm>
 
 #include "control_commands.hpp"
@@ -23,6 +25,27 @@ Result<void> Recorder::Impl::start_control(const std::filesystem::path& path) {
   return {};
 }
 
+nlohmann::json Recorder::Impl::handle_dds_request(const nlohmann::json& request) {
+  const std::string& set = cfg.control.set;
+  if (request.contains("set") && (!request["set"].is_string() || request["set"] != set))
+    return nullptr;  // another recording set's request: not for us, no reply
+  Recorder* r = owner.load();
+  nlohmann::json reply = r ? handle_control(*r, request)
+                           : nlohmann::json{{"ok", false}, {"error", "the recorder is starting"}};
+  if (!set.empty()) reply["member"] = member_json();
+  return reply;
+}
+
+nlohmann::json Recorder::Impl::member_json() const {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  const std::string addr = participant->unicast_locator().to_string();
+  return {{"set", cfg.control.set},
+          {"host", host},
+          {"address", addr.substr(0, addr.rfind(':'))},
+          {"path", cfg.storage.path.string()}};
+}
+
 Result<void> Recorder::Impl::start_dds_control() {
   DdsControl::Auth auth;
   if (!cfg.control.key_file.empty()) {
@@ -34,11 +57,7 @@ Result<void> Recorder::Impl::start_dds_control() {
       std::chrono::milliseconds(static_cast<int64_t>(cfg.control.max_clock_skew_s * 1000));
   auto dds = DdsControl::start(
       *participant, cfg.control.allow,
-      [this](const nlohmann::json& request) {
-        Recorder* r = owner.load();
-        if (!r) return nlohmann::json{{"ok", false}, {"error", "the recorder is starting"}};
-        return handle_control(*r, request);
-      },
+      [this](const nlohmann::json& request) { return handle_dds_request(request); },
       [l = log](const std::string& line) { l->warn("{}", line); }, std::move(auth));
   if (!dds) return dds.error();
   dds_control = std::move(dds).value();

@@ -184,6 +184,10 @@ struct Recorder::Impl {
 
   // The recording, or in snapshot mode the buffer (each snapshot's recording gets `wo`).
   Result<void> open_sink(storage::SegmentWriterOptions wo);
+  // DDS control's handler: a request naming another recording set (control.set) gets no reply;
+  // a member's replies name it ("member": set, host, address, path).
+  nlohmann::json handle_dds_request(const nlohmann::json& request);
+  nlohmann::json member_json() const;
   // storage.on_segment_closed: creates `hooks` and sets wo.on_segment_finished (no-op without).
   void start_hooks(storage::SegmentWriterOptions& wo);
   // At the end of run(): the finished recording's hook (when it closed cleanly), then waits

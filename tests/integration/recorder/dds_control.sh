@@ -129,7 +129,13 @@ e=$("$BIN/pubsub-recorder" ctl --dds --socket "$out/x.sock" status --json 2>&1);
 [ $rc = 2 ] && [ "$e" = "pubsub-recorder ctl: --dds sends the command over DDS: give no --socket, --path or --config with it" ] ||
   fail "--dds --socket: exit $rc, '$e'"
 e=$("$BIN/pubsub-recorder" ctl --domain 7 --socket "$out/x.sock" status --json 2>&1); rc=$?
-[ $rc = 2 ] && [ "$e" = "pubsub-recorder ctl: --domain, --interface and --key-file go with --dds" ] ||
+[ $rc = 2 ] && [ "$e" = "pubsub-recorder ctl: --domain, --interface, --key-file, --set and --members go with --dds" ] ||
   fail "--domain without --dds: exit $rc, '$e'"
+e=$("$BIN/pubsub-recorder" ctl --set rig --path "$out" status 2>&1); rc=$?
+[ $rc = 2 ] && [ "$e" = "pubsub-recorder ctl: --domain, --interface, --key-file, --set and --members go with --dds" ] ||
+  fail "--set without --dds: exit $rc, '$e'"
+e=$("$BIN/pubsub-recorder" ctl --dds --members 2 --timeout 1 status 2>&1); rc=$?
+[ $rc = 2 ] && [ "$e" = "pubsub-recorder ctl: --members goes with --set" ] ||
+  fail "--members without --set: exit $rc, '$e'"
 [ $status = 0 ] && echo "dds control: ok (refused participant $guid)"
 exit $status

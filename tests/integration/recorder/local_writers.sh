@@ -9,6 +9,10 @@
 # Checked: each recording holds exactly its host's two writers (Shared and Only<N>, 200 samples
 # each, none lost); over the three every writer is recorded once; each recorder's `ctl status`
 # says 4 writers elsewhere; the libpubsub host's 400 samples came through shared memory.
+# The three are a recording set (control.set rig) driven from namespace 0 with
+# `ctl --dds --set rig --members 3`: status is a row per member; tag reaches all three (the mark is
+# in each recording); a participant that announces the set and never answers is named (exit 3);
+# --members 5 of 3 and a request for another set find too few (exit 2); stop ends all three.
 # Not Fast DDS: Debian's Fast DDS 2.9 (built with assertions) aborts in its statistics
 # (OutputTrafficManager::set_statistics_message_data) when a reader on its own host announces the
 # address its interface whitelist (the peer's --nic) names.
@@ -30,6 +34,7 @@ recorders=()
 for i in 0 1 2; do
   netns_spawn "$i" 90 "$BIN/pubsub-recorder" --domain "$DOMAIN" --interface "veth$i" \
     --writers local --path "$out/rec$i" --set storage.chunk_max_age_ms=20 \
+    --set control.dds=true --set 'control.allow=["198.18.0.0/15"]' --set control.set=rig \
     >"$out/rec$i.log" 2>&1
   recorders+=("$SPAWNED")
 done
@@ -55,9 +60,50 @@ for i in 0 1 2; do
     >"$out/status$i.json" || fail "ctl status $i failed"
   ip netns exec "${NS_PREFIX}$i" "$BIN/pubsub-recorder" ctl --path "$out/rec$i" status \
     >"$out/status$i.txt" || fail "ctl status (text) $i failed"
-  ip netns exec "${NS_PREFIX}$i" "$BIN/pubsub-recorder" ctl --path "$out/rec$i" stop >/dev/null ||
-    fail "ctl stop $i failed"
 done
+
+# The recording set, from namespace 0.
+set_ctl() {  # set_ctl NAME OUTFILE ARGS...: ctl --dds --set NAME; exit status as ctl's
+  local name=$1 file=$2
+  shift 2
+  ip netns exec "${NS_PREFIX}0" "$BIN/pubsub-recorder" ctl --dds --domain "$DOMAIN" \
+    --interface veth0 --set "$name" "$@" >"$file" 2>"$file.err"
+}
+set_ctl rig "$out/set-status.txt" --members 3 --timeout 20 status
+rc=$?
+[ $rc = 0 ] || { fail "set status: exit $rc"; cat "$out/set-status.txt.err"; }
+[ "$(grep -c ' recording ' "$out/set-status.txt")" = 3 ] &&
+  grep -q "^3 of 3 members of set rig answered$" "$out/set-status.txt" ||
+  { fail "set status: not three recording rows"; cat "$out/set-status.txt"; }
+set_ctl rig "$out/set-tag.txt" --members 3 --timeout 20 tag all-hosts --note "one command"
+rc=$?
+[ $rc = 0 ] && [ "$(grep -c ': tag "all-hosts" at ' "$out/set-tag.txt")" = 3 ] ||
+  { fail "set tag: exit $rc"; cat "$out/set-tag.txt" "$out/set-tag.txt.err"; }
+set_ctl other "$out/set-other.txt" --timeout 4 status
+rc=$?
+[ $rc = 2 ] && grep -q "no recorder of set other on domain $DOMAIN" "$out/set-other.txt.err" ||
+  { fail "a set with no member: exit $rc, expected 2"; cat "$out/set-other.txt.err"; }
+# A fourth "member" that never answers: a participant announcing the set with no DDS control.
+netns_spawn 2 30 "$BIN/discovery_probe" -nic veth2 -domain "$DOMAIN" -seconds 20 \
+  -user-data "pubsub-recorder set=rig" >"$out/probe.out" 2>&1
+probe=$SPAWNED
+set_ctl rig "$out/set-mute.txt" --members 4 --timeout 6 status
+rc=$?
+kill "$probe" 2>/dev/null
+wait "$probe" 2>/dev/null
+[ $rc = 3 ] || fail "set status with a member that does not answer: exit $rc, expected 3"
+grep -q "^3 of 4 members of set rig answered$" "$out/set-mute.txt" &&
+  grep -q "^pubsub-recorder ctl: status: participant [0-9a-f]* ($(netns_addr 2)) of set rig did not answer$" \
+    "$out/set-mute.txt.err" ||
+  { fail "the member that did not answer is not named"; cat "$out/set-mute.txt"*; }
+set_ctl rig "$out/set-five.txt" --members 5 --timeout 3 status
+rc=$?
+[ $rc = 2 ] && grep -q "only 3 of 5 recorders of set rig on domain $DOMAIN" "$out/set-five.txt.err" ||
+  { fail "--members 5 of 3: exit $rc, expected 2"; cat "$out/set-five.txt.err"; }
+set_ctl rig "$out/set-stop.txt" --members 3 --timeout 20 stop
+rc=$?
+[ $rc = 0 ] && [ "$(grep -c ': stopping' "$out/set-stop.txt")" = 3 ] ||
+  { fail "set stop: exit $rc"; cat "$out/set-stop.txt" "$out/set-stop.txt.err"; }
 for i in 0 1 2; do
   wait "${recorders[$i]}" || fail "recorder $i exit $?"
   "$BIN/pubsub-replay" info --json "$out/rec$i" >"$out/info$i.json" || fail "info $i failed"
@@ -83,6 +129,9 @@ for i in range(3):
         bad.append(f"recorder {i}: writers_elsewhere {st['writers_elsewhere']}, expected 4")
     if st["samples"] != 400:
         bad.append(f"recorder {i}: {st['samples']} samples, expected 400")
+    tags = [(m["name"], m["note"]) for m in info["marks"] if m["kind"] == "tag"]
+    if tags != [("all-hosts", "one command")]:
+        bad.append(f"recording {i}: tags {tags}, expected the set's all-hosts")
     for w in ws:
         guids.setdefault(w["guid"], []).append(i)
     print(f"recording {i}: {got}, {st['writers_elsewhere']} writers elsewhere, "

@@ -432,6 +432,22 @@ TEST_CASE(
   CHECK(d.control.max_clock_skew_s == 30);
 }
 
+TEST_CASE("control.set is a short name of A-Z a-z 0-9 . _ -, given with control.dds") {
+  const std::string base =
+      R"({"storage":{"path":"x"},"control":{"dds":true,"allow":["10.0.0.0/8"],)";
+  CHECK(only_error(base + R"("set":"rig 1"}})") ==
+        "/control/set: expected a set name of at most 64 characters of A-Z a-z 0-9 . _ -, got "
+        "\"rig 1\"");
+  CHECK(only_error(base + R"("set":")" + std::string(65, 'a') + R"("}})")
+            .rfind("/control/set: expected a set name of at most 64", 0) == 0);
+  CHECK(only_error(base + R"("set":7}})") == "/control/set: expected a string, got 7");
+  CHECK(only_error(R"({"storage":{"path":"x"},"control":{"set":"rig"}})") ==
+        "/control/set: names a recording set reached by DDS control: set /control/dds to true, "
+        "or leave set out");
+  CHECK(config_test::parsed(base + R"("set":"rig-1.a_b"}})").control.set == "rig-1.a_b");
+  CHECK(config_test::parsed(R"({"storage":{"path":"x"}})").control.set.empty());
+}
+
 TEST_CASE("discovery limits are integers from 1, into RecorderConfig::discovery") {
   CHECK(only_error(R"({"storage":{"path":"x"},"discovery":{"max_participants":0}})") ==
         "/discovery/max_participants: expected an integer in 1..1000000, got 0");

@@ -1,0 +1,87 @@
+// ctl_set.hpp: the text of a recording set's replies.
+#include "ctl_set.hpp"
+
+#include <cstdio>
+
+#include "common/hex.hpp"
+#include "text.hpp"
+
+namespace service {
+namespace {
+
+using json = nlohmann::json;
+
+// "robot-a 198.18.0.1": the member as it names itself, else as discovery showed it.
+std::string member_name(const SetMember& m) {
+  if (m.reply && m.reply->contains("member") && (*m.reply)["member"].is_object()) {
+    const json& j = (*m.reply)["member"];
+    return j.value("host", std::string("?")) + " " + j.value("address", m.addresses);
+  }
+  return "participant " + common::to_hex(m.participant) + " (" + m.addresses + ")";
+}
+
+std::string status_row(const std::string& name, const json& s) {
+  const double seconds = s.value("seconds", 0.0);
+  const auto samples = s.value("samples", uint64_t{0});
+  const auto bytes = s.value("bytes", uint64_t{0});
+  const std::string state = s.value("mode", std::string("record")) == "snapshot" ? "snapshot"
+                            : s.value("paused", false)                           ? "paused"
+                                                                                 : "recording";
+  char row[512];
+  std::snprintf(row, sizeof row, "%-32s %-9s %10llu %9.1f %9.1f %8llu %7llu %+9.3f\n", name.c_str(),
+                state.c_str(), static_cast<unsigned long long>(samples),
+                seconds > 0 ? static_cast<double>(samples) / seconds : 0.0,
+                static_cast<double>(bytes) / 1e6,
+                static_cast<unsigned long long>(s.value("lost", uint64_t{0})),
+                static_cast<unsigned long long>(s.value("writers", uint64_t{0})),
+                s.value("wall_clock_offset_s", 0.0));
+  return row;
+}
+
+}  // namespace
+
+SetOutput set_output(const std::string& set, const std::string& cmd,
+                     const std::vector<SetMember>& members, bool as_json) {
+  SetOutput o;
+  json all = json::array();
+  size_t answered = 0, refused = 0;
+  if (cmd == "status" && !as_json) {
+    char head[256];
+    std::snprintf(head, sizeof head, "%-32s %-9s %10s %9s %9s %8s %7s %9s\n", "MEMBER", "STATE",
+                  "SAMPLES", "AVG/S", "MB", "LOST", "WRITERS", "CLOCK S");
+    o.out = head;
+  }
+  for (const auto& m : members) {
+    const std::string name = member_name(m);
+    if (!m.reply) {
+      o.err += "pubsub-recorder ctl: " + cmd + ": " + name + " of set " + set + " did not answer\n";
+      all.push_back({{"member", name}, {"answered", false}});
+      continue;
+    }
+    ++answered;
+    const json& r = *m.reply;
+    if (!r.value("ok", false)) {
+      ++refused;
+      o.err += "pubsub-recorder ctl: " + cmd + ": " + name + ": " +
+               r.value("error", std::string("refused")) + "\n";
+    } else if (cmd == "status" && !as_json) {
+      o.out += status_row(name, r.value("status", json::object()));
+    } else if (cmd != "status") {
+      o.out += name + ": " + r.value("message", std::string("done")) + "\n";
+    }
+    json entry = r;
+    entry["answered"] = true;
+    all.push_back(std::move(entry));
+  }
+  if (cmd == "status" && as_json) {
+    o.out = json{{"set", set}, {"members", all}}.dump() + "\n";
+  } else {
+    o.out += std::to_string(answered) + " of " + std::to_string(members.size()) +
+             " members of set " + set + " answered" +
+             (refused ? ", " + std::to_string(refused) + " refused" : "") + "\n";
+  }
+  o.exit = answered < members.size() ? kExitSetMissing : refused ? 1 : 0;
+  return o;
+}
+
+}  // namespace service

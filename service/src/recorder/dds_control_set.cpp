@@ -1,0 +1,137 @@
+// The client side of a recording set (dds_control.hpp, dds_set_request): one request to every
+// recorder whose participant announces control.set NAME, one reply collected from each.
+//
+// Runs on the caller's thread; the reply reader's callback (a participant receive thread) only
+// stores replies under `mu`. Members are told apart by their participant (the reply writer's GUID
+// prefix), found in discovery by their user data (recorder_user_data).
+#include <algorithm>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+
+#include "dds_control.hpp"
+
+namespace service {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr auto kQuiet = std::chrono::seconds(2);  // discovery settled: no new member for this long
+
+std::vector<pubsub::DiscoveredParticipant> members_now(const pubsub::Participant& p,
+                                                       const std::string& user_data) {
+  std::vector<pubsub::DiscoveredParticipant> out;
+  for (auto& d : p.discovered_participants()) {
+    if (d.user_data == user_data) out.push_back(std::move(d));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.guid_prefix < b.guid_prefix; });
+  return out;
+}
+
+// The members: `want` of them, or (want 0) as many as discovery shows once it has been quiet.
+Result<std::vector<pubsub::DiscoveredParticipant>> find_members(const pubsub::Participant& p,
+                                                                const std::string& set, size_t want,
+                                                                Clock::time_point deadline) {
+  const std::string user_data = recorder_user_data(set);
+  const std::string domain = std::to_string(p.options().domain_id);
+  std::vector<pubsub::DiscoveredParticipant> seen;
+  auto changed = Clock::now();
+  for (;;) {
+    auto now_members = members_now(p, user_data);
+    if (now_members.size() != seen.size()) changed = Clock::now();
+    seen = std::move(now_members);
+    if (want > 0 ? seen.size() >= want : !seen.empty() && Clock::now() - changed >= kQuiet)
+      return seen;
+    if (Clock::now() >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (seen.empty())
+    return Error{Errc::kTimeout, "no recorder of set " + set + " on domain " + domain};
+  if (want == 0) return seen;
+  return Error{Errc::kTimeout, "only " + std::to_string(seen.size()) + " of " +
+                                   std::to_string(want) + " recorders of set " + set +
+                                   " on domain " + domain};
+}
+
+// Whether every member's request reader has matched `w`.
+bool all_matched(const pubsub::Writer& w, const std::vector<pubsub::DiscoveredParticipant>& ms) {
+  const auto readers = w.matched_reader_guids();
+  return std::all_of(ms.begin(), ms.end(), [&](const auto& m) {
+    return std::any_of(readers.begin(), readers.end(),
+                       [&](const pubsub::Guid& g) { return g.prefix == m.guid_prefix; });
+  });
+}
+
+}  // namespace
+
+Result<std::vector<SetMember>> dds_set_request(pubsub::Participant& participant,
+                                               const nlohmann::json& request,
+                                               const std::string& set, size_t members,
+                                               std::chrono::milliseconds timeout,
+                                               const ControlKey* key) {
+  const auto deadline = Clock::now() + timeout;
+  constexpr uint64_t kId = 1;
+  auto writer = participant.create_writer({kControlRequestTopic, kControlRequestType});
+  if (!writer) return writer.error();
+  const pubsub::Guid me = (*writer)->guid();
+  std::mutex mu;
+  std::condition_variable cv;
+  std::map<pubsub::GuidPrefix, std::string> replies;  // under mu
+  pubsub::ReaderQos rq;
+  rq.durability = pubsub::DurabilityKind::kTransientLocal;
+  auto reader = participant.create_reader({kControlReplyTopic, kControlReplyType}, rq,
+                                          [&](const pubsub::SampleInfo& info, pubsub::Bytes body) {
+                                            auto r = dds_control_wire::decode_reply(
+                                                body, info.encapsulation, 16u << 20);
+                                            if (!r || r->requester != me || r->id != kId) return;
+                                            std::lock_guard lk(mu);
+                                            replies.emplace(info.writer.prefix, std::move(r->json));
+                                            cv.notify_all();
+                                          });
+  if (!reader) return reader.error();
+
+  auto found = find_members(participant, set, members, deadline);
+  if (!found) return found.error();
+  const auto& ms = *found;
+  while (!all_matched(**writer, ms) && Clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+
+  nlohmann::json req = request;
+  req["set"] = set;
+  const std::string nonce = key ? random_nonce() : std::string();
+  const std::string text = key ? sign_request(*key, participant.options().domain_id, me.to_string(),
+                                              unix_ms_now(), nonce, req.dump())
+                               : req.dump();
+  if (auto w = (*writer)->write(dds_control_wire::encode(dds_control_wire::Request{kId, text})); !w)
+    return Error{Errc::kIo, "cannot send the request: " + w.error().message};
+  std::map<pubsub::GuidPrefix, std::string> got;
+  {
+    std::unique_lock lk(mu);
+    cv.wait_until(lk, deadline, [&] {
+      return std::all_of(ms.begin(), ms.end(),
+                         [&](const auto& m) { return replies.count(m.guid_prefix) > 0; });
+    });
+    got = replies;
+  }
+  std::vector<SetMember> out;
+  for (const auto& m : ms) {
+    SetMember s{m.guid_prefix, announced_addresses(m), std::nullopt};
+    if (auto it = got.find(m.guid_prefix); it != got.end()) {
+      if (key) {
+        auto opened = open_reply(*key, me.to_string(), nonce, it->second);
+        s.reply =
+            opened ? *opened : nlohmann::json{{"ok", false}, {"error", opened.error().message}};
+      } else {
+        auto j = nlohmann::json::parse(it->second, nullptr, false);
+        s.reply = j.is_object()
+                      ? j
+                      : nlohmann::json{{"ok", false},
+                                       {"error", "reply is not a JSON object: " + it->second}};
+      }
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace service
