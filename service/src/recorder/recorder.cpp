@@ -361,6 +361,16 @@ Result<std::unique_ptr<Recorder>> Recorder::create(const config::RecorderConfig&
     if (auto s = impl->start_control(socket); !s) return s.error();
   }
 
+  if (!c.control.set.empty() && c.mode == config::RecorderMode::kRecord) {
+    // The recording says whose it is: which set, which host (info lists it with the marks).
+    const auto m = impl->member_json();
+    const std::string note =
+        "host " + m["host"].get<std::string>() + ", address " + m["address"].get<std::string>();
+    if (auto s = impl->store->add_mark(
+            {storage::MarkKind::kSetMember, impl->reception_now(), c.control.set, note});
+        !s)
+      return s.error();
+  }
   if (auto s = impl->open_reader(); !s) return s.error();
   impl->log->info(
       "recording domain {} on {} into {} (topics {}{})", c.domain,

@@ -165,6 +165,8 @@ const char* mark_kind(storage::MarkKind k) {
       return "resume";
     case storage::MarkKind::kClockStep:
       return "clock_step";
+    case storage::MarkKind::kSetMember:
+      return "set_member";
   }
   return "?";
 }

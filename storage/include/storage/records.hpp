@@ -81,6 +81,9 @@ enum class MarkKind : uint8_t {
   // "wall_clock"; note: the step and the wall clock's distance from reception times after it,
   // "+300.000 s; wall - reception +300.000 s". Reception times follow the monotonic clock.
   kClockStep = 4,
+  // The recording is a recording set's member's (pubsub-recorder control.set), put at the start
+  // (format 4 readers before it refuse the entry). name: the set; note: "host H, address A".
+  kSetMember = 5,
 };
 
 struct Mark {

@@ -113,7 +113,7 @@ for i in 0 1 2; do
     fail "recorder $i's last lines do not count 4 writers elsewhere"
 done
 
-python3 - "$out" <<'PY' || fail "recordings"
+python3 - "$out" "$NS_SUBNET" <<'PY' || fail "recordings"
 import json, sys
 out = sys.argv[1]
 guids, bad = {}, []
@@ -132,6 +132,10 @@ for i in range(3):
     tags = [(m["name"], m["note"]) for m in info["marks"] if m["kind"] == "tag"]
     if tags != [("all-hosts", "one command")]:
         bad.append(f"recording {i}: tags {tags}, expected the set's all-hosts")
+    member = [(m["name"], m["note"]) for m in info["marks"] if m["kind"] == "set_member"]
+    addr = f"198.18.{sys.argv[2]}.{i + 1}"
+    if len(member) != 1 or member[0][0] != "rig" or not member[0][1].endswith(f", address {addr}"):
+        bad.append(f"recording {i}: set_member marks {member}, expected rig at {addr}")
     for w in ws:
         guids.setdefault(w["guid"], []).append(i)
     print(f"recording {i}: {got}, {st['writers_elsewhere']} writers elsewhere, "

@@ -160,7 +160,15 @@ TEST_CASE("The mark decoder refuses a bad kind and every truncation") {
     REQUIRE(*d.next(e));
     CHECK(e.mark == step);
   }
-  raw[1] = std::byte{5};  // no such mark kind (4 is kClockStep)
+  {
+    const Mark member{MarkKind::kSetMember, 1, "rig", "host cell-a, address 198.18.0.1"};
+    Bytes one;
+    format::append_mark_entry(one, member);
+    format::EntryDecoder d(one);
+    REQUIRE(*d.next(e));
+    CHECK(e.mark == member);
+  }
+  raw[1] = std::byte{6};  // no such mark kind (5 is kSetMember)
   format::EntryDecoder dec(raw);
   auto bad = dec.next(e);
   REQUIRE_FALSE(bad.ok());
