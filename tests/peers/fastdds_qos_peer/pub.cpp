@@ -2,7 +2,8 @@
 //
 // Main thread: create the entities, print "ready", wait for --wait-readers, write --count
 // samples at --rate (ids round-robin over --keys, seq from 1), print "written", dispose the
-// --dispose ids, unregister the others (--unregister-rest), linger, print "done", delete.
+// --dispose ids, unregister the others (--unregister-rest), wait until the matched readers have
+// acknowledged it all (up to --timeout), linger, print "done", delete.
 // While it waits it asserts liveliness every --assert-every ms (manual liveliness kinds).
 // Fast DDS's threads call WriterEvents, which prints matched / incompatible QoS / deadline
 // missed lines.
@@ -195,6 +196,15 @@ int publish(const Options& o, Waker& waker, Participant& p, dds::DataWriter* w,
   if (r == Outcome::kFailed) return finish(false, 1);
   emit(Json("written").num("count", written));
   const bool ok = dispose_and_unregister(o, w);
+  // A reader that matched us before it knew our writer (its SEDP still in repair) drops what we
+  // sent; it asks again once it knows us. Lingering alone can end first (under load): wait until
+  // every matched reader has acknowledged everything (best effort: returns at once). Not with
+  // a lifespan: Fast DDS 2.9 never counts an expired sample as acknowledged.
+  if (!o.qos.lifespan_ms) {
+    const auto acked = w->wait_for_acknowledgments(eprosima::fastrtps::Duration_t(o.timeout));
+    if (acked != ReturnCode_t::RETCODE_OK)
+      err("not every matched reader acknowledged within --timeout; lingering all the same");
+  }
   pacer.until(Clock::now() + seconds_of(o.linger));  // a stop ends lingering early
   return finish(ok, ok ? 0 : 1);
 }
