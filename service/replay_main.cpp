@@ -80,6 +80,7 @@ std::optional<replay::TimeArg> time_option(const std::string& text, const char* 
 
 struct Args {
   std::string dir;
+  std::vector<std::string> dirs;  // merge
   bool json = false;
   double rate = 1.0;
   bool fast = false;
@@ -209,6 +210,18 @@ void define_other_commands(CLI::App& app, Args& a) {
                          "Finish a recording that was not closed cleanly: cut torn tails (kept in "
                          "DIR/recovered/), bring the index in line");
   rec->add_option("DIR", a.dir, "Recording directory")->required();
+  auto* mrg = app.add_subcommand(
+      "merge", "Write several recordings (a recording set's members) as one new recording");
+  mrg->add_option("DIR", a.dirs, "Recording directories, two or more")->required();
+  mrg->add_option("-o,--output", a.output, "The new recording (must not exist, or be empty)")
+      ->required();
+  mrg->add_flag("-q,--quiet", a.quiet, "No progress lines");
+  mrg->footer(
+      "Records in reception-time order; a sample several inputs hold (same writer GUID and "
+      "sequence number) is written once; tags and other marks at their times.\n"
+      "Exit status: 0 ok; 1 reading or writing failed (the output removed); 2 bad arguments, an "
+      "input that is not a recording, or an output that exists (nothing created); 4 an input "
+      "is being written by a recorder (nothing created).");
 
   exp->footer(
       "-o FILE is written as .FILE.partial-PID in the same directory and renamed onto FILE at "
@@ -244,11 +257,11 @@ int parse_error(CLI::App& app, const CLI::ParseError& e, int argc, char** argv) 
   for (auto* s : app.get_subcommands()) sub = s->get_name();
   if (sub.empty() && argc > 1 && argv[1][0] != '-') {
     return usage_error(std::string("unknown command '") + argv[1] +
-                           "' (commands: info, types, play, export, verify, recover, reindex)",
+                           "' (commands: info, types, play, export, verify, recover, reindex, merge)",
                        sub);
   }
   if (sub.empty() && argc == 1) {
-    return usage_error("a command is needed: info, types, play, export, verify, recover or reindex",
+    return usage_error("a command is needed: info, types, play, export, verify, recover, reindex or merge",
                        sub);
   }
   if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr &&
@@ -351,6 +364,7 @@ int run(int argc, char** argv) {
     return parse_error(app, e, argc, argv);
   }
   const std::string name = app.get_subcommands().front()->get_name();
+  if (name == "merge") return replay::merge({a.dirs, a.output, a.quiet}, std::cout, std::cerr);
   if (a.dir.empty()) {
     return usage_error("the recording directory DIR is missing (write it right after '" + name +
                            "', before options that take several values)",

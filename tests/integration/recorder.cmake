@@ -92,7 +92,9 @@ pubsub_netns_test("recorder: 2-minute soak of mixed traffic - RSS, fds and threa
 # 7h. A recorder per host (issue 35): three namespaces, each with its writers (libpubsub over
 #     shared memory, Cyclone DDS, libpubsub over UDP) on a shared topic and one of its own, and a
 #     recorder with --writers local: each records exactly its host's writers, each writer once.
-pubsub_netns_test("recorder: one recorder per host with topics.writers local, driven as one recording set - each records its own host's writers only, every writer once, ctl --set reaches all, names a silent member"
+#     The three are recording set "rig" (ctl --dds --set: status, tag, a silent member named,
+#     stop); pubsub-replay merge makes one recording of them, each sample once.
+pubsub_netns_test("recorder: one recorder per host with topics.writers local, driven as one recording set, merged - each records its own host's writers only, every writer once, ctl --set reaches all and names a silent member, merge keeps each sample once"
                   ${IT}/recorder/local_writers.sh)
 # 7i. storage.on_segment_closed (issue 35, item 5): a hook ships each finished segment as it
 #     rolls (one a second) and the index at the end; the segments alone reindex, verify and export

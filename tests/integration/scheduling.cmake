@@ -39,7 +39,7 @@ set(light_namespace_tests
   "recorder: Cyclone writers' link down past their lease - matched again, durable history recorded once, volatile and best-effort losses counted exactly, a restarted publisher recorded as two writers"  # the same
   "recorder: the wall clock stepped +300 s and -600 s while recording - reception times ordered without a jump, segments rolled, steps logged and marked, play paced by reception"  # 200 samples/s
   "recorder: 2-minute soak of mixed traffic - RSS, fds and threads flat after warm-up, nothing reliable lost, the recording verifies"  # 0.28 (perf/soak.sh: 34 CPU-s in 121 s)
-  "recorder: one recorder per host with topics.writers local, driven as one recording set - each records its own host's writers only, every writer once, ctl --set reaches all, names a silent member"  # 1200 samples at 200/s
+  "recorder: one recorder per host with topics.writers local, driven as one recording set, merged - each records its own host's writers only, every writer once, ctl --set reaches all and names a silent member, merge keeps each sample once"  # 1200 samples at 200/s
   "recorder: storage.on_segment_closed ships each finished segment and the recording - they verify at the other end, failing hooks counted"  # 1400 samples at 200/s
   "qos: latched state of a pubsub durable writer for fastdds readers"  # 0.05
   "qos: latched state of a cyclone durable writer for pubsub readers"  # 0.04

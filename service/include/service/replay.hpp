@@ -173,6 +173,18 @@ int recover(const std::string& dir, std::ostream& out, std::ostream& err);
 // changed) while a recorder writes it.
 int reindex(const std::string& dir, std::ostream& out, std::ostream& err);
 
+// pubsub-replay merge DIR... -o OUT (service/src/replay/merge.cpp): writes the recordings as one
+// new recording OUT, records in reception-time order, a sample held by several (same writer GUID
+// and sequence number) once, marks at their times. kExitOk; kExitUsage fewer than two inputs, an
+// input that is not a recording or OUT not new (nothing created); kExitLive an input is being
+// written (nothing created); kExitProblems reading or writing failed (OUT removed).
+struct MergeOptions {
+  std::vector<std::string> dirs;
+  std::string out;
+  bool quiet = false;  // no progress lines
+};
+int merge(const MergeOptions& o, std::ostream& out, std::ostream& err);
+
 struct PlayOptions {
   std::string dir;
   double rate = 1.0;  // > 0; 2 = twice as fast

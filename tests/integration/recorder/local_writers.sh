@@ -150,5 +150,39 @@ for b in bad:
     print("FAIL:", b)
 sys.exit(1 if bad else 0)
 PY
+# Replayed as one: the three recordings merged into one (every writer once, marks kept); a
+# recording merged with itself keeps each sample once.
+"$BIN/pubsub-replay" merge -q "$out/rec0" "$out/rec1" "$out/rec2" -o "$out/merged" \
+  >"$out/merge.out" 2>&1 || { fail "merge exit $?"; cat "$out/merge.out"; }
+grep -q "^merged 3 recordings into $out/merged: 1200 samples of 4 topics from 6 writers, 0 duplicates left out," \
+  "$out/merge.out" || { fail "merge's summary"; cat "$out/merge.out"; }
+"$BIN/pubsub-replay" verify "$out/merged" >/dev/null 2>&1 || fail "the merged recording does not verify"
+"$BIN/pubsub-replay" info --json "$out/merged" >"$out/info-merged.json" || fail "info merged"
+for i in 0 1 2; do "$BIN/pubsub-replay" export -q "$out/rec$i"; done | sort >"$out/parts.jsonl"
+"$BIN/pubsub-replay" export -q "$out/merged" >"$out/merged.jsonl" || fail "export merged"
+sort "$out/merged.jsonl" | cmp -s - "$out/parts.jsonl" || fail "the merged samples differ from the three recordings'"
+python3 - "$out" <<'PY' || fail "merged recording"
+import json, sys
+out = sys.argv[1]
+info = json.load(open(f"{out}/info-merged.json"))
+ws = sorted((w["topic"], w["samples"], w["lost"]) for w in info["recorded_writers"])
+want = sorted([("Shared", 200, 0)] * 3 + [(f"Only{i}", 200, 0) for i in range(3)])
+kinds = sorted(m["kind"] for m in info["marks"])
+times = [json.loads(l)["reception_ns"] for l in open(f"{out}/merged.jsonl")]
+bad = []
+if ws != want: bad.append(f"writers {ws}")
+if kinds != ["set_member"] * 3 + ["tag"] * 3: bad.append(f"marks {kinds}")
+if times != sorted(times): bad.append("not in reception-time order")
+for b in bad: print("FAIL: merged:", b)
+sys.exit(1 if bad else 0)
+PY
+"$BIN/pubsub-replay" merge -q "$out/rec0" "$out/rec0" -o "$out/twice" >"$out/twice.out" 2>&1 &&
+  grep -q ": 400 samples of 2 topics from 2 writers, 400 duplicates left out," "$out/twice.out" ||
+  { fail "a recording merged with itself"; cat "$out/twice.out"; }
+"$BIN/pubsub-replay" merge "$out/rec0" "$out/rec1" -o "$out/merged" >"$out/again.out" 2>&1
+rc=$?
+[ $rc = 2 ] && grep -q "exists and is not empty" "$out/again.out" ||
+  { fail "merge onto an existing recording: exit $rc"; cat "$out/again.out"; }
+
 [ $status -ne 0 ] && tail -n 3 "$out"/pub-*.out && for i in 0 1 2; do echo "--- recorder $i"; tail -n 15 "$out/rec$i.log"; done
 exit $status
