@@ -256,13 +256,14 @@ int parse_error(CLI::App& app, const CLI::ParseError& e, int argc, char** argv) 
   std::string sub;
   for (auto* s : app.get_subcommands()) sub = s->get_name();
   if (sub.empty() && argc > 1 && argv[1][0] != '-') {
-    return usage_error(std::string("unknown command '") + argv[1] +
-                           "' (commands: info, types, play, export, verify, recover, reindex, merge)",
-                       sub);
+    return usage_error(
+        std::string("unknown command '") + argv[1] +
+            "' (commands: info, types, play, export, verify, recover, reindex, merge)",
+        sub);
   }
   if (sub.empty() && argc == 1) {
-    return usage_error("a command is needed: info, types, play, export, verify, recover, reindex or merge",
-                       sub);
+    return usage_error(
+        "a command is needed: info, types, play, export, verify, recover, reindex or merge", sub);
   }
   if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr &&
       std::string(e.what()).find("DIR") != std::string::npos) {
