@@ -56,6 +56,7 @@ for p in pubsub-recorder pubsub-replay pubsub_qos_peer cyclone_qos_peer; do
 done
 DOMAIN=21
 secs=$((minutes * 60))
+commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)  # at the start: the run's sources
 mkdir -p "$outdir" || exit 2
 netns_setup 2
 work=$(mktemp -d) || exit 1  # the recording: removed at the end, as everything this made
@@ -135,4 +136,4 @@ vrc=$?
 tail -n 40 "$work/recorder.log" >"$outdir/recorder.log.tail"
 "$BIN/pubsub-replay" info --json "$work/rec" >"$work/info.json" 2>/dev/null
 python3 "$HERE/soak_report.py" "$outdir" "$work/info.json" "$rc" "$vrc" "$minutes" "$churn" \
-  "$retention_mb" "$check" "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)"
+  "$retention_mb" "$check" "$commit"
