@@ -235,6 +235,10 @@ void Discovery::refused(bool participant, const std::string& what) {
 }
 
 void Discovery::add_builtin_proxies(const wire::ParticipantData& p, rtps::SteadyTime now) {
+  // TypeLookup first: once the SEDP proxies exist a writer of p may be matched, and the recorder
+  // then asks p for its type at once.
+  type_lookup_.add_participant(p, now);
+  type_server_.add_participant(p, now);
   std::vector<Locator> meta = p.metatraffic_unicast;
   if (meta.empty()) meta = p.default_unicast;
   auto reader_info = [&](uint32_t entity) {
@@ -268,8 +272,6 @@ void Discovery::add_builtin_proxies(const wire::ParticipantData& p, rtps::Steady
   if (set & wire::kBuiltinParticipantMessageReader) {
     pmd_writer_->add_reader(reader_info(wire::kEntityIdPmdReader), now);
   }
-  type_lookup_.add_participant(p, now);
-  type_server_.add_participant(p, now);
 }
 
 void Discovery::remove_participant(const GuidPrefix& prefix) {
