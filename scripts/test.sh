@@ -8,9 +8,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # How many tests the tsan and fuzz presets select (check_selection below): 12 libpubsub unit
-# tests (shm, same host, loans), 18 same-host integration tests, 1 recording run, 18 recorder
-# unit tests, 12 storage writer tests; one per fuzzer.
-TSAN_TESTS=72
+# tests (shm, same host, loans), 18 same-host integration tests, 1 recording run, 36 recorder
+# unit tests (the segment-hook runner's and ctl --set's among them), 12 storage writer tests;
+# one per fuzzer.
+TSAN_TESTS=79
 FUZZ_TESTS=8
 scripts/setup.sh
 
