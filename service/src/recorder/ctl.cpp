@@ -168,15 +168,20 @@ std::string status_text(const nlohmann::json& s) {
 
 // --dds: the request through a participant of our own on the recorder's domain, signed with
 // `key` when there is one.
-Result<nlohmann::json> dds_request(const CtlArgs& a, const nlohmann::json& request,
-                                   std::chrono::milliseconds timeout, const ControlKey* key) {
+// The client's own participant on the recorders' domain.
+Result<std::unique_ptr<pubsub::Participant>> ctl_participant(const CtlArgs& a) {
   pubsub::ParticipantOptions po;
   po.domain_id = a.domain;
   po.interface = a.interface;
   po.user_data = "pubsub-recorder ctl";
-  po.shared_memory = false;            // two samples: not worth a segment
+  po.shared_memory = false;            // a few samples: not worth a segment
   po.log = [](const std::string&) {};  // the output is the reply, as with the socket
-  auto participant = pubsub::Participant::create(po);
+  return pubsub::Participant::create(po);
+}
+
+Result<nlohmann::json> dds_request(const CtlArgs& a, const nlohmann::json& request,
+                                   std::chrono::milliseconds timeout, const ControlKey* key) {
+  auto participant = ctl_participant(a);
   if (!participant) return participant.error();
   return dds_control_request(**participant, request, timeout, key);
 }
@@ -184,13 +189,7 @@ Result<nlohmann::json> dds_request(const CtlArgs& a, const nlohmann::json& reque
 // --dds --set NAME: the request to every member of the recording set; prints their answers.
 int run_set(const CtlArgs& a, const std::string& cmd, const nlohmann::json& request,
             std::chrono::milliseconds timeout, const ControlKey* key) {
-  pubsub::ParticipantOptions po;
-  po.domain_id = a.domain;
-  po.interface = a.interface;
-  po.user_data = "pubsub-recorder ctl";
-  po.shared_memory = false;
-  po.log = [](const std::string&) {};
-  auto participant = pubsub::Participant::create(po);
+  auto participant = ctl_participant(a);
   if (!participant) {
     std::fprintf(stderr, "pubsub-recorder ctl: %s\n", participant.error().message.c_str());
     return kExitUsage;
