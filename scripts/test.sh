@@ -13,6 +13,9 @@ cd "$(dirname "$0")/.."
 # one per fuzzer.
 TSAN_TESTS=79
 FUZZ_TESTS=8
+# ctest's slots: four on this 2-core machine, a slot half a core (tests/CMakeLists.txt: a
+# namespace test takes all four, a unit test two, a light namespace test one).
+SLOTS=4
 scripts/setup.sh
 
 # run_ctest ARGS...: ctest, its skipped tests listed at the end; under CI=true they fail the run.
@@ -35,7 +38,8 @@ run_ctest() {
 
 # check_selection PRESET [EXPECTED]: the tests PRESET's filter selects are all built (no
 # *_NOT_BUILT placeholder of a target the preset's build leaves out) and, with EXPECTED, there are
-# exactly that many - so a filter that silently matches nothing cannot go unseen. Skipped when the
+# exactly that many - so a filter that silently matches nothing cannot go unseen - and each names
+# its share of the machine. Skipped when the
 # caller narrows the run with ctest arguments.
 check_selection() {
   local preset=$1 expected=${2:-} listed count
@@ -44,6 +48,19 @@ check_selection() {
   if grep -q '_NOT_BUILT' <<<"$listed"; then
     echo "test.sh: preset $preset selects tests of a target it does not build:" >&2
     grep '_NOT_BUILT' <<<"$listed" >&2
+    return 1
+  fi
+  # Every test names its share of the machine (PROCESSORS, tests/CMakeLists.txt): one left at
+  # ctest's default of one slot (which ctest does not list) would run beside three others unless it
+  # is a light namespace test (label "light", scheduling.cmake).
+  if ! ctest --preset "$preset" --show-only=json-v1 | python3 -c '
+import json, sys
+def props(t): return {p["name"]: p["value"] for p in t.get("properties", [])}
+unset = [t["name"] for t in json.load(sys.stdin)["tests"]
+         if "PROCESSORS" not in props(t) and "light" not in props(t).get("LABELS", [])]
+for name in unset: print(name)
+sys.exit(1 if unset else 0)' >&2; then
+    echo "test.sh: the tests above set no PROCESSORS (PUBSUB_SLOTS_*, tests/CMakeLists.txt)" >&2
     return 1
   fi
   count=$(sed -nE 's/^Total Tests: ([0-9]+)$/\1/p' <<<"$listed")
@@ -66,17 +83,17 @@ fi
 cmake --preset dev >/dev/null
 cmake --build --preset dev
 check_selection dev
-run_ctest --preset dev -j2 "$@"
+run_ctest --preset dev -j"$SLOTS" "$@"
 
 # ThreadSanitizer over the same-host paths (shared memory and intra-process): the libpubsub unit
 # tests and pubsub-perftest only, and the tests that exercise them.
 cmake --preset tsan >/dev/null
 cmake --build --preset tsan
 check_selection tsan "$TSAN_TESTS"
-run_ctest --preset tsan -j2 "$@"
+run_ctest --preset tsan -j"$SLOTS" "$@"
 
 # The fuzzers need clang's libFuzzer; they run from their seed corpus for a bounded count.
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz
 check_selection fuzz "$FUZZ_TESTS"
-run_ctest --preset fuzz -j2 "$@"
+run_ctest --preset fuzz -j"$SLOTS" "$@"

@@ -1,5 +1,6 @@
 # libpubsub and pubsub-perftest integration tests: processes in network namespaces (root).
-# Namespace tests take both cores (PROCESSORS 2) unless scheduling.cmake lists them as light.
+# Namespace tests take the whole machine (PUBSUB_SLOTS_MACHINE) unless scheduling.cmake lists them
+# as light.
 add_executable(discovery_probe ${CMAKE_CURRENT_SOURCE_DIR}/discovery_probe.cpp)
 target_link_libraries(discovery_probe PRIVATE pubsub::pubsub)
 
@@ -7,7 +8,7 @@ function(pubsub_netns_test name)
   add_test(NAME ${name} COMMAND bash ${ARGN})
   set_tests_properties(${name} PROPERTIES
     ENVIRONMENT "BIN=${CMAKE_BINARY_DIR}/bin"
-    SKIP_RETURN_CODE 77 TIMEOUT 240 PROCESSORS 2 LABELS "integration;netns")
+    SKIP_RETURN_CODE 77 TIMEOUT 240 PROCESSORS ${PUBSUB_SLOTS_MACHINE} LABELS "integration;netns")
 endfunction()
 
 set(IT ${CMAKE_CURRENT_SOURCE_DIR})

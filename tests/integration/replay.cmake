@@ -5,7 +5,7 @@ function(replay_netns_test name)
   add_test(NAME ${name} COMMAND bash ${ARGN})
   set_tests_properties(${name} PROPERTIES
     ENVIRONMENT "BIN=${CMAKE_BINARY_DIR}/bin"
-    SKIP_RETURN_CODE 77 TIMEOUT 300 PROCESSORS 2 LABELS "integration;netns;replay")
+    SKIP_RETURN_CODE 77 TIMEOUT 300 PROCESSORS ${PUBSUB_SLOTS_MACHINE} LABELS "integration;netns;replay")
 endfunction()
 
 set(RIT ${CMAKE_CURRENT_SOURCE_DIR}/replay)

@@ -1,10 +1,11 @@
-# How the namespace tests share this machine's two cores under `ctest -j2` (scripts/test.sh).
+# How the namespace tests share this machine's two cores under `ctest -j4` (scripts/test.sh; the
+# slots are set in tests/CMakeLists.txt, a slot is half a core).
 #
-# Every namespace test is registered with PROCESSORS 2, so it runs with nothing beside it: the
-# throughput and timing bounds of most were set on an idle machine. The tests listed here use less
-# than 0.45 of a core on average when run alone - they wait on timers, leases, lost-sample repair
-# or a peer's fixed duration - so they take one slot and run beside another light test or a unit
-# test. Two light tests together use less than one core.
+# Every namespace test is registered with PROCESSORS ${PUBSUB_SLOTS_MACHINE}, so it runs with
+# nothing beside it: the throughput and timing bounds of most were set on an idle machine. The
+# tests listed here use less than 0.45 of a core on average when run alone - they wait on timers,
+# leases, lost-sample repair or a peer's fixed duration - so they take one slot: four run together
+# (under 1.8 cores), or two beside a unit test.
 #
 # Side by side they cannot see each other: each test makes its own namespaces (names from its
 # PID: lib/netns.sh), with their own bridge, multicast and ports; the Fast DDS peers use UDP only;
@@ -62,7 +63,8 @@ set(light_namespace_tests
 )
 foreach(t IN LISTS light_namespace_tests)
   if(TEST "${t}")
-    set_tests_properties("${t}" PROPERTIES PROCESSORS 1)
+    set_tests_properties("${t}" PROPERTIES PROCESSORS ${PUBSUB_SLOTS_LIGHT})
+    set_property(TEST "${t}" APPEND PROPERTY LABELS light)
   endif()
 endforeach()
 # The soak's two minutes at one slot: started first (ctest -j runs the highest COST first), beside

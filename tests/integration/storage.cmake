@@ -16,11 +16,11 @@ target_compile_definitions(storage_crash_test
 add_dependencies(storage_crash_test storage_crash_child)
 add_test(NAME storage_crash_test COMMAND storage_crash_test)
 set_tests_properties(storage_crash_test PROPERTIES LABELS "storage;integration" TIMEOUT 120
-                     SKIP_REGULAR_EXPRESSION "${PUBSUB_SKIP_REGEX}")
+                     SKIP_REGULAR_EXPRESSION "${PUBSUB_SKIP_REGEX}" PROCESSORS ${PUBSUB_SLOTS_CORE})
 
 add_executable(storage_disk_full_test ${_storage_it}/disk_full_test.cpp)
 target_link_libraries(storage_disk_full_test PRIVATE pubsub::storage pubsub_test_main pubsub_warnings)
 target_include_directories(storage_disk_full_test PRIVATE ${_storage_it})
 add_test(NAME storage_disk_full_test COMMAND storage_disk_full_test)
 set_tests_properties(storage_disk_full_test PROPERTIES LABELS "storage;integration" TIMEOUT 120
-                     SKIP_REGULAR_EXPRESSION "${PUBSUB_SKIP_REGEX}")
+                     SKIP_REGULAR_EXPRESSION "${PUBSUB_SKIP_REGEX}" PROCESSORS ${PUBSUB_SLOTS_CORE})
