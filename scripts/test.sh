@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 # one per fuzzer.
 TSAN_TESTS=79
 FUZZ_TESTS=8
-# ctest's slots: four on this 2-core machine, a slot half a core (tests/CMakeLists.txt: a
+# ctest's slots: four on this 2-core machine, a slot half a core (cmake/test_slots.cmake: a
 # namespace test takes all four, a unit test two, a light namespace test one).
 SLOTS=4
 scripts/setup.sh
@@ -50,7 +50,7 @@ check_selection() {
     grep '_NOT_BUILT' <<<"$listed" >&2
     return 1
   fi
-  # Every test names its share of the machine (PROCESSORS, tests/CMakeLists.txt): one left at
+  # Every test names its share of the machine (PROCESSORS, cmake/test_slots.cmake): one left at
   # ctest's default of one slot (which ctest does not list) would run beside three others unless it
   # is a light namespace test (label "light", scheduling.cmake).
   if ! ctest --preset "$preset" --show-only=json-v1 | python3 -c '
@@ -60,7 +60,7 @@ unset = [t["name"] for t in json.load(sys.stdin)["tests"]
          if "PROCESSORS" not in props(t) and "light" not in props(t).get("LABELS", [])]
 for name in unset: print(name)
 sys.exit(1 if unset else 0)' >&2; then
-    echo "test.sh: the tests above set no PROCESSORS (PUBSUB_SLOTS_*, tests/CMakeLists.txt)" >&2
+    echo "test.sh: the tests above set no PROCESSORS (PUBSUB_SLOTS_*, cmake/test_slots.cmake)" >&2
     return 1
   fi
   count=$(sed -nE 's/^Total Tests: ([0-9]+)$/\1/p' <<<"$listed")

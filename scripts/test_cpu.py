@@ -6,7 +6,8 @@ tests/integration/scheduling.cmake.
 Usage: scripts/test_cpu.py BUILD_DIR [ctest selection arguments, e.g. -L netns]
 Prints one tab-separated line per test: wall, cpu, cpu/wall, exit status, name. Run it on an
 otherwise idle machine, as root for the namespace tests. A test that uses under 0.45 of a core
-alone may share the machine (PROCESSORS 1); one that uses more runs alone (PROCESSORS 2).
+alone may share the machine (one slot, PUBSUB_SLOTS_LIGHT); one that uses more runs alone
+(PUBSUB_SLOTS_MACHINE, cmake/test_slots.cmake).
 """
 import json
 import os

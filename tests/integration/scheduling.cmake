@@ -1,5 +1,5 @@
 # How the namespace tests share this machine's two cores under `ctest -j4` (scripts/test.sh; the
-# slots are set in tests/CMakeLists.txt, a slot is half a core).
+# slots are set in cmake/test_slots.cmake, a slot is half a core).
 #
 # Every namespace test is registered with PROCESSORS ${PUBSUB_SLOTS_MACHINE}, so it runs with
 # nothing beside it: the throughput and timing bounds of most were set on an idle machine. The

@@ -221,25 +221,25 @@ TEST_CASE("TypeLookup: a participant answers getTypes with the TypeObjects added
     std::vector<TypeLookupReply> replies;
   };
   auto ask = [&] {
-    auto a = std::make_shared<Asked>();
-    pair.sub->request_types(server, ids, 5s, [a](const TypeLookupReply& r) {
-      std::lock_guard lk(a->mu);
-      a->replies.push_back(r);
+    auto req = std::make_shared<Asked>();
+    pair.sub->request_types(server, ids, 5s, [req](const TypeLookupReply& r) {
+      std::lock_guard lk(req->mu);
+      req->replies.push_back(r);
       return true;
     });
     REQUIRE(test::eventually(
         [&] {
-          std::lock_guard lk(a->mu);
-          return !a->replies.empty();
+          std::lock_guard lk(req->mu);
+          return !req->replies.empty();
         },
         6s));
-    return a;
+    return req;
   };
   // Discovery lists a participant a moment before its builtin endpoints (TypeLookup among them)
   // are set up, and kUnsupported is the answer until then (seen once in a loaded CI run).
-  auto unsupported = [](const std::shared_ptr<Asked>& a) {
-    std::lock_guard lk(a->mu);
-    return a->replies[0].kind == TypeLookupReply::Kind::kUnsupported;
+  auto unsupported = [](const std::shared_ptr<Asked>& req) {
+    std::lock_guard lk(req->mu);
+    return req->replies[0].kind == TypeLookupReply::Kind::kUnsupported;
   };
   auto asked = ask();
   for (int i = 0; i < 100 && unsupported(asked); ++i) {
