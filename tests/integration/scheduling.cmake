@@ -57,6 +57,8 @@ set(light_namespace_tests
   "replay: ddsperf recording, 8 keys, replayed into ddsperf sub"  # 0.13
   "replay: ddsperf 60 KB at 2 kHz replayed into ddsperf sub within 2x"  # 0.44
   "replay: 1 MB replayed into a Fast DDS reader through loss and reordering"  # 0.23
+  "replay: 2 MB at 100 Hz replayed into a Fast DDS reader within 2x"  # 0.37 (at 4e8efe4)
+  "replay: 60 KB at 2 kHz replayed into a Fast DDS reader within 2x"  # 0.35 (at 4e8efe4)
   "replay: ddsperf 1 MB replayed into ddsperf sub through loss and reordering"  # 0.14
   "replay: ddsperf KeyedSeq type looked up (XTypes TypeLookup) and decoded, with and without --idl, 4 keys"  # 0.26
   "replay: ddsperf KeyedSeq type from the recorder's types.idl stored and decoded, 4 keys"  # 0.24
