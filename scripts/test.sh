@@ -83,32 +83,17 @@ fi
 cmake --preset dev >/dev/null
 cmake --build --preset dev
 check_selection dev
-
-# The tsan and fuzz builds run while the dev tests do, in the idle scheduling class (chrt --idle):
-# they get a core only when no test wants it - a waking test process takes it back at once - so
-# the tests see the machine as before, and the compilers use the time the tests spend waiting
-# (most of it: a light test uses under half a core). Their output is shown once the tests end.
-cmake --preset tsan >/dev/null
-cmake --preset fuzz >/dev/null
-later_log=$(mktemp) || exit 1
-# setsid: its own process group, which the trap can stop whole (make and the compilers too).
-chrt --idle 0 setsid sh -c 'cmake --build --preset tsan && cmake --build --preset fuzz' \
-  >"$later_log" 2>&1 &
-later_build=$!
-trap 'kill -- -"$later_build" 2>/dev/null; rm -f "$later_log"' EXIT
-dev_rc=0
-run_ctest --preset dev -j"$SLOTS" "$@" || dev_rc=1
-build_rc=0
-wait "$later_build" || build_rc=1
-cat "$later_log"
-[ "$dev_rc" -eq 0 ] || exit 1
-[ "$build_rc" -eq 0 ] || { echo "test.sh: the tsan or fuzz build failed (above)" >&2; exit 1; }
+run_ctest --preset dev -j"$SLOTS" "$@"
 
 # ThreadSanitizer over the same-host paths (shared memory and intra-process): the libpubsub unit
 # tests and pubsub-perftest only, and the tests that exercise them.
+cmake --preset tsan >/dev/null
+cmake --build --preset tsan
 check_selection tsan "$TSAN_TESTS"
 run_ctest --preset tsan -j"$SLOTS" "$@"
 
 # The fuzzers need clang's libFuzzer; they run from their seed corpus for a bounded count.
+cmake --preset fuzz >/dev/null
+cmake --build --preset fuzz
 check_selection fuzz "$FUZZ_TESTS"
 run_ctest --preset fuzz -j"$SLOTS" "$@"
