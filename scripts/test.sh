@@ -39,8 +39,7 @@ run_ctest() {
 # check_selection PRESET [EXPECTED]: the tests PRESET's filter selects are all built (no
 # *_NOT_BUILT placeholder of a target the preset's build leaves out) and, with EXPECTED, there are
 # exactly that many - so a filter that silently matches nothing cannot go unseen - and each names
-# its share of the machine. Skipped when the
-# caller narrows the run with ctest arguments.
+# its share of the machine. Skipped when the caller narrows the run with ctest arguments.
 check_selection() {
   local preset=$1 expected=${2:-} listed count
   [ "$narrowed" = false ] || return 0

@@ -90,8 +90,8 @@ JSON
     n=$(python3 -c "import json; d = json.load(open('$tmp/sub.json')); \
 print(sum(w['samples'] for w in d['writers']))" 2>/dev/null)
   fi
-  [ -z "$keep" ] || cp "$out"* "$keep/"
-  echo "${n:-0} $(instructions "$out"* | head -n 1)"
+  [ -z "$keep" ] || cp "$out" "$keep/"
+  echo "${n:-0} $(instructions "$out")"
 }
 
 echo "# Instructions per sample (callgrind, sample path only): pubsub-perftest -pub -> third reader,"

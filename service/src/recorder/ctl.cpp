@@ -166,8 +166,6 @@ std::string status_text(const nlohmann::json& s) {
   return out;
 }
 
-// --dds: the request through a participant of our own on the recorder's domain, signed with
-// `key` when there is one.
 // The client's own participant on the recorders' domain.
 Result<std::unique_ptr<pubsub::Participant>> ctl_participant(const CtlArgs& a) {
   pubsub::ParticipantOptions po;
@@ -179,6 +177,8 @@ Result<std::unique_ptr<pubsub::Participant>> ctl_participant(const CtlArgs& a) {
   return pubsub::Participant::create(po);
 }
 
+// --dds: the request through a participant of our own on the recorder's domain, signed with
+// `key` when there is one.
 Result<nlohmann::json> dds_request(const CtlArgs& a, const nlohmann::json& request,
                                    std::chrono::milliseconds timeout, const ControlKey* key) {
   auto participant = ctl_participant(a);
