@@ -42,12 +42,26 @@ void RecorderSchema::read(const Json& document) {
           {"metrics", [&](const Json& v, const std::string& p) { metrics(v, p); }},
       });
   if (is_object && !saw_storage) missing_path("/storage/path");
+  armed_needs_control();
   // Storage refuses a queue that cannot hold one chunk.
   if (queue_ok_ && chunk_ok_ && c_.queue_max_bytes < c_.storage.chunk_max_bytes) {
     r_.fail("/queue_max_bytes", "expected at least /storage/chunk_max_bytes (" +
                                     std::to_string(c_.storage.chunk_max_bytes) + "), got " +
                                     std::to_string(c_.queue_max_bytes));
   }
+}
+
+// An armed recorder waits for `start`: something must be able to send it.
+void RecorderSchema::armed_needs_control() {
+  if (!c_.control.armed) return;
+  if (c_.mode != RecorderMode::kRecord)
+    r_.fail("/control/armed",
+            "waits for a start command, which mode \"snapshot\" does not take (it always "
+            "buffers): set /mode to \"record\", or leave armed out");
+  else if (c_.control.socket.empty() && !c_.control.dds)
+    r_.fail("/control/armed",
+            "waits for a start command, but no control path can send one: give "
+            "/control/socket a path or set /control/dds to true, or leave armed out");
 }
 
 void RecorderSchema::missing_path(const std::string& path) {

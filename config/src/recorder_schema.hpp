@@ -64,6 +64,7 @@ class RecorderSchema {
 
  private:
   void missing_path(const std::string& path);
+  void armed_needs_control();
 
   void interface(const Json& v, const std::string& p);
 

@@ -184,6 +184,14 @@ void RecorderSchema::control(const Json& v, const std::string& p) {
              }
              c_.control.set = std::move(name);
            }},
+          {"armed",
+           [&](const Json& e, const std::string& ep) {
+             if (e.is_boolean()) {
+               c_.control.armed = e.get<bool>();
+             } else {
+               r_.fail(ep, "expected true or false, got " + describe(e));
+             }
+           }},
           {"max_clock_skew_s",
            [&](const Json& e, const std::string& ep) {
              if (e.is_number() && e.get<double>() >= 1 && e.get<double>() <= 3600) {

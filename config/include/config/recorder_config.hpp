@@ -199,6 +199,10 @@ struct ControlConfig {
   // dds): `pubsub-recorder ctl --dds --set NAME` reaches every member at once, and a request
   // for another set is ignored (no reply). "" = none. Default "".
   std::string set;
+  // "armed": start idle - join the domain, match every writer, record nothing - until a `start`
+  // command (pubsub-recorder ctl start, or ctl --dds --set NAME start for a whole set). Needs a
+  // control path (socket or dds) and mode "record". Default false.
+  bool armed = false;
 
   friend bool operator==(const ControlConfig&, const ControlConfig&) = default;
 };

@@ -117,11 +117,13 @@ struct RecorderStatus {
   uint64_t writers = 0;  // matched writers now
   // topics.writers "local": writers on other hosts matched so far (acknowledged, not recorded).
   uint64_t writers_elsewhere = 0;
-  double queue_fill = 0;  // closed chunks waiting for the disk / queue_max_bytes, 0..1 (the
-                          // chunk being filled is not counted; snapshot mode: the buffer)
-  bool paused = false;    // every topic paused (pause without topics)
-  double seconds = 0;     // since run() started
-  std::string path;       // the recording directory (snapshot mode: their parent)
+  double queue_fill = 0;     // closed chunks waiting for the disk / queue_max_bytes, 0..1 (the
+                             // chunk being filled is not counted; snapshot mode: the buffer)
+  bool paused = false;       // every topic paused (pause without topics)
+  bool armed = false;        // control.armed and not started yet: nothing is recorded
+  std::string recording_id;  // the id the start command gave ("" none)
+  double seconds = 0;        // since run() started
+  std::string path;          // the recording directory (snapshot mode: their parent)
   std::vector<TopicStatus> topics;         // by name
   std::string mode = "record";             // "record" or "snapshot"
   std::optional<SnapshotStatus> snapshot;  // snapshot mode
@@ -183,6 +185,10 @@ class Recorder {
   // acknowledged and dropped, and the recording gets a pause mark, so the gap is no loss.
   Result<void> pause(const std::vector<std::string>& topics);
   Result<void> resume(const std::vector<std::string>& topics);
+  // An armed recorder (control.armed) starts recording every topic: a start mark named
+  // `recording_id` ("" or 1..128 of A-Z a-z 0-9 . _ : -) goes into the recording, and status
+  // reports the id. Returns the start time. Refused when the recorder is not armed.
+  Result<int64_t> start(const std::string& recording_id);
   // Ends the current segment; returns the number of the segment recording goes on in.
   Result<uint64_t> split();
   // Puts a tag named `name` (1..256 bytes) with the current time into the recording; returns

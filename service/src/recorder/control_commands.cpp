@@ -73,6 +73,20 @@ json tag(Recorder& r, const json& req) {
   return reply;
 }
 
+json start(Recorder& r, const json& req) {
+  std::string id;
+  if (req.contains("recording_id")) {
+    if (!req["recording_id"].is_string()) return refusal("a \"recording_id\" is a string");
+    id = req["recording_id"].get<std::string>();
+  }
+  auto t = r.start(id);
+  if (!t) return refusal(t.error().message);
+  json reply = success("started" + (id.empty() ? std::string() : " recording " + id) + " at " +
+                       utc_time(*t));
+  reply["time_ns"] = *t;
+  return reply;
+}
+
 json snapshot(Recorder& r, const json& req) {
   std::string tag;
   if (req.contains("tag")) {
@@ -105,6 +119,7 @@ json status_json(const RecorderStatus& s) {
               {"skipped", s.skipped}, {"samples_shm", s.samples_shm},
               {"writers", s.writers}, {"queue_fill", s.queue_fill},
               {"paused", s.paused},   {"seconds", s.seconds},
+              {"armed", s.armed},     {"recording_id", s.recording_id},
               {"path", s.path},       {"topics", topics},
               {"mode", s.mode},       {"incompatible_qos", s.incompatible_qos}};
   if (!s.control_refused.empty()) out["control_refused"] = s.control_refused;
@@ -132,9 +147,11 @@ json status_json(const RecorderStatus& s) {
 
 json handle_control(Recorder& r, const json& req) {
   if (!req.contains("cmd") || !req["cmd"].is_string())
-    return refusal("a request needs \"cmd\": status, pause, resume, split, tag, snapshot or stop");
+    return refusal(
+        "a request needs \"cmd\": status, start, pause, resume, split, tag, snapshot or stop");
   const std::string cmd = req["cmd"].get<std::string>();
   if (cmd == "status") return {{"ok", true}, {"status", status_json(r.status())}};
+  if (cmd == "start") return start(r, req);
   if (cmd == "pause") return pause_or_resume(r, req, true);
   if (cmd == "resume") return pause_or_resume(r, req, false);
   if (cmd == "split") {
@@ -151,7 +168,7 @@ json handle_control(Recorder& r, const json& req) {
     return success("stopping: the recording is being closed");
   }
   return refusal("unknown command \"" + cmd +
-                 "\" (commands: status, pause, resume, split, tag, snapshot, stop)");
+                 "\" (commands: status, start, pause, resume, split, tag, snapshot, stop)");
 }
 
 }  // namespace service

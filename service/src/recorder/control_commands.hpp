@@ -2,6 +2,7 @@
 // socket receives them, carried out on a Recorder; and the status as JSON.
 //
 //   {"cmd":"status"}                          -> {"ok":true,"status":{...}}
+//   {"cmd":"start","recording_id":"x"}       -> {"ok":true,"time_ns":T,...} (control.armed)
 //   {"cmd":"pause"}  {"cmd":"pause","topics":["a","b"]}    (resume alike)
 //   {"cmd":"split"}                           -> {"ok":true,"segment":N,...}
 //   {"cmd":"tag","name":"x","note":"..."}     -> {"ok":true,"time_ns":T,...}

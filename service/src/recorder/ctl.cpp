@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -36,9 +37,10 @@ struct CtlArgs {
   std::vector<std::string> topics;
   std::string tag_name, note;
   std::string snapshot_tag;
-  bool json = false;   // status: the JSON object instead of the text
-  std::string set;     // --dds --set NAME: every member of the recording set
-  size_t members = 0;  // --members N: wait for N of them (0: those discovery shows)
+  std::string recording_id;  // start --id
+  bool json = false;         // status: the JSON object instead of the text
+  std::string set;           // --dds --set NAME: every member of the recording set
+  size_t members = 0;        // --members N: wait for N of them (0: those discovery shows)
 };
 
 // The socket from --socket, --path DIR (DIR/control.sock) or --config FILE (its control.socket).
@@ -91,7 +93,20 @@ nlohmann::json request_of(const std::string& cmd, const CtlArgs& a) {
     if (!a.note.empty()) req["note"] = a.note;
   }
   if (cmd == "snapshot" && !a.snapshot_tag.empty()) req["tag"] = a.snapshot_tag;
+  if (cmd == "start" && !a.recording_id.empty()) req["recording_id"] = a.recording_id;
   return req;
+}
+
+// A recording set's start without --id: one id for every member, "SET-20261130T031300Z-7f3a"
+// (the UTC time of the request and 16 random bits, so that two starts in a second differ).
+std::string new_recording_id(const std::string& set) {
+  const auto now = std::chrono::system_clock::now();
+  const int64_t ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
+  std::random_device rd;
+  char tail[8];
+  std::snprintf(tail, sizeof tail, "-%04x", static_cast<unsigned>(rd() & 0xffff));
+  return set + "-" + utc_millis(ns, "%Y%m%dT%H%M%S", "").substr(0, 15) + "Z" + tail;
 }
 
 // `ctl status` for a person: the totals, then a line per topic, then what is unusual.
@@ -107,8 +122,13 @@ std::string status_text(const nlohmann::json& s) {
       static_cast<unsigned long long>(u("samples")), mb(static_cast<double>(u("bytes"))).c_str(),
       static_cast<unsigned long long>(u("lost")), static_cast<unsigned long long>(u("held_back")),
       static_cast<unsigned long long>(u("skipped")), static_cast<unsigned long long>(u("writers")),
-      100.0 * s.value("queue_fill", 0.0), s.value("paused", false) ? "; PAUSED" : "");
+      100.0 * s.value("queue_fill", 0.0),
+      s.value("armed", false)    ? "; ARMED: nothing is recorded until start"
+      : s.value("paused", false) ? "; PAUSED"
+                                 : "");
   std::string out = head;
+  if (const auto id = s.value("recording_id", std::string()); !id.empty())
+    out += "recording id " + id + "\n";
   if (const uint64_t n = u("writers_elsewhere"); n > 0) {
     out += std::to_string(n) +
            " writers on other hosts matched and not recorded here (topics.writers local)\n";
@@ -248,6 +268,12 @@ int run_ctl(int argc, char** argv) {
     auto* s = app.add_subcommand(c, std::string(c) + " recording (every topic, or --topic ...)");
     s->add_option("--topic", a.topics, "a topic name (repeatable)");
   }
+  auto* start = app.add_subcommand(
+      "start", "start an armed recorder (control.armed); with --set every member at once");
+  start->add_option("--id", a.recording_id,
+                    "the recording id stored in the recording (A-Z a-z 0-9 . _ : -, at most "
+                    "128); with --set the default is SET-UTCTIME-RANDOM, the same for every "
+                    "member");
   app.add_subcommand("split", "end the current segment, go on in the next");
   auto* tag = app.add_subcommand("tag", "put a named mark with the current time in the recording");
   tag->add_option("NAME", a.tag_name, "the tag's name")->required();
@@ -291,7 +317,10 @@ int run_ctl(int argc, char** argv) {
   }
   const std::string cmd = app.get_subcommands().front()->get_name();
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(a.timeout_s * 1000));
-  if (!a.set.empty()) return run_set(a, cmd, request_of(cmd, a), timeout, key ? &*key : nullptr);
+  if (!a.set.empty()) {
+    if (cmd == "start" && a.recording_id.empty()) a.recording_id = new_recording_id(a.set);
+    return run_set(a, cmd, request_of(cmd, a), timeout, key ? &*key : nullptr);
+  }
   if (app.count("--members")) {
     std::fprintf(stderr, "pubsub-recorder ctl: --members goes with --set\n");
     return kExitUsage;

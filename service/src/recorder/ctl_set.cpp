@@ -25,6 +25,7 @@ std::string status_row(const std::string& name, const json& s) {
   const auto samples = s.value("samples", uint64_t{0});
   const auto bytes = s.value("bytes", uint64_t{0});
   const std::string state = s.value("mode", std::string("record")) == "snapshot" ? "snapshot"
+                            : s.value("armed", false)                            ? "armed"
                             : s.value("paused", false)                           ? "paused"
                                                                                  : "recording";
   char row[512];

@@ -371,6 +371,12 @@ Result<std::unique_ptr<Recorder>> Recorder::create(const config::RecorderConfig&
         !s)
       return s.error();
   }
+  if (c.control.armed) {
+    // Before the reader: every topic it matches starts paused until start().
+    std::lock_guard lk(impl->maps_mu);
+    impl->armed = impl->pause_all = true;
+    impl->log->info("armed: matching writers, recording nothing until a start command");
+  }
   if (auto s = impl->open_reader(); !s) return s.error();
   impl->log->info(
       "recording domain {} on {} into {} (topics {}{})", c.domain,

@@ -146,7 +146,9 @@ RecorderStatus Recorder::status() {
   st.seconds = std::chrono::duration<double>(Clock::now() - m.started).count();
   st.path = m.cfg.storage.path.string();
   std::lock_guard lk(m.maps_mu);
-  st.paused = m.pause_all;
+  st.paused = m.pause_all && !m.armed;
+  st.armed = m.armed;
+  st.recording_id = m.recording_id;
   for (const auto& [info, t] : m.topics) {
     TopicStatus ts;
     ts.name = t->name;
@@ -172,6 +174,7 @@ RecorderStatus Recorder::status() {
 
 Result<void> Recorder::Impl::set_paused(const std::vector<std::string>& names, bool on) {
   std::lock_guard lk(maps_mu);
+  if (armed) return refused("armed: nothing is recorded until start");
   std::vector<storage::Mark> marks;
   const auto kind = on ? storage::MarkKind::kPause : storage::MarkKind::kResume;
   const int64_t t = reception_now();
@@ -209,6 +212,33 @@ Result<void> Recorder::pause(const std::vector<std::string>& topics) {
 
 Result<void> Recorder::resume(const std::vector<std::string>& topics) {
   return impl_->set_paused(topics, false);
+}
+
+namespace {
+bool valid_recording_id(const std::string& id) {
+  return id.size() <= 128 && id.find_first_not_of(
+                                 "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                 "0123456789._:-") == std::string::npos;
+}
+}  // namespace
+
+Result<int64_t> Recorder::start(const std::string& recording_id) {
+  if (!valid_recording_id(recording_id))
+    return refused("a recording id has at most 128 of A-Z a-z 0-9 . _ : -");
+  Impl& m = *impl_;
+  std::lock_guard lk(m.maps_mu);
+  if (!m.armed)
+    return refused(m.cfg.control.armed ? "already started"
+                                       : "not armed: recording since it started");
+  const int64_t t = m.reception_now();
+  if (auto s = m.store->add_mark({storage::MarkKind::kStart, t, recording_id, ""}); !s)
+    return s.error();
+  m.armed = false;
+  m.pause_all = false;
+  for (const auto& [info, ts] : m.topics) ts->paused.store(false);
+  m.recording_id = recording_id;
+  m.log->info("started{}", recording_id.empty() ? "" : " recording " + recording_id);
+  return t;
 }
 
 Result<uint64_t> Recorder::split() {

@@ -136,7 +136,9 @@ struct Recorder::Impl {
   bool reg_stop = false;                 // under reg_mu
   std::thread registrar;                 // started by create(), ended by stop_registrar()
 
-  bool pause_all = false;  // under maps_mu: every topic paused, and topics matched later
+  bool armed = false;        // under maps_mu: control.armed, not started yet (pause_all too)
+  std::string recording_id;  // under maps_mu: the start command's
+  bool pause_all = false;    // under maps_mu: every topic paused, and topics matched later
   std::unique_ptr<ControlServer> control;  // its thread runs the control commands
   std::unique_ptr<MetricsServer> metrics;  // its thread renders the metrics
   std::atomic<Recorder*> owner{nullptr};   // set once create() is done: commands wait for it

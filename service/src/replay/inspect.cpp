@@ -167,6 +167,8 @@ const char* mark_kind(storage::MarkKind k) {
       return "clock_step";
     case storage::MarkKind::kSetMember:
       return "set_member";
+    case storage::MarkKind::kStart:
+      return "start";
   }
   return "?";
 }

@@ -84,6 +84,10 @@ enum class MarkKind : uint8_t {
   // The recording is a recording set's member's (pubsub-recorder control.set), put at the start
   // (format 4 readers before it refuse the entry). name: the set; note: "host H, address A".
   kSetMember = 5,
+  // An armed recorder (control.armed) started recording here (readers older than this kind
+  // refuse the entry). name: the recording id the start command gave ("" none; a recording set's
+  // `ctl --set NAME start` gives every member the same one); note: "".
+  kStart = 6,
 };
 
 struct Mark {

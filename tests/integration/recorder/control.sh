@@ -3,17 +3,18 @@
 # samples/s: status JSON shape; pause stops the counts and resume restarts them (the gap is a
 # pause in the index, not loss); split makes a new segment; a tag shows in info and works as
 # --start tag:NAME; bad commands exit 1 with the reason; a second recorder on the same socket is
-# refused (exit 2, nothing created); an unreachable socket is exit 2; stop ends the recorder
-# with exit 0 and a recording that verifies. The Prometheus endpoint (metrics.listen) is scraped
-# with curl while recording and while paused.
+# refused (exit 2, nothing created); an unreachable socket is exit 2; a recorder with
+# control.armed matches the writer and records nothing until `ctl start --id`, whose mark is in
+# its recording; stop ends the recorder with exit 0 and a recording that verifies. The
+# Prometheus endpoint (metrics.listen) is scraped with curl while recording and while paused.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib/netns.sh"
 BIN=${BIN:?set BIN to the bin directory of the build}
 netns_setup 2
 out=$(mktemp -d) || exit 1  # removed on exit: only what this script made
-trap 'kill $rec $pub 2>/dev/null; wait 2>/dev/null; netns_cleanup; rm -rf "$out"' EXIT
-rec="" pub=""
+trap 'kill $rec $pub $armed 2>/dev/null; wait 2>/dev/null; netns_cleanup; rm -rf "$out"' EXIT
+rec="" pub="" armed=""
 status=0
 fail() { echo "FAIL: $*"; status=1; }
 sock="$out/ctl.sock"
@@ -38,7 +39,7 @@ sleep 1
 # 1. status: one JSON object with the documented keys.
 s=$(ctl status --json) || fail "status exit $?"
 keys=$(echo "$s" | field 'sorted(d.keys())')
-want="['bytes', 'clock_steps', 'discovery_refused', 'held_back', 'incompatible_qos', 'lost', 'mode', 'path', 'paused', 'queue_fill', 'samples', 'samples_shm', 'seconds', 'skipped', 'topics', 'wall_clock_offset_s', 'writers', 'writers_elsewhere']"
+want="['armed', 'bytes', 'clock_steps', 'discovery_refused', 'held_back', 'incompatible_qos', 'lost', 'mode', 'path', 'paused', 'queue_fill', 'recording_id', 'samples', 'samples_shm', 'seconds', 'skipped', 'topics', 'wall_clock_offset_s', 'writers', 'writers_elsewhere']"
 [ "$keys" = "$want" ] || fail "status keys $keys, expected $want"
 tkeys=$(echo "$s" | field 'sorted(d["topics"]["PubsubPerftest_Data"].keys())')
 [ "$tkeys" = "['bytes', 'lost', 'paused', 'samples', 'skipped', 'writers']" ] || fail "topic keys $tkeys"
@@ -105,6 +106,7 @@ check_refused() {
 check_refused 'pubsub-recorder ctl: pause: no topic "nosuch" is recorded' pause --topic nosuch
 check_refused 'pubsub-recorder ctl: tag: a tag name has 1 to 256 bytes' tag ""
 check_refused 'pubsub-recorder ctl: snapshot: this recorder is not in snapshot mode ("mode": "snapshot")' snapshot
+check_refused 'pubsub-recorder ctl: start: not armed: recording since it started' start
 r=$(python3 - "$sock" <<'PY'
 import socket, sys
 s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
@@ -114,7 +116,7 @@ print(f.readline().strip()); print(f.readline().strip())
 PY
 )
 want='{"error":"a request is one JSON object per line, e.g. {\"cmd\":\"status\"}","ok":false}
-{"error":"unknown command \"fly\" (commands: status, pause, resume, split, tag, snapshot, stop)","ok":false}'
+{"error":"unknown command \"fly\" (commands: status, start, pause, resume, split, tag, snapshot, stop)","ok":false}'
 [ "$r" = "$want" ] || fail "raw requests answered '$r'"
 e=$("$BIN/pubsub-recorder" ctl --socket "$out/none.sock" status --json 2>&1); rc=$?
 [ $rc = 2 ] && [ "$e" = "pubsub-recorder ctl: no recorder is running on $out/none.sock ($out/none.sock: No such file or directory)" ] ||
@@ -131,6 +133,57 @@ e=$(netns_run 1 20 "$BIN/pubsub-recorder" --config "$out/r2.json" 2>&1); rc=$?
 echo "$e" | grep -q "pubsub-recorder: another recorder listens on control socket $sock$" ||
   fail "second recorder said: $e"
 [ ! -e "$out/rec2" ] || fail "the refused recorder created $out/rec2"
+
+# 5b. An armed recorder (control.armed) beside it: matched, nothing recorded until start.
+asock="$out/armed.sock"
+actl() { "$BIN/pubsub-recorder" ctl --socket "$asock" "$@"; }
+netns_spawn 1 60 "$BIN/pubsub-recorder" --domain 4 --interface veth1 --path "$out/armed" \
+  --set control.armed=true --set "control.socket=\"$asock\"" --set storage.chunk_max_age_ms=20 \
+  >"$out/armed.log" 2>&1
+armed=$SPAWNED
+wait_for 20 "the armed recorder matching the writer" \
+  grep -q "writer .* on PubsubPerftest_Data matched" "$out/armed.log" || tail "$out/armed.log"
+grep -q "armed: matching writers, recording nothing until a start command" "$out/armed.log" ||
+  fail "the armed recorder's log does not say it is armed"
+sleep 1
+s=$(actl status --json) || fail "armed status exit $?"
+[ "$(echo "$s" | field '(d["armed"], d["paused"], d["samples"], d["skipped"] >= 1000, d["recording_id"])')" = "(True, False, 0, True, '')" ] ||
+  fail "armed status: $s"
+actl status | head -1 | grep -q "; ARMED: nothing is recorded until start$" || fail "armed status text: $(actl status)"
+e=$(actl pause 2>&1); rc=$?
+[ $rc = 1 ] && [ "$e" = "pubsub-recorder ctl: pause: armed: nothing is recorded until start" ] ||
+  fail "pause while armed: exit $rc, '$e'"
+e=$(actl start --id "bad id" 2>&1); rc=$?
+[ $rc = 1 ] && [ "$e" = "pubsub-recorder ctl: start: a recording id has at most 128 of A-Z a-z 0-9 . _ : -" ] ||
+  fail "start with a bad id: exit $rc, '$e'"
+m=$(actl start --id run-7) || fail "start exit $?"
+case "$m" in 'started recording run-7 at 20'*Z) ;; *) fail "start said '$m'" ;; esac
+sleep 1.5
+s=$(actl status --json)
+[ "$(echo "$s" | field '(d["armed"], d["samples"] >= 2000, d["recording_id"])')" = "(False, True, 'run-7')" ] ||
+  fail "status after start: $s"
+actl status | grep -qx "recording id run-7" || fail "status text without the recording id"
+e=$(actl start 2>&1); rc=$?
+[ $rc = 1 ] && [ "$e" = "pubsub-recorder ctl: start: already started" ] || fail "second start: exit $rc, '$e'"
+actl stop >/dev/null || fail "stop of the armed recorder"
+wait $armed || fail "armed recorder exit $?"
+armed=""
+"$BIN/pubsub-replay" info --json "$out/armed" >"$out/armed-info.json" || fail "info of the armed recording"
+"$BIN/pubsub-replay" export "$out/armed" --format jsonl -o "$out/armed.jsonl" 2>/dev/null ||
+  fail "export of the armed recording"
+python3 - "$out/armed-info.json" "$out/armed.jsonl" <<'PY' || status=1
+import json, sys
+d = json.load(open(sys.argv[1]))
+marks = [(m["kind"], m["name"], m["note"]) for m in d["marks"]]
+times = [json.loads(l)["reception_ns"] for l in open(sys.argv[2])]
+bad = []
+if marks != [("start", "run-7", "")]:
+    bad.append("armed recording marks %r" % marks)
+elif not times or min(times) < d["marks"][0]["time_ns"]:
+    bad.append("%d samples, the first before the start mark" % len(times))
+for b in bad: print("FAIL:", b)
+sys.exit(1 if bad else 0)
+PY
 
 # 6. stop: exit 0, socket removed, the recording verifies; pause and tag in info; --start tag:.
 m=$(ctl stop) && [ "$m" = "stopping: the recording is being closed" ] || fail "stop said '$m'"

@@ -9,8 +9,10 @@
 # Checked: each recording holds exactly its host's two writers (Shared and Only<N>, 200 samples
 # each, none lost); over the three every writer is recorded once; each recorder's `ctl status`
 # says 4 writers elsewhere; the libpubsub host's 400 samples came through shared memory.
-# The three are a recording set (control.set rig) driven from namespace 0 with
-# `ctl --dds --set rig --members 3`: status is a row per member; tag reaches all three (the mark is
+# The three are a recording set (control.set rig, control.armed) driven from namespace 0 with
+# `ctl --dds --set rig --members 3`: status shows three armed members; one start starts all three
+# with one recording id (in each recording's start mark and status), a second start is refused by
+# each; status is a row per member; tag reaches all three (the mark is
 # in each recording); a participant that announces the set and never answers is named (exit 3);
 # --members 5 of 3 and a request for another set find too few (exit 2); stop ends all three.
 # Not Fast DDS: Debian's Fast DDS 2.9 (built with assertions) aborts in its statistics
@@ -35,12 +37,36 @@ for i in 0 1 2; do
   netns_spawn "$i" 90 "$BIN/pubsub-recorder" --domain "$DOMAIN" --interface "veth$i" \
     --writers local --path "$out/rec$i" --set storage.chunk_max_age_ms=20 \
     --set control.dds=true --set 'control.allow=["198.18.0.0/15"]' --set control.set=rig \
-    >"$out/rec$i.log" 2>&1
+    --set control.armed=true >"$out/rec$i.log" 2>&1
   recorders+=("$SPAWNED")
 done
 for i in 0 1 2; do
   wait_for 10 "recording $i" test -e "$out/rec$i/index.sqlite3" || fail "recorder $i did not start"
 done
+
+# The recording set, from namespace 0.
+set_ctl() {  # set_ctl NAME OUTFILE ARGS...: ctl --dds --set NAME; exit status as ctl's
+  local name=$1 file=$2
+  shift 2
+  ip netns exec "${NS_PREFIX}0" "$BIN/pubsub-recorder" ctl --dds --domain "$DOMAIN" \
+    --interface veth0 --set "$name" "$@" >"$file" 2>"$file.err"
+}
+# Armed (control.armed): every member idle until one start, which gives them one recording id.
+set_ctl rig "$out/set-armed.txt" --members 3 --timeout 20 status
+rc=$?
+[ $rc = 0 ] && [ "$(grep -c ' armed ' "$out/set-armed.txt")" = 3 ] ||
+  { fail "set status before start: exit $rc, not three armed rows"; cat "$out/set-armed.txt"*; }
+set_ctl rig "$out/set-start.txt" --members 3 --timeout 20 start
+rc=$?
+ids=$(sed -n 's/^.*: started recording \(rig-[0-9]\{8\}T[0-9]\{6\}Z-[0-9a-f]\{4\}\) at 20.*Z$/\1/p' \
+  "$out/set-start.txt" | sort -u)
+[ $rc = 0 ] && [ "$(grep -c ': started recording ' "$out/set-start.txt")" = 3 ] &&
+  [ "$(echo "$ids" | wc -w)" = 1 ] ||
+  { fail "set start: exit $rc, not three members started with one id"; cat "$out/set-start.txt"*; }
+set_ctl rig "$out/set-start2.txt" --members 3 --timeout 20 start
+rc=$?
+[ $rc = 1 ] && [ "$(grep -c ': start: .*: already started$' "$out/set-start2.txt.err")" = 3 ] ||
+  { fail "a second set start: exit $rc, expected 1 and three refusals"; cat "$out/set-start2.txt"*; }
 
 pubs=()
 for i in 0 1 2; do
@@ -62,13 +88,6 @@ for i in 0 1 2; do
     >"$out/status$i.txt" || fail "ctl status (text) $i failed"
 done
 
-# The recording set, from namespace 0.
-set_ctl() {  # set_ctl NAME OUTFILE ARGS...: ctl --dds --set NAME; exit status as ctl's
-  local name=$1 file=$2
-  shift 2
-  ip netns exec "${NS_PREFIX}0" "$BIN/pubsub-recorder" ctl --dds --domain "$DOMAIN" \
-    --interface veth0 --set "$name" "$@" >"$file" 2>"$file.err"
-}
 set_ctl rig "$out/set-status.txt" --members 3 --timeout 20 status
 rc=$?
 [ $rc = 0 ] || { fail "set status: exit $rc"; cat "$out/set-status.txt.err"; }
@@ -113,7 +132,7 @@ for i in 0 1 2; do
     fail "recorder $i's last lines do not count 4 writers elsewhere"
 done
 
-python3 - "$out" "$NS_SUBNET" <<'PY' || fail "recordings"
+python3 - "$out" "$NS_SUBNET" "$ids" <<'PY' || fail "recordings"
 import json, sys
 out = sys.argv[1]
 guids, bad = {}, []
@@ -136,6 +155,11 @@ for i in range(3):
     addr = f"198.18.{sys.argv[2]}.{i + 1}"
     if len(member) != 1 or member[0][0] != "rig" or not member[0][1].endswith(f", address {addr}"):
         bad.append(f"recording {i}: set_member marks {member}, expected rig at {addr}")
+    starts = [(m["name"], m["note"]) for m in info["marks"] if m["kind"] == "start"]
+    if starts != [(sys.argv[3], "")]:
+        bad.append(f"recording {i}: start marks {starts}, expected the set's {sys.argv[3]}")
+    if st["recording_id"] != sys.argv[3]:
+        bad.append(f"recorder {i}: recording_id {st['recording_id']!r}, expected {sys.argv[3]}")
     for w in ws:
         guids.setdefault(w["guid"], []).append(i)
     print(f"recording {i}: {got}, {st['writers_elsewhere']} writers elsewhere, "
@@ -171,7 +195,7 @@ kinds = sorted(m["kind"] for m in info["marks"])
 times = [json.loads(l)["reception_ns"] for l in open(f"{out}/merged.jsonl")]
 bad = []
 if ws != want: bad.append(f"writers {ws}")
-if kinds != ["set_member"] * 3 + ["tag"] * 3: bad.append(f"marks {kinds}")
+if kinds != ["set_member"] * 3 + ["start"] * 3 + ["tag"] * 3: bad.append(f"marks {kinds}")
 if times != sorted(times): bad.append("not in reception-time order")
 for b in bad: print("FAIL: merged:", b)
 sys.exit(1 if bad else 0)

@@ -448,6 +448,23 @@ TEST_CASE("control.set is a short name of A-Z a-z 0-9 . _ -, given with control.
   CHECK(config_test::parsed(R"({"storage":{"path":"x"}})").control.set.empty());
 }
 
+TEST_CASE("control.armed is a boolean, for mode record with a control path") {
+  CHECK(only_error(R"({"storage":{"path":"x"},"control":{"armed":1}})") ==
+        "/control/armed: expected true or false, got 1");
+  CHECK(only_error(R"({"storage":{"path":"x"},"control":{"armed":true,"socket":""}})") ==
+        "/control/armed: waits for a start command, but no control path can send one: give "
+        "/control/socket a path or set /control/dds to true, or leave armed out");
+  CHECK(only_error(R"({"storage":{"path":"x"},"mode":"snapshot","control":{"armed":true}})") ==
+        "/control/armed: waits for a start command, which mode \"snapshot\" does not take (it "
+        "always buffers): set /mode to \"record\", or leave armed out");
+  CHECK(config_test::parsed(R"({"storage":{"path":"x"},"control":{"armed":true}})").control.armed);
+  CHECK(config_test::parsed(
+            R"({"storage":{"path":"x"},"control":{"armed":true,"socket":"","dds":true,)"
+            R"("allow":["10.0.0.0/8"]}})")
+            .control.armed);
+  CHECK_FALSE(config_test::parsed(R"({"storage":{"path":"x"}})").control.armed);
+}
+
 TEST_CASE("discovery limits are integers from 1, into RecorderConfig::discovery") {
   CHECK(only_error(R"({"storage":{"path":"x"},"discovery":{"max_participants":0}})") ==
         "/discovery/max_participants: expected an integer in 1..1000000, got 0");
