@@ -94,6 +94,7 @@ struct Args {
   double wait_timeout = 30;
   double ack_timeout = 10;
   bool quiet = false;
+  bool no_clock_correction = false;  // merge
   int realtime = 0;
   size_t max_message_size = 0;
   std::string format = "jsonl";
@@ -216,9 +217,14 @@ void define_other_commands(CLI::App& app, Args& a) {
   mrg->add_option("-o,--output", a.output, "The new recording (must not exist, or be empty)")
       ->required();
   mrg->add_flag("-q,--quiet", a.quiet, "No progress lines");
+  mrg->add_flag("--no-clock-correction", a.no_clock_correction,
+                "Keep every input's reception times as recorded (default: onto the first "
+                "input's clock by the offsets its members measured)");
   mrg->footer(
       "Records in reception-time order; a sample several inputs hold (same writer GUID and "
-      "sequence number) is written once; tags and other marks at their times.\n"
+      "sequence number) is written once; tags and other marks at their times. Members of a "
+      "recording set measured their clock offsets to each other: each input's times are moved "
+      "onto the first input's clock.\n"
       "Exit status: 0 ok; 1 reading or writing failed (the output removed); 2 bad arguments, an "
       "input that is not a recording, or an output that exists (nothing created); 4 an input "
       "is being written by a recorder (nothing created).");
@@ -365,7 +371,8 @@ int run(int argc, char** argv) {
     return parse_error(app, e, argc, argv);
   }
   const std::string name = app.get_subcommands().front()->get_name();
-  if (name == "merge") return replay::merge({a.dirs, a.output, a.quiet}, std::cout, std::cerr);
+  if (name == "merge")
+    return replay::merge({a.dirs, a.output, a.quiet, !a.no_clock_correction}, std::cout, std::cerr);
   if (a.dir.empty()) {
     return usage_error("the recording directory DIR is missing (write it right after '" + name +
                            "', before options that take several values)",

@@ -1,5 +1,8 @@
 #include "service/recording_schema.hpp"
 
+#include <cinttypes>
+#include <cstdio>
+
 #include <cstring>
 
 #include "common/hex.hpp"
@@ -89,6 +92,52 @@ uint32_t record_flags(const pubsub::RawSample& s) {
 std::string guid_hex(const pubsub::Guid& g) {
   const auto b = g.bytes();
   return common::to_hex(b);
+}
+
+std::string clock_note(const ClockOffset& c) {
+  const auto secs = [](int64_t ns, bool sign) {
+    const uint64_t a = ns < 0 ? static_cast<uint64_t>(-(ns + 1)) + 1 : static_cast<uint64_t>(ns);
+    char b[48];
+    std::snprintf(b, sizeof b, "%s%" PRIu64 ".%09" PRIu64,
+                  ns < 0 ? "-"
+                  : sign ? "+"
+                         : "",
+                  a / 1000000000u, a % 1000000000u);
+    return std::string(b);
+  };
+  return secs(c.offset_ns, true) + " s, error " + secs(c.error_ns, false) + " s";
+}
+
+std::optional<ClockOffset> parse_clock_note(const std::string& note) {
+  // Exact: [+-]S.NNNNNNNNN s, error S.NNNNNNNNN s
+  auto number = [](const std::string& s, size_t& i, int64_t& out) {
+    bool neg = false;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) neg = s[i++] == '-';
+    uint64_t whole = 0;
+    size_t digits = 0;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9' && digits < 12) {
+      whole = whole * 10 + static_cast<uint64_t>(s[i++] - '0');
+      ++digits;
+    }
+    if (digits == 0 || i + 10 > s.size() || s[i] != '.') return false;
+    uint64_t frac = 0;
+    for (size_t k = 1; k <= 9; ++k) {
+      const char c = s[i + k];
+      if (c < '0' || c > '9') return false;
+      frac = frac * 10 + static_cast<uint64_t>(c - '0');
+    }
+    i += 10;
+    const int64_t v = static_cast<int64_t>(whole * 1000000000u + frac);
+    out = neg ? -v : v;
+    return true;
+  };
+  ClockOffset c;
+  size_t i = 0;
+  if (!number(note, i, c.offset_ns) || note.compare(i, 10, " s, error ") != 0) return std::nullopt;
+  i += 10;
+  if (i < note.size() && (note[i] == '+' || note[i] == '-')) return std::nullopt;
+  if (!number(note, i, c.error_ns) || note.substr(i) != " s") return std::nullopt;
+  return c;
 }
 
 }  // namespace service

@@ -446,7 +446,7 @@ Result<bool> EntryDecoder::next(Entry& e) {
       const uint64_t limit = limits_.max_record_bytes;
       const uint8_t* k = r.take(1);
       if (k && (*k < static_cast<uint8_t>(MarkKind::kTag) ||
-                *k > static_cast<uint8_t>(MarkKind::kStart)))
+                *k > static_cast<uint8_t>(MarkKind::kClockOffset)))
         r.ok = false;
       if (k) e.mark.kind = static_cast<MarkKind>(*k);
       e.mark.time_ns = r.svarint();

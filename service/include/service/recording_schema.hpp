@@ -94,4 +94,17 @@ uint32_t record_flags(const pubsub::RawSample& sample);
 // prefix, then entity id).
 std::string guid_hex(const pubsub::Guid& g);
 
+// A clock offset measured through one request and its reply (a recording set's members, ctl
+// --set): the other clock minus ours, and the bound on its error (half the round trip without
+// the other side's time between the request's arrival and the reply's departure).
+struct ClockOffset {
+  int64_t offset_ns = 0;
+  int64_t error_ns = 0;
+  friend bool operator==(const ClockOffset&, const ClockOffset&) = default;
+};
+// A clock_offset mark's note (storage::MarkKind::kClockOffset), "+0.001234567 s, error
+// 0.000210000 s", and back (none: not exactly that form).
+std::string clock_note(const ClockOffset& c);
+std::optional<ClockOffset> parse_clock_note(const std::string& note);
+
 }  // namespace service

@@ -182,6 +182,9 @@ struct MergeOptions {
   std::vector<std::string> dirs;
   std::string out;
   bool quiet = false;  // no progress lines
+  // Move each input's times onto the first input's clock by the measured offset (clock_offset
+  // marks); false: as recorded.
+  bool correct_clocks = true;
 };
 int merge(const MergeOptions& o, std::ostream& out, std::ostream& err);
 

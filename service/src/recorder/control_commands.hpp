@@ -7,6 +7,9 @@
 //   {"cmd":"split"}                           -> {"ok":true,"segment":N,...}
 //   {"cmd":"tag","name":"x","note":"..."}     -> {"ok":true,"time_ns":T,...}
 //   {"cmd":"snapshot"}  {"cmd":"stop"}
+//   {"cmd":"clock","clock":true}              -> {"ok":true,"recv_ns":T2,"send_ns":T3,...} over
+//                                                DDS: a recording set's members measure their
+//                                                clock offsets with it (set_clock.hpp)
 // Every reply has "ok"; a refusal has "error" (the reason), a success "message" (one line).
 #pragma once
 

@@ -20,7 +20,18 @@ std::string member_name(const SetMember& m) {
   return "participant " + common::to_hex(m.participant) + " (" + m.addresses + ")";
 }
 
-std::string status_row(const std::string& name, const json& s) {
+// "+12.345±0.210": the member's clock minus ours in milliseconds, and the error bound; "?"
+// without a measurement.
+std::string offset_ms(const std::optional<ClockOffset>& c) {
+  if (!c) return "?";
+  char b[64];
+  std::snprintf(b, sizeof b, "%+.3f\u00b1%.3f", static_cast<double>(c->offset_ns) / 1e6,
+                static_cast<double>(c->error_ns) / 1e6);
+  return b;
+}
+
+std::string status_row(const std::string& name, const json& s,
+                       const std::optional<ClockOffset>& c) {
   const double seconds = s.value("seconds", 0.0);
   const auto samples = s.value("samples", uint64_t{0});
   const auto bytes = s.value("bytes", uint64_t{0});
@@ -29,13 +40,13 @@ std::string status_row(const std::string& name, const json& s) {
                             : s.value("paused", false)                           ? "paused"
                                                                                  : "recording";
   char row[512];
-  std::snprintf(row, sizeof row, "%-32s %-9s %10llu %9.1f %9.1f %8llu %7llu %+9.3f\n", name.c_str(),
-                state.c_str(), static_cast<unsigned long long>(samples),
+  std::snprintf(row, sizeof row, "%-32s %-9s %10llu %9.1f %9.1f %8llu %7llu %+8.3f  %s\n",
+                name.c_str(), state.c_str(), static_cast<unsigned long long>(samples),
                 seconds > 0 ? static_cast<double>(samples) / seconds : 0.0,
                 static_cast<double>(bytes) / 1e6,
                 static_cast<unsigned long long>(s.value("lost", uint64_t{0})),
                 static_cast<unsigned long long>(s.value("writers", uint64_t{0})),
-                s.value("wall_clock_offset_s", 0.0));
+                s.value("wall_clock_offset_s", 0.0), offset_ms(c).c_str());
   return row;
 }
 
@@ -48,8 +59,8 @@ SetOutput set_output(const std::string& set, const std::string& cmd,
   size_t answered = 0, refused = 0;
   if (cmd == "status" && !as_json) {
     char head[256];
-    std::snprintf(head, sizeof head, "%-32s %-9s %10s %9s %9s %8s %7s %9s\n", "MEMBER", "STATE",
-                  "SAMPLES", "AVG/S", "MB", "LOST", "WRITERS", "CLOCK S");
+    std::snprintf(head, sizeof head, "%-32s %-9s %10s %9s %9s %8s %7s %8s  %s\n", "MEMBER", "STATE",
+                  "SAMPLES", "AVG/S", "MB", "LOST", "WRITERS", "STEPS S", "OFFSET MS");
     o.out = head;
   }
   for (const auto& m : members) {
@@ -66,12 +77,16 @@ SetOutput set_output(const std::string& set, const std::string& cmd,
       o.err += "pubsub-recorder ctl: " + cmd + ": " + name + ": " +
                r.value("error", std::string("refused")) + "\n";
     } else if (cmd == "status" && !as_json) {
-      o.out += status_row(name, r.value("status", json::object()));
+      o.out += status_row(name, r.value("status", json::object()), m.clock);
     } else if (cmd != "status") {
       o.out += name + ": " + r.value("message", std::string("done")) + "\n";
     }
     json entry = r;
     entry["answered"] = true;
+    if (m.clock) {
+      entry["clock_offset_ns"] = m.clock->offset_ns;
+      entry["clock_error_ns"] = m.clock->error_ns;
+    }
     all.push_back(std::move(entry));
   }
   if (cmd == "status" && as_json) {

@@ -28,6 +28,22 @@ std::string participant_guid(const pubsub::GuidPrefix& prefix) {
 
 }  // namespace
 
+bool asks_for_times(const json& request) {
+  return request.is_object() && request.contains("clock") && request["clock"] == true;
+}
+
+std::optional<ClockOffset> clock_offset(const json& reply, int64_t t1, int64_t t4) {
+  if (!reply.is_object() || !reply.contains("recv_ns") || !reply.contains("send_ns") ||
+      !reply["recv_ns"].is_number_integer() || !reply["send_ns"].is_number_integer())
+    return std::nullopt;
+  const int64_t t2 = reply["recv_ns"].get<int64_t>();
+  const int64_t t3 = reply["send_ns"].get<int64_t>();
+  const int64_t round_trip = (t4 - t1) - (t3 - t2);
+  if (t3 < t2 || t4 < t1 || round_trip < 0) return std::nullopt;
+  // Halves of each sum: no overflow for times of this century.
+  return ClockOffset{((t2 - t1) + (t3 - t4)) / 2, round_trip / 2};
+}
+
 std::string announced_addresses(const pubsub::DiscoveredParticipant& p) {
   std::vector<uint32_t> seen;
   std::string s;
@@ -94,12 +110,15 @@ struct DdsControl::Impl {
     pubsub::Guid from;  // the request's writer
     uint64_t id = 0;
     std::string text;
-    bool too_long = false;  // over kMaxRequestBytes (text then empty)
+    bool too_long = false;    // over kMaxRequestBytes (text then empty)
+    int64_t received_ns = 0;  // the participant's reception clock when it arrived
   };
   struct Reply {  // what the worker sends
     json body;
     bool sign = false;  // the request authenticated: sign the reply with its nonce
     std::string nonce;
+    // The request asked for the times (clock_request): "recv_ns" and "send_ns" go into the body.
+    bool times = false;
   };
 
   pubsub::Participant& participant;
@@ -139,8 +158,8 @@ struct DdsControl::Impl {
       std::lock_guard lk(mu);
       if (queue.size() < kMaxQueued) {
         const bool too_long = r->json.size() > kMaxRequestBytes;
-        queue.push_back(
-            {info.writer, r->id, too_long ? std::string() : std::move(r->json), too_long});
+        queue.push_back({info.writer, r->id, too_long ? std::string() : std::move(r->json),
+                         too_long, participant.reception_clock().now().ns});
         cv.notify_one();
         return;
       }
@@ -222,7 +241,7 @@ struct DdsControl::Impl {
         what = message["request"].get<std::string>();
       return refuse(checked.refusal, what, who, checked.why);
     }
-    Reply reply{json(), checked.signed_request, checked.nonce};
+    Reply reply{json(), checked.signed_request, checked.nonce, asks_for_times(checked.request)};
     try {
       reply.body = handler(checked.request);
     } catch (const std::exception& e) {  // a handler bug must not end the recorder
@@ -232,7 +251,15 @@ struct DdsControl::Impl {
   }
 
   void send(const Request& r, const Reply& reply) {
-    std::string text = dump(reply.body);
+    std::string text;
+    if (reply.times && reply.body.is_object()) {
+      json body = reply.body;
+      body["recv_ns"] = r.received_ns;
+      body["send_ns"] = participant.reception_clock().now().ns;  // as late as the JSON allows
+      text = dump(body);
+    } else {
+      text = dump(reply.body);
+    }
     if (reply.sign) text = verifier.sign_reply(r.from.to_string(), reply.nonce, text);
     const auto body = dds_control_wire::encode(dds_control_wire::Reply{r.from, r.id, text});
     if (auto w = writer->write(body); !w)

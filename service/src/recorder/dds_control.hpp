@@ -55,6 +55,7 @@
 #include "control_auth.hpp"
 #include "dds_control_wire.hpp"
 #include "pubsub/participant.hpp"
+#include "service/recording_schema.hpp"
 #include "service/result.hpp"
 
 namespace service {
@@ -112,6 +113,18 @@ class DdsControl {
 // recording set (control.set) "pubsub-recorder set=NAME": how ctl --dds --set finds the members.
 std::string recorder_user_data(const std::string& set);
 
+// Whether a request asks for the recorder's times in its reply ({"clock":true}): the reply then
+// has "recv_ns" (the request's arrival) and "send_ns" (the reply's departure), both on the
+// recorder's reception clock (the time base of its recording), for an NTP-style offset:
+// offset = ((recv - t1) + (send - t4)) / 2, error bound = ((t4 - t1) - (send - recv)) / 2, with
+// t1 and t4 the requester's send and receive times. Any command may ask.
+bool asks_for_times(const nlohmann::json& request);
+
+// From a reply with "recv_ns" and "send_ns" (asks_for_times), sent at t1 and received at t4 on
+// our clock; none when the reply has no times, or they are inconsistent (the reply left before
+// the request arrived, or came back before it left).
+std::optional<ClockOffset> clock_offset(const nlohmann::json& reply, int64_t t1_ns, int64_t t4_ns);
+
 // "198.18.0.1, 10.0.0.2": the IPv4 addresses of a participant's unicast locators, each once.
 std::string announced_addresses(const pubsub::DiscoveredParticipant& participant);
 
@@ -131,6 +144,7 @@ struct SetMember {
   pubsub::GuidPrefix participant{};
   std::string addresses;                // as announced (announced_addresses)
   std::optional<nlohmann::json> reply;  // none: no reply within the timeout
+  std::optional<ClockOffset> clock;     // its reception clock minus our wall clock
 };
 
 // Client side of a recording set (dds_control_set.cpp): finds the recorders whose participant

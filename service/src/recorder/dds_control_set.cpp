@@ -15,6 +15,12 @@ namespace service {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+int64_t wall_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 constexpr auto kQuiet = std::chrono::seconds(2);  // discovery settled: no new member for this long
 
 std::vector<pubsub::DiscoveredParticipant> members_now(const pubsub::Participant& p,
@@ -76,18 +82,23 @@ Result<std::vector<SetMember>> dds_set_request(pubsub::Participant& participant,
   const pubsub::Guid me = (*writer)->guid();
   std::mutex mu;
   std::condition_variable cv;
-  std::map<pubsub::GuidPrefix, std::string> replies;  // under mu
+  struct Got {
+    std::string json;
+    int64_t t4 = 0;  // our wall clock when it arrived
+  };
+  std::map<pubsub::GuidPrefix, Got> replies;  // under mu
   pubsub::ReaderQos rq;
   rq.durability = pubsub::DurabilityKind::kTransientLocal;
-  auto reader = participant.create_reader({kControlReplyTopic, kControlReplyType}, rq,
-                                          [&](const pubsub::SampleInfo& info, pubsub::Bytes body) {
-                                            auto r = dds_control_wire::decode_reply(
-                                                body, info.encapsulation, 16u << 20);
-                                            if (!r || r->requester != me || r->id != kId) return;
-                                            std::lock_guard lk(mu);
-                                            replies.emplace(info.writer.prefix, std::move(r->json));
-                                            cv.notify_all();
-                                          });
+  auto reader = participant.create_reader(
+      {kControlReplyTopic, kControlReplyType}, rq,
+      [&](const pubsub::SampleInfo& info, pubsub::Bytes body) {
+        auto r = dds_control_wire::decode_reply(body, info.encapsulation, 16u << 20);
+        const int64_t t4 = wall_ns();
+        if (!r || r->requester != me || r->id != kId) return;
+        std::lock_guard lk(mu);
+        replies.emplace(info.writer.prefix, Got{std::move(r->json), t4});
+        cv.notify_all();
+      });
   if (!reader) return reader.error();
 
   auto found = find_members(participant, set, members, deadline);
@@ -98,13 +109,16 @@ Result<std::vector<SetMember>> dds_set_request(pubsub::Participant& participant,
 
   nlohmann::json req = request;
   req["set"] = set;
+  req["clock"] = true;  // each member's times in its reply: its clock's offset to ours
   const std::string nonce = key ? random_nonce() : std::string();
   const std::string text = key ? sign_request(*key, participant.options().domain_id, me.to_string(),
                                               unix_ms_now(), nonce, req.dump())
                                : req.dump();
-  if (auto w = (*writer)->write(dds_control_wire::encode(dds_control_wire::Request{kId, text})); !w)
+  const auto body = dds_control_wire::encode(dds_control_wire::Request{kId, text});
+  const int64_t t1 = wall_ns();
+  if (auto w = (*writer)->write(body); !w)
     return Error{Errc::kIo, "cannot send the request: " + w.error().message};
-  std::map<pubsub::GuidPrefix, std::string> got;
+  std::map<pubsub::GuidPrefix, Got> got;
   {
     std::unique_lock lk(mu);
     cv.wait_until(lk, deadline, [&] {
@@ -115,19 +129,21 @@ Result<std::vector<SetMember>> dds_set_request(pubsub::Participant& participant,
   }
   std::vector<SetMember> out;
   for (const auto& m : ms) {
-    SetMember s{m.guid_prefix, announced_addresses(m), std::nullopt};
+    SetMember s{m.guid_prefix, announced_addresses(m), std::nullopt, std::nullopt};
     if (auto it = got.find(m.guid_prefix); it != got.end()) {
+      const std::string& answer = it->second.json;
       if (key) {
-        auto opened = open_reply(*key, me.to_string(), nonce, it->second);
+        auto opened = open_reply(*key, me.to_string(), nonce, answer);
         s.reply =
             opened ? *opened : nlohmann::json{{"ok", false}, {"error", opened.error().message}};
       } else {
-        auto j = nlohmann::json::parse(it->second, nullptr, false);
-        s.reply = j.is_object()
-                      ? j
-                      : nlohmann::json{{"ok", false},
-                                       {"error", "reply is not a JSON object: " + it->second}};
+        auto j = nlohmann::json::parse(answer, nullptr, false);
+        s.reply =
+            j.is_object()
+                ? j
+                : nlohmann::json{{"ok", false}, {"error", "reply is not a JSON object: " + answer}};
       }
+      s.clock = clock_offset(*s.reply, t1, it->second.t4);
     }
     out.push_back(std::move(s));
   }

@@ -83,6 +83,7 @@ Recorder::Impl::~Impl() {
   // too; a Recorder destroyed without run() gets here with them still up). The registrar
   // writes to the store and asks the participant.
   stop_registrar();
+  set_clock.reset();
   dds_control.reset();
   control.reset();
   metrics.reset();
@@ -370,6 +371,7 @@ Result<std::unique_ptr<Recorder>> Recorder::create(const config::RecorderConfig&
             {storage::MarkKind::kSetMember, impl->reception_now(), c.control.set, note});
         !s)
       return s.error();
+    if (auto s = impl->start_set_clock(); !s) return s.error();
   }
   if (c.control.armed) {
     // Before the reader: every topic it matches starts paused until start().
@@ -496,7 +498,8 @@ Result<RecorderTotals> Recorder::Impl::finish(Clock::time_point start) {
   // Stop receiving first (nothing new is acknowledged), then finish the recording.
   log->info("stopping: closing the recording");
   if (opts.on_stopping) opts.on_stopping();
-  control.reset();  // no command runs from here on
+  control.reset();    // no command runs from here on
+  set_clock.reset();  // it marks the store
   dds_control.reset();
   metrics.reset();
   stop_registrar();  // it writes to the store

@@ -75,6 +75,30 @@ Result<void> Recorder::Impl::start_dds_control() {
   return {};
 }
 
+Result<void> Recorder::Impl::start_set_clock() {
+  SetClock::Options o;
+  o.set = cfg.control.set;
+  if (!cfg.control.key_file.empty()) {
+    auto key = load_control_key(cfg.control.key_file);
+    if (!key) return key.error();
+    o.key = std::move(key).value();
+  }
+  o.warn = [l = log](const std::string& line) { l->warn("{}", line); };
+  o.on_offset = [this](const SetClock::Offset& off) {
+    const std::string note = clock_note(off.clock);
+    log->info("set clock: {} is {} from this recorder's clock ({} replies)", off.member, note,
+              off.rounds);
+    if (auto s =
+            store->add_mark({storage::MarkKind::kClockOffset, reception_now(), off.member, note});
+        !s)
+      log->warn("set clock: the offset to {} not recorded: {}", off.member, s.error().message);
+  };
+  auto clock = SetClock::start(*participant, std::move(o));
+  if (!clock) return clock.error();
+  set_clock = std::move(clock).value();
+  return {};
+}
+
 Result<void> Recorder::Impl::start_metrics(const std::string& listen) {
   auto server = MetricsServer::start(listen, [this] {
     Recorder* r = owner.load();

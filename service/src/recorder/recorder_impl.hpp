@@ -39,6 +39,7 @@
 #include "pubsub/participant.hpp"
 #include "service/recorder.hpp"
 #include "service/result.hpp"
+#include "set_clock.hpp"
 #include "sink.hpp"
 #include "snapshot_sink.hpp"
 #include "types/catalog.hpp"
@@ -144,6 +145,7 @@ struct Recorder::Impl {
   std::atomic<Recorder*> owner{nullptr};   // set once create() is done: commands wait for it
   // control.dds: its worker thread runs the control commands.
   std::unique_ptr<DdsControl> dds_control;
+  std::unique_ptr<SetClock> set_clock;  // control.set in record mode: offsets to the members
   std::shared_ptr<const RefusalCounts> control_refusals;  // set with dds_control, kept after it
   Clock::time_point started = Clock::now();
 
@@ -225,6 +227,8 @@ struct Recorder::Impl {
   Result<void> start_control(const std::filesystem::path& path);
 
   Result<void> start_dds_control();
+  // control.set, record mode: the clock offsets to the other members, logged and marked.
+  Result<void> start_set_clock();
 
   Result<void> start_metrics(const std::string& listen);
 

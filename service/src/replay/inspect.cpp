@@ -169,6 +169,8 @@ const char* mark_kind(storage::MarkKind k) {
       return "set_member";
     case storage::MarkKind::kStart:
       return "start";
+    case storage::MarkKind::kClockOffset:
+      return "clock_offset";
   }
   return "?";
 }

@@ -9,6 +9,9 @@
 // sample two inputs hold (same writer GUID and sequence number: overlapping configurations) is
 // written once. A writer's sequence jump that an input recorded as a pause (not as a gap) stays a
 // pause (skip_to), so only real losses are gaps in the output. On any failure OUT is removed.
+// Clocks: the first input is the reference; another input whose clock offset to it was measured
+// (clock_offset marks, set_clock.hpp: either member's measurement of the other, the one with the
+// smallest error bound) has its reception and mark times moved onto the reference's clock.
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -19,6 +22,7 @@
 #include <unordered_set>
 
 #include "common.hpp"
+#include "service/recording_schema.hpp"
 #include "service/replay.hpp"
 #include "storage/recording.hpp"
 #include "storage/segment_writer.hpp"
@@ -36,6 +40,9 @@ struct Input {
   std::map<storage::WriterId, std::vector<storage::Gap>> gaps;
   std::optional<storage::Cursor> cursor;
   const storage::RecordView* head = nullptr;
+  std::string member;  // its set_member mark's note ("host H, address A"), or ""
+  std::vector<storage::Mark> marks;
+  int64_t shift_ns = 0;  // added to its times: the reference's clock minus its own
 };
 
 struct Merge {
@@ -116,8 +123,46 @@ bool recorded_as_gap(const Input& in, storage::WriterId w, int64_t first, int64_
   });
 }
 
+// The best measurement of input j's clock minus input 0's, from either recording's marks.
+std::optional<ClockOffset> offset_to_first(const std::vector<Input>& in, size_t j) {
+  std::optional<ClockOffset> best;
+  auto consider = [&](const Input& by, const std::string& other, int sign) {
+    for (const auto& mk : by.marks) {
+      if (mk.kind != storage::MarkKind::kClockOffset || mk.name != other) continue;
+      auto c = parse_clock_note(mk.note);
+      if (!c || (best && best->error_ns <= c->error_ns)) continue;
+      best = ClockOffset{sign * c->offset_ns, c->error_ns};
+    }
+  };
+  if (in[0].member.empty() || in[j].member.empty()) return std::nullopt;
+  consider(in[0], in[j].member, 1);
+  consider(in[j], in[0].member, -1);
+  return best;
+}
+
+// Each input's shift onto the first input's clock; a line per input saying what was done.
+void correct_clocks(Merge& m, bool correct, std::ostream& out) {
+  for (size_t j = 1; j < m.in.size(); ++j) {
+    Input& in = m.in[j];
+    auto c = offset_to_first(m.in, j);
+    out << "clock of " << in.dir << ": ";
+    if (!c) {
+      out << "no offset to " << m.in[0].dir << " measured, reception times as recorded\n";
+      continue;
+    }
+    out << clock_note(*c) << " from " << m.in[0].dir << "'s";
+    if (!correct) {
+      out << ", not corrected (--no-clock-correction)\n";
+      continue;
+    }
+    in.shift_ns = -c->offset_ns;
+    out << ", reception times corrected\n";
+  }
+}
+
 Status append(Merge& m, Input& in, const storage::RecordView& r) {
   storage::RecordMeta meta = r.meta;
+  meta.reception_ns += in.shift_ns;
   meta.topic = in.topics.at(r.meta.topic);
   meta.writer = in.writers.at(r.meta.writer);
   if (m.writer_inputs[meta.writer] > 1 && !m.seen[meta.writer].insert(meta.sequence).second) {
@@ -141,9 +186,8 @@ Status copy_records(Merge& m, std::vector<storage::Mark> marks, bool quiet, std:
   std::sort(marks.begin(), marks.end(),
             [](const auto& a, const auto& b) { return a.time_ns < b.time_ns; });
   size_t next_mark = 0;
-  auto later = [&](size_t a, size_t b) {
-    return m.in[a].head->meta.reception_ns > m.in[b].head->meta.reception_ns;
-  };
+  auto at = [&](size_t i) { return m.in[i].head->meta.reception_ns + m.in[i].shift_ns; };
+  auto later = [&](size_t a, size_t b) { return at(a) > at(b); };
   std::priority_queue<size_t, std::vector<size_t>, decltype(later)> q(later);
   for (size_t i = 0; i < m.in.size(); ++i) {
     auto c = m.in[i].rec->query();
@@ -156,7 +200,7 @@ Status copy_records(Merge& m, std::vector<storage::Mark> marks, bool quiet, std:
     const size_t i = q.top();
     q.pop();
     Input& in = m.in[i];
-    while (next_mark < marks.size() && marks[next_mark].time_ns <= in.head->meta.reception_ns) {
+    while (next_mark < marks.size() && marks[next_mark].time_ns <= at(i)) {
       if (auto s = m.w->add_mark(marks[next_mark++]); !s) return s;
     }
     if (auto s = append(m, in, *in.head); !s) return s;
@@ -196,7 +240,6 @@ int merge(const MergeOptions& o, std::ostream& out, std::ostream& err) {
                           o.out + " exists and is not empty: merge writes a new recording");
   }
   Merge m;
-  std::vector<storage::Mark> marks;
   for (const auto& dir : o.dirs) {
     auto rec = detail::open_recording(dir);
     if (!rec) return detail::report(err, kExitUsage, rec.error());
@@ -211,8 +254,19 @@ int merge(const MergeOptions& o, std::ostream& out, std::ostream& err) {
     }
     auto mk = (*rec)->marks();
     if (!mk) return detail::report(err, kExitUsage, mk.error());
-    marks.insert(marks.end(), mk->begin(), mk->end());
-    m.in.push_back(Input{dir, std::move(*rec), {}, {}, {}, std::nullopt, nullptr});
+    Input in{dir, std::move(*rec), {}, {}, {}, std::nullopt, nullptr, "", std::move(*mk), 0};
+    for (const auto& k : in.marks) {
+      if (k.kind == storage::MarkKind::kSetMember) in.member = k.note;
+    }
+    m.in.push_back(std::move(in));
+  }
+  correct_clocks(m, o.correct_clocks, out);
+  std::vector<storage::Mark> marks;
+  for (const auto& in : m.in) {
+    for (storage::Mark k : in.marks) {
+      k.time_ns += in.shift_ns;
+      marks.push_back(std::move(k));
+    }
   }
   auto w = storage::SegmentWriter::create(o.out, {});
   if (!w) return detail::report(err, kExitUsage, w.error().with_context("cannot create " + o.out));

@@ -88,6 +88,11 @@ enum class MarkKind : uint8_t {
   // refuse the entry). name: the recording id the start command gave ("" none; a recording set's
   // `ctl --set NAME start` gives every member the same one); note: "".
   kStart = 6,
+  // A recording set's member measured its clock against another member's (pubsub-recorder
+  // control.set; readers older than this kind refuse the entry). name: the other member, as its
+  // set_member note names it ("host H, address A"); note: the other clock minus this one and the
+  // error bound, "+0.001234567 s, error 0.000210000 s".
+  kClockOffset = 7,
 };
 
 struct Mark {

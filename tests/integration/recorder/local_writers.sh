@@ -15,6 +15,10 @@
 # each; status is a row per member; tag reaches all three (the mark is
 # in each recording); a participant that announces the set and never answers is named (exit 3);
 # --members 5 of 3 and a request for another set find too few (exit 2); stop ends all three.
+# Clocks: host 2's recorder runs 5 s ahead (libfaketime); each recording holds clock_offset marks
+# for the two other members, each within its error bound of the truth (0 or 5 s); merge moves
+# host 2's times onto host 0's clock (every sample then received after its source time, less
+# the bound), and with --no-clock-correction keeps the samples exactly as recorded.
 # Not Fast DDS: Debian's Fast DDS 2.9 (built with assertions) aborts in its statistics
 # (OutputTrafficManager::set_statistics_message_data) when a reader on its own host announces the
 # address its interface whitelist (the peer's --nic) names.
@@ -32,9 +36,14 @@ done
 netns_setup 3
 netns_scratch  # $out (KEEP=1 keeps it), status, fail
 
+FAKETIME_LIB=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
+[ -f "$FAKETIME_LIB" ] || { echo "SKIP: libfaketime is missing (scripts/setup.sh)"; exit 77; }
+# Host 2's recorder runs 5 s ahead (libfaketime: its wall clock only, CLOCK_MONOTONIC left).
+clock_of=("" "" "env LD_PRELOAD=$FAKETIME_LIB FAKETIME=+5 FAKETIME_DONT_FAKE_MONOTONIC=1")
 recorders=()
 for i in 0 1 2; do
-  netns_spawn "$i" 90 "$BIN/pubsub-recorder" --domain "$DOMAIN" --interface "veth$i" \
+  # shellcheck disable=SC2086 # clock_of: a command prefix, split on purpose
+  netns_spawn "$i" 90 ${clock_of[$i]} "$BIN/pubsub-recorder" --domain "$DOMAIN" --interface "veth$i" \
     --writers local --path "$out/rec$i" --set storage.chunk_max_age_ms=20 \
     --set control.dds=true --set 'control.allow=["198.18.0.0/15"]' --set control.set=rig \
     --set control.armed=true >"$out/rec$i.log" 2>&1
@@ -136,6 +145,11 @@ python3 - "$out" "$NS_SUBNET" "$ids" <<'PY' || fail "recordings"
 import json, sys
 out = sys.argv[1]
 guids, bad = {}, []
+hosts = []  # each member's host name, as its set_member mark says
+for k in range(3):
+    marks = json.load(open(f"{out}/info{k}.json"))["marks"]
+    note = [m["note"] for m in marks if m["kind"] == "set_member"]
+    hosts.append(note[0].split(",")[0].removeprefix("host ") if note else "?")
 for i in range(3):
     info = json.load(open(f"{out}/info{i}.json"))
     st = json.load(open(f"{out}/status{i}.json"))
@@ -160,6 +174,20 @@ for i in range(3):
         bad.append(f"recording {i}: start marks {starts}, expected the set's {sys.argv[3]}")
     if st["recording_id"] != sys.argv[3]:
         bad.append(f"recorder {i}: recording_id {st['recording_id']!r}, expected {sys.argv[3]}")
+    # Clock offsets to the two others (host 2 is 5 s ahead): within the error bound of the truth.
+    for j in range(3):
+        if j == i:
+            continue
+        name = f"host {hosts[j]}, address 198.18.{sys.argv[2]}.{j + 1}"
+        ms = [m["note"] for m in info["marks"] if m["kind"] == "clock_offset" and m["name"] == name]
+        truth = 5e9 * ((j == 2) - (i == 2))
+        for note in ms:
+            off, err = note.split(" s, error ")
+            off, err = float(off) * 1e9, float(err.removesuffix(" s")) * 1e9
+            if abs(off - truth) > err + 1e6:
+                bad.append(f"recording {i}: offset to member {j} {note}, truth {truth / 1e9:+.0f} s")
+        if not ms:
+            bad.append(f"recording {i}: no clock_offset mark for member {j} ({name})")
     for w in ws:
         guids.setdefault(w["guid"], []).append(i)
     print(f"recording {i}: {got}, {st['writers_elsewhere']} writers elsewhere, "
@@ -176,8 +204,9 @@ sys.exit(1 if bad else 0)
 PY
 # Replayed as one: the three recordings merged into one (every writer once, marks kept); a
 # recording merged with itself keeps each sample once.
-"$BIN/pubsub-replay" merge -q "$out/rec0" "$out/rec1" "$out/rec2" -o "$out/merged" \
-  >"$out/merge.out" 2>&1 || { fail "merge exit $?"; cat "$out/merge.out"; }
+# --no-clock-correction: the samples exactly as the members recorded them.
+"$BIN/pubsub-replay" merge -q --no-clock-correction "$out/rec0" "$out/rec1" "$out/rec2" \
+  -o "$out/merged" >"$out/merge.out" 2>&1 || { fail "merge exit $?"; cat "$out/merge.out"; }
 grep -q "^merged 3 recordings into $out/merged: 1200 samples of 4 topics from 6 writers, 0 duplicates left out," \
   "$out/merge.out" || { fail "merge's summary"; cat "$out/merge.out"; }
 "$BIN/pubsub-replay" verify "$out/merged" >/dev/null 2>&1 || fail "the merged recording does not verify"
@@ -191,13 +220,46 @@ out = sys.argv[1]
 info = json.load(open(f"{out}/info-merged.json"))
 ws = sorted((w["topic"], w["samples"], w["lost"]) for w in info["recorded_writers"])
 want = sorted([("Shared", 200, 0)] * 3 + [(f"Only{i}", 200, 0) for i in range(3)])
-kinds = sorted(m["kind"] for m in info["marks"])
+kinds = sorted(m["kind"] for m in info["marks"] if m["kind"] != "clock_offset")
 times = [json.loads(l)["reception_ns"] for l in open(f"{out}/merged.jsonl")]
 bad = []
 if ws != want: bad.append(f"writers {ws}")
 if kinds != ["set_member"] * 3 + ["start"] * 3 + ["tag"] * 3: bad.append(f"marks {kinds}")
 if times != sorted(times): bad.append("not in reception-time order")
 for b in bad: print("FAIL: merged:", b)
+sys.exit(1 if bad else 0)
+PY
+# With the clocks corrected (the default): host 2's times moved 5 s back onto host 0's clock, so
+# every sample's reception follows its writer's source time by less than a second (the writers'
+# clocks are the machine's), where host 2's own recording says 5 s.
+"$BIN/pubsub-replay" merge -q "$out/rec0" "$out/rec1" "$out/rec2" -o "$out/merged-clocks" \
+  >"$out/merge-clocks.out" 2>&1 || { fail "merge with clocks exit $?"; cat "$out/merge-clocks.out"; }
+grep -Eq "^clock of $out/rec1: [+-]0\.[0-9]{9} s, error 0\.[0-9]{9} s from $out/rec0's, reception times corrected$" \
+  "$out/merge-clocks.out" &&
+  grep -Eq "^clock of $out/rec2: \+(4\.99|5\.00)[0-9]{7} s, error 0\.[0-9]{9} s from $out/rec0's, reception times corrected$" \
+    "$out/merge-clocks.out" || { fail "merge's clock lines"; cat "$out/merge-clocks.out"; }
+"$BIN/pubsub-replay" export -q "$out/merged-clocks" >"$out/merged-clocks.jsonl" || fail "export merged-clocks"
+"$BIN/pubsub-replay" export -q "$out/rec2" >"$out/rec2.jsonl" || fail "export rec2"
+python3 - "$out/merged-clocks.jsonl" "$out/rec2.jsonl" "$out/merge-clocks.out" <<'PY' || fail "corrected clocks"
+import json, re, sys
+merged = [json.loads(l) for l in open(sys.argv[1])]
+own = [json.loads(l) for l in open(sys.argv[2])]
+late = lambda s: (s["reception_ns"] - s["source_ns"]) / 1e9
+# A corrected time is off by at most the offset's error bound: no reception before its source
+# time by more than that.
+bound = max(float(e) for e in re.findall(r", error ([0-9.]+) s from", open(sys.argv[3]).read()))
+bad = []
+if len(merged) != 1200: bad.append(f"{len(merged)} samples merged, expected 1200")
+off = [s for s in merged if not -bound <= late(s) < 1]
+if off: bad.append(f"{len(off)} merged samples received {late(off[0]):.3f} s after their source time")
+if not own or min(late(s) for s in own) < 4.5:
+    bad.append("host 2's own recording is not 5 s ahead")
+if [s["reception_ns"] for s in merged] != sorted(s["reception_ns"] for s in merged):
+    bad.append("the corrected merge is not in reception-time order")
+for b in bad: print("FAIL:", b)
+print(f"corrected merge: {len(merged)} samples, received {min(map(late, merged)):.4f} to "
+      f"{max(map(late, merged)):.4f} s after their source time; host 2 alone "
+      f"{min(map(late, own)):.3f} s")
 sys.exit(1 if bad else 0)
 PY
 "$BIN/pubsub-replay" merge -q "$out/rec0" "$out/rec0" -o "$out/twice" >"$out/twice.out" 2>&1 &&

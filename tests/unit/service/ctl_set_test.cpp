@@ -35,18 +35,25 @@ json status(uint64_t samples, double seconds, bool paused, double offset) {
 }  // namespace
 
 TEST_CASE("ctl --set status: a row per member, one that did not answer named, exit 3") {
-  const std::vector<SetMember> ms = {member(1, "cell-a", "198.18.0.1", status(5000, 10, false, 0)),
-                                     member(2, "cell-b", "198.18.0.2", status(100, 4, true, -0.25)),
-                                     member(3, "", "198.18.0.3", std::nullopt)};
+  std::vector<SetMember> ms = {member(1, "cell-a", "198.18.0.1", status(5000, 10, false, 0)),
+                               member(2, "cell-b", "198.18.0.2", status(100, 4, true, -0.25)),
+                               member(3, "", "198.18.0.3", std::nullopt)};
+  ms[0].clock = service::ClockOffset{1234567, 210000};
+  auto armed = status(0, 2, false, 0);
+  armed["status"]["armed"] = true;
+  ms.push_back(member(4, "cell-d", "198.18.0.4", armed));
+  ms[3].clock = service::ClockOffset{-5000000000, 49999};
   const auto o = service::set_output("rig", "status", ms, false);
   CHECK(o.out ==
         "MEMBER                           STATE        SAMPLES     AVG/S        MB     LOST "
-        "WRITERS   CLOCK S\n"
+        "WRITERS  STEPS S  OFFSET MS\n"
         "cell-a 198.18.0.1                recording       5000     500.0       5.0        2       "
-        "3    +0.000\n"
+        "3   +0.000  +1.235\u00b10.210\n"
         "cell-b 198.18.0.2                paused           100      25.0       0.1        2       "
-        "3    -0.250\n"
-        "2 of 3 members of set rig answered\n");
+        "3   -0.250  ?\n"
+        "cell-d 198.18.0.4                armed              0       0.0       0.0        2       "
+        "3   +0.000  -5000.000\u00b10.050\n"
+        "3 of 4 members of set rig answered\n");
   CHECK(o.err ==
         "pubsub-recorder ctl: status: participant 010000000000000000000003 (198.18.0.3) of set "
         "rig did not answer\n");
@@ -74,11 +81,13 @@ TEST_CASE("ctl --set tag: a line per member, a refusal is exit 1, all ok exit 0"
 }
 
 TEST_CASE("ctl --set status --json: one object with every member's reply") {
-  const auto o = service::set_output(
-      "rig", "status",
-      {member(1, "a", "198.18.0.1", status(1, 1, false, 0)), member(2, "", "198.18.0.2", {})},
-      true);
+  std::vector<SetMember> ms = {member(1, "a", "198.18.0.1", status(1, 1, false, 0)),
+                               member(2, "", "198.18.0.2", {})};
+  ms[0].clock = service::ClockOffset{-42, 7};
+  const auto o = service::set_output("rig", "status", ms, true);
   const json j = json::parse(o.out);
+  CHECK(j["members"][0]["clock_offset_ns"] == -42);
+  CHECK(j["members"][0]["clock_error_ns"] == 7);
   CHECK(j["set"] == "rig");
   REQUIRE(j["members"].size() == 2);
   CHECK(j["members"][0]["answered"] == true);

@@ -168,7 +168,7 @@ TEST_CASE("The mark decoder refuses a bad kind and every truncation") {
     REQUIRE(*d.next(e));
     CHECK(e.mark == member);
   }
-  raw[1] = std::byte{7};  // no such mark kind (6 is kStart)
+  raw[1] = std::byte{8};  // no such mark kind (7 is kClockOffset)
   format::EntryDecoder dec(raw);
   auto bad = dec.next(e);
   REQUIRE_FALSE(bad.ok());
