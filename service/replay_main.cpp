@@ -5,16 +5,21 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <exception>
+#include <filesystem>
 #include <iostream>
 #include <new>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -116,7 +121,9 @@ struct PlayFlags {
 
 void define_play(CLI::App& app, Args& a, PlayFlags& f) {
   auto* play = app.add_subcommand("play", "Publish the recording with its original timing");
-  play->add_option("DIR", a.dir, "Recording directory")->required();
+  play->add_option("DIR", a.dirs,
+                   "Recording directory; several: merged into a temporary recording first")
+      ->required();
   f.rate = play->add_option("--rate", a.rate, "Speed factor (2 = twice as fast); default 1");
   auto* fast = play->add_flag("--fast", a.fast, "No pacing: publish as fast as readers allow");
   f.rate->excludes(fast);
@@ -172,7 +179,8 @@ constexpr const char* kExitFooter =
 void define_info(CLI::App& app, Args& a) {
   auto* info =
       app.add_subcommand("info", "Topics, types, sample counts, times, rates, writers, loss");
-  info->add_option("DIR", a.dir, "Recording directory")->required();
+  info->add_option("DIR", a.dirs, "Recording directory (several: side by side, with the total)")
+      ->required();
   info->add_flag("--json", a.json, "One JSON object instead of a table");
   info->footer(kExitFooter);
   auto* types = app.add_subcommand("types", "The IDL of the recorded topic types");
@@ -187,7 +195,9 @@ void define_info(CLI::App& app, Args& a) {
 void define_other_commands(CLI::App& app, Args& a) {
   auto* exp = app.add_subcommand(
       "export", "Write records as JSON lines or CSV (payload in base64, or decoded with --decode)");
-  exp->add_option("DIR", a.dir, "Recording directory")->required();
+  exp->add_option("DIR", a.dirs,
+                  "Recording directory; several: merged into a temporary recording first")
+      ->required();
   exp->add_option("--format", a.format, "jsonl (default), csv or mcap (needs -o)");
   exp->add_option("--topics", a.topics, "Only topics matching these globs");
   exp->add_option("--start", a.start, "From T (seconds from the start, ISO-8601 or tag:NAME)");
@@ -203,7 +213,7 @@ void define_other_commands(CLI::App& app, Args& a) {
       "IDL file with the topics' types (repeatable): for --decode, and the MCAP schemas");
 
   auto* ver = app.add_subcommand("verify", "Check checksums, the index against the segments, gaps");
-  ver->add_option("DIR", a.dir, "Recording directory")->required();
+  ver->add_option("DIR", a.dirs, "Recording directory (several: each in turn)")->required();
   auto* rei = app.add_subcommand("reindex", "Rebuild index.sqlite3 from the segment files");
   rei->add_option("DIR", a.dir, "Recording directory")->required();
   auto* rec =
@@ -278,6 +288,50 @@ int parse_error(CLI::App& app, const CLI::ParseError& e, int argc, char** argv) 
                        sub);
   }
   return usage_error(service::cli_error_text(e), sub);
+}
+
+int run_export(const Args& a, const replay::Selection& sel);
+int run_play(const Args& a, const PlayFlags& f, const replay::Selection& sel);
+int run_selected(const Args& a, const PlayFlags& f, const std::string& name);
+
+// info, verify, export and play over several recordings: info side by side, verify each in turn
+// (the highest exit status), export and play of a merged temporary recording (removed after).
+int run_several(Args a, const PlayFlags& f, const std::string& name) {
+  if (name == "info") return replay::info_set({a.dirs, a.json}, std::cout, std::cerr);
+  if (name == "verify") {
+    int worst = replay::kExitOk;
+    for (const auto& dir : a.dirs) {
+      std::cout << "== " << dir << '\n';
+      std::cout.flush();
+      worst = std::max(worst, replay::verify(dir, std::cout, std::cerr));
+    }
+    return worst;
+  }
+  if (name != "export" && name != "play") {
+    return usage_error(name +
+                           " takes one recording directory (several: info, verify, export, "
+                           "play and merge)",
+                       name);
+  }
+  std::string tmpl =
+      (std::filesystem::temp_directory_path() / "pubsub-replay-merged-XXXXXX").string();
+  if (::mkdtemp(tmpl.data()) == nullptr)
+    return usage_error(
+        "cannot make a temporary directory for the merge: " + std::string(std::strerror(errno)),
+        name);
+  const std::string tmp = tmpl;
+  std::cerr << "pubsub-replay: " << name << ": merging " << a.dirs.size() << " recordings into "
+            << tmp << " first (removed afterwards)\n";
+  std::ostringstream merged;
+  int rc = replay::merge({a.dirs, tmp + "/rec", true, true}, merged, std::cerr);
+  if (rc == replay::kExitOk) {
+    std::cerr << merged.str();
+    a.dir = tmp + "/rec";
+    rc = run_selected(a, f, name);
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(tmp, ec);
+  return rc;
 }
 
 int run_export(const Args& a, const replay::Selection& sel) {
@@ -373,6 +427,8 @@ int run(int argc, char** argv) {
   const std::string name = app.get_subcommands().front()->get_name();
   if (name == "merge")
     return replay::merge({a.dirs, a.output, a.quiet, !a.no_clock_correction}, std::cout, std::cerr);
+  if (a.dirs.size() == 1) a.dir = a.dirs.front();
+  if (a.dirs.size() > 1) return run_several(a, play, name);
   if (a.dir.empty()) {
     return usage_error("the recording directory DIR is missing (write it right after '" + name +
                            "', before options that take several values)",
@@ -384,6 +440,11 @@ int run(int argc, char** argv) {
   if (name == "reindex") return replay::reindex(a.dir, std::cout, std::cerr);
   if (name == "recover") return replay::recover(a.dir, std::cout, std::cerr);
 
+  return run_selected(a, play, name);
+}
+
+// export or play of a.dir with the selection the options give.
+int run_selected(const Args& a, const PlayFlags& play, const std::string& name) {
   replay::Selection sel;
   sel.topics = a.topics;
   std::string error;

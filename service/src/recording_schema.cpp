@@ -140,4 +140,24 @@ std::optional<ClockOffset> parse_clock_note(const std::string& note) {
   return c;
 }
 
+std::optional<ClockOffset> measured_offset(const std::vector<storage::Mark>& a_marks,
+                                           const std::string& a_member,
+                                           const std::vector<storage::Mark>& b_marks,
+                                           const std::string& b_member) {
+  std::optional<ClockOffset> best;
+  auto consider = [&](const std::vector<storage::Mark>& marks, const std::string& other,
+                      int64_t sign) {
+    for (const auto& mk : marks) {
+      if (mk.kind != storage::MarkKind::kClockOffset || mk.name != other) continue;
+      auto c = parse_clock_note(mk.note);
+      if (!c || (best && best->error_ns <= c->error_ns)) continue;
+      best = ClockOffset{sign * c->offset_ns, c->error_ns};
+    }
+  };
+  if (a_member.empty() || b_member.empty()) return std::nullopt;
+  consider(a_marks, b_member, 1);
+  consider(b_marks, a_member, -1);
+  return best;
+}
+
 }  // namespace service

@@ -106,5 +106,12 @@ struct ClockOffset {
 // 0.000210000 s", and back (none: not exactly that form).
 std::string clock_note(const ClockOffset& c);
 std::optional<ClockOffset> parse_clock_note(const std::string& note);
+// Recording b's clock minus recording a's, from either one's clock_offset marks naming the other
+// (a's member named by b's set_member note `b_member`, and the reverse), the measurement with
+// the smallest error bound; none when neither measured the other or a member is unnamed.
+std::optional<ClockOffset> measured_offset(const std::vector<storage::Mark>& a_marks,
+                                           const std::string& a_member,
+                                           const std::vector<storage::Mark>& b_marks,
+                                           const std::string& b_member);
 
 }  // namespace service

@@ -98,6 +98,19 @@ struct InfoOptions {
 // null for an empty recording or topic; rate = (samples - 1) / (end - start) in samples/s).
 int info(const InfoOptions& options, std::ostream& out, std::ostream& err);
 
+struct InfoSetOptions {
+  std::vector<std::string> dirs;  // two or more
+  bool json = false;
+};
+// info over several recordings (a recording set's members): a row per recording (its set_member
+// note, samples, writers, loss, first and last reception), the total with each writer counted
+// once, and coverage gaps (a member that started more than 1 s after the first or ended more than
+// 1 s before the last, or recorded nothing); with json one object: {"members":[{"dir","member",
+// "set","recording_id","samples","bytes","writers","lost","start","end"}],"samples","lost",
+// "writers","writers_in_several","start","end","coverage_gaps":[{"dir","from","to"}]}.
+// kExitOk, or kExitUsage when a directory is not a readable recording.
+int info_set(const InfoSetOptions& options, std::ostream& out, std::ostream& err);
+
 struct TypesOptions {
   std::string dir;
   std::string topic;  // only this topic's type; empty: every recorded type

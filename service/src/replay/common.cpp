@@ -386,6 +386,25 @@ void print_damages(std::ostream& out, const std::vector<storage::Damage>& damage
   }
 }
 
+void print_table(std::ostream& out, const std::vector<std::vector<std::string>>& rows,
+                 const std::vector<bool>& right) {
+  std::vector<size_t> width(rows.front().size(), 0);
+  for (const auto& r : rows) {
+    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  }
+  for (const auto& r : rows) {
+    std::string line;
+    for (size_t i = 0; i < r.size(); ++i) {
+      const size_t pad = width[i] - r[i].size();
+      if (i) line += "  ";
+      if (right[i]) line.append(pad, ' ');
+      line += r[i];
+      if (!right[i] && i + 1 < r.size()) line.append(pad, ' ');
+    }
+    out << line << '\n';
+  }
+}
+
 std::string plural(uint64_t n, std::string_view noun) {
   return std::to_string(n) + " " + std::string(noun) + (n == 1 ? "" : "s");
 }

@@ -63,6 +63,9 @@ std::string describe(const storage::Problem& p,
 std::string human_bytes(uint64_t bytes);
 // "1 segment", "3 segments".
 std::string plural(uint64_t n, std::string_view noun);
+// Rows of columns padded to their widest cell: text left-aligned, `right` columns right-aligned.
+void print_table(std::ostream& out, const std::vector<std::vector<std::string>>& rows,
+                 const std::vector<bool>& right);
 
 // Topic names by id (empty when the index cannot be read).
 std::map<storage::TopicId, std::string> topic_names(storage::Recording& rec);

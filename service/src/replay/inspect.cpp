@@ -48,26 +48,6 @@ std::string fmt_rate(double r) {
   return buf;
 }
 
-// Left-aligned text columns, right-aligned numbers.
-void print_table(std::ostream& out, const std::vector<std::vector<std::string>>& rows,
-                 const std::vector<bool>& right) {
-  std::vector<size_t> width(rows.front().size(), 0);
-  for (const auto& r : rows) {
-    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
-  }
-  for (const auto& r : rows) {
-    std::string line;
-    for (size_t i = 0; i < r.size(); ++i) {
-      const size_t pad = width[i] - r[i].size();
-      if (i) line += "  ";
-      if (right[i]) line.append(pad, ' ');
-      line += r[i];
-      if (!right[i] && i + 1 < r.size()) line.append(pad, ' ');
-    }
-    out << line << '\n';
-  }
-}
-
 // The state a person reads: "live" while a writer holds the recording's lock, else the close state.
 std::string state_name(const storage::Recording& rec) {
   return rec.live() ? "live" : storage::to_string(rec.close_state());
@@ -197,7 +177,7 @@ void print_marks(const std::vector<storage::Mark>& marks, std::ostream& out) {
     rows.push_back(
         {format_iso(m.time_ns), mark_kind(m.kind), topicless ? "(every topic)" : m.name, m.note});
   }
-  print_table(out, rows, {false, false, false, false});
+  detail::print_table(out, rows, {false, false, false, false});
 }
 
 // A writer's recorded QoS: its own (format 5), else its topic's; nullopt when unreadable.
@@ -269,7 +249,7 @@ void print_writers(const std::vector<storage::WriterInfo>& writers,
     rows.push_back(
         {def ? def->name : "?", common::to_hex(w.def.guid), std::to_string(w.count), qos});
   }
-  print_table(out, rows, {false, false, true, false});
+  detail::print_table(out, rows, {false, false, true, false});
 }
 
 }  // namespace
@@ -369,8 +349,8 @@ int info(const InfoOptions& o, std::ostream& out, std::ostream& err) {
          std::to_string(writer_count[t.id]), std::to_string(t.lost),
          t.count ? format_iso(t.first_recv_ns) : "-", t.count ? format_iso(t.last_recv_ns) : "-"});
   }
-  print_table(out, rows,
-              {false, false, false, false, false, true, true, true, true, true, false, false});
+  detail::print_table(
+      out, rows, {false, false, false, false, false, true, true, true, true, true, false, false});
   char dur[32];
   std::snprintf(dur, sizeof dur, "%.3f s",
                 totals->records

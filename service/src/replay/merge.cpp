@@ -123,28 +123,11 @@ bool recorded_as_gap(const Input& in, storage::WriterId w, int64_t first, int64_
   });
 }
 
-// The best measurement of input j's clock minus input 0's, from either recording's marks.
-std::optional<ClockOffset> offset_to_first(const std::vector<Input>& in, size_t j) {
-  std::optional<ClockOffset> best;
-  auto consider = [&](const Input& by, const std::string& other, int sign) {
-    for (const auto& mk : by.marks) {
-      if (mk.kind != storage::MarkKind::kClockOffset || mk.name != other) continue;
-      auto c = parse_clock_note(mk.note);
-      if (!c || (best && best->error_ns <= c->error_ns)) continue;
-      best = ClockOffset{sign * c->offset_ns, c->error_ns};
-    }
-  };
-  if (in[0].member.empty() || in[j].member.empty()) return std::nullopt;
-  consider(in[0], in[j].member, 1);
-  consider(in[j], in[0].member, -1);
-  return best;
-}
-
 // Each input's shift onto the first input's clock; a line per input saying what was done.
 void correct_clocks(Merge& m, bool correct, std::ostream& out) {
   for (size_t j = 1; j < m.in.size(); ++j) {
     Input& in = m.in[j];
-    auto c = offset_to_first(m.in, j);
+    auto c = measured_offset(m.in[0].marks, m.in[0].member, in.marks, in.member);
     out << "clock of " << in.dir << ": ";
     if (!c) {
       out << "no offset to " << m.in[0].dir << " measured, reception times as recorded\n";

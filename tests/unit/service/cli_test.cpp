@@ -35,9 +35,14 @@ TEST_CASE("pubsub-replay: bad arguments give one clear message and exit 2") {
   check_usage_error("info", "recording directory DIR is missing");
   check_usage_error("info " + rec + " --bogus", "--bogus");
   // Arguments CLI11 did not expect, in the order given.
-  check_usage_error("export " + rec + " --exclude foo",
+  check_usage_error("types " + rec + " --exclude foo",
                     "pubsub-replay: unexpected arguments: --exclude foo (see 'pubsub-replay "
+                    "types --help')");
+  // export takes several directories: "foo" is one, --exclude is not an option.
+  check_usage_error("export " + rec + " --exclude foo",
+                    "pubsub-replay: unexpected argument: --exclude (see 'pubsub-replay "
                     "export --help')");
+  check_usage_error("types " + rec + " " + rec, "unexpected argument: " + rec);
   check_usage_error("play " + rec + " --rate 0", "--rate must be a positive number");
   check_usage_error("play " + rec + " --rate -2", "--rate");
   check_usage_error("play " + rec + " --rate abc", "--rate");
@@ -140,7 +145,7 @@ TEST_CASE("pubsub-replay: info, export and verify run from the command line") {
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("result: ok") != std::string::npos);
   r = run_replay("info --help");
-  CHECK(r.out.find("Usage: pubsub-replay info [OPTIONS] DIR\n") != std::string::npos);
+  CHECK(r.out.find("Usage: pubsub-replay info [OPTIONS] DIR...\n") != std::string::npos);
   r = run_replay("--version");
   CHECK(r.exit_code == 0);
   CHECK(r.out == "pubsub-replay 0.1.0 (recording format 5)\n");

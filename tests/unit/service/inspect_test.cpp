@@ -463,3 +463,77 @@ TEST_CASE("reindex refuses a directory without segments") {
   CHECK(err.str().find("not a recording") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(tmp.sub("index.sqlite3")));
 }
+
+namespace {
+
+// A recording set's member: `n` samples of one writer a second apart from `first_s` on its own
+// clock, its set_member and start marks, and `marks` besides.
+Model member_model(const std::string& member, int n, int64_t first_s,
+                   std::vector<storage::Mark> marks, size_t writers_before = 0) {
+  Model m;
+  const size_t t = m.add_topic({"Shared", "T", false});
+  for (size_t i = 0; i <= writers_before; ++i) m.add_writer(t);  // the last one writes
+  m.marks = {{storage::MarkKind::kSetMember, first_s * 1000000000, "rig", member},
+             {storage::MarkKind::kStart, first_s * 1000000000, "rig-7", ""}};
+  m.marks.insert(m.marks.end(), marks.begin(), marks.end());
+  for (int i = 0; i < n; ++i) {
+    RecordSpec r;
+    r.writer = writers_before;
+    r.meta.sequence = i + 1;
+    r.meta.reception_ns = (first_s + i) * 1000000000;
+    r.payload = storage::Bytes(4, std::byte{1});
+    m.records.push_back(r);
+  }
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("info over several recordings: side by side on the first one's clock, gaps named") {
+  TempDir tmp;
+  const std::string a = tmp.sub("a"), b = tmp.sub("b");
+  const int64_t t0 = 1'800'000'000;  // 2027-01-15T08:00:00Z
+  // b's clock is 2 s ahead of a's (b measured a at -2 s); on a's clock it records t0 .. t0+4,
+  // while a records t0 .. t0+9: a coverage gap in b from t0+4 to t0+9.
+  Model ma = member_model("host a, address 198.18.0.1", 10, t0, {});
+  Model mb = member_model("host b, address 198.18.0.2", 5, t0 + 2,
+                          {{storage::MarkKind::kClockOffset, (t0 + 3) * 1000000000,
+                            "host a, address 198.18.0.1", "-2.000000000 s, error 0.000100000 s"},
+                           {storage::MarkKind::kClockOffset, (t0 + 4) * 1000000000,
+                            "host a, address 198.18.0.1", "-2.000000500 s, error 0.000900000 s"}},
+                          1);
+  write_recording(a, ma);
+  write_recording(b, mb);
+  const auto iso = [](int64_t s) { return replay::format_iso(s * 1000000000); };
+  std::ostringstream out, err;
+  REQUIRE(replay::info_set({{a, b}, false}, out, err) == replay::kExitOk);
+  CHECK(err.str().empty());
+  CHECK(out.str() ==
+        "2 recordings of recording set rig, recording id rig-7:\n"
+        "RECORDING" +
+            std::string(a.size() - 9, ' ') +
+            "  MEMBER                      SAMPLES  WRITERS  LOST  RECEIVED" +
+            std::string(2 * iso(t0).size() + 4 - 8, ' ') + "  CLOCK\n" + a +
+            "  host a, address 198.18.0.1       10        1     0  " + iso(t0) + " .. " +
+            iso(t0 + 9) + "  reference\n" + b +
+            "  host b, address 198.18.0.2        5        1     0  " + iso(t0) + " .. " +
+            iso(t0 + 4) + "  +2.000000000 s, error 0.000100000 s\n" +
+            "total: 15 samples from 2 writers (0 recorded by more than one member: their samples "
+            "count once per member), 0 lost, " +
+            iso(t0) + " .. " + iso(t0 + 9) + "\n" + "coverage gap: " + b +
+            " recorded nothing from " + iso(t0 + 4) + " to " + iso(t0 + 9) + "\n");
+  std::ostringstream jout, jerr;
+  REQUIRE(replay::info_set({{a, b, a}, true}, jout, jerr) == replay::kExitOk);
+  const json j = json::parse(jout.str());
+  CHECK(j["samples"] == 25);
+  CHECK(j["writers"] == 2);
+  CHECK(j["writers_in_several"] == 1);  // a's writer, in a twice
+  CHECK(j["members"][1]["clock_offset_ns"] == 2000000000);
+  CHECK(j["members"][1]["clock_error_ns"] == 100000);
+  CHECK(j["members"][0]["clock_offset_ns"].is_null());
+  CHECK(j["coverage_gaps"] ==
+        json::array({{{"dir", b}, {"from", iso(t0 + 4)}, {"to", iso(t0 + 9)}}}));
+  std::ostringstream bad_out, bad_err;
+  CHECK(replay::info_set({{a, tmp.sub("none")}, false}, bad_out, bad_err) == replay::kExitUsage);
+  CHECK(bad_out.str().empty());
+}

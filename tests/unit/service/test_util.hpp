@@ -72,6 +72,7 @@ struct Model {
   std::vector<storage::Guid> writer_guid;
   std::vector<RecordSpec> records;
   std::vector<storage::TypeDef> types;  // stored after the writers
+  std::vector<storage::Mark> marks;     // stored after the types
 
   size_t add_topic(TopicSpec t) {
     topics.push_back(std::move(t));
@@ -173,6 +174,10 @@ inline void write_recording(const std::string& dir, Model& m,
   for (const auto& t : m.types) {
     if (auto s = (*w)->add_type(t); !s)
       throw std::runtime_error("add_type: " + s.error().to_string());
+  }
+  for (const auto& k : m.marks) {
+    if (auto s = (*w)->add_mark(k); !s)
+      throw std::runtime_error("add_mark: " + s.error().to_string());
   }
   for (auto& r : m.records) {
     r.meta.topic = tids[r.topic];
