@@ -124,6 +124,7 @@ struct RecorderStatus {
   std::string recording_id;  // the id the start command gave ("" none)
   double seconds = 0;        // since run() started
   std::string path;          // the recording directory (snapshot mode: their parent)
+  uint64_t free_bytes = 0;   // available to unprivileged users on path's file system (df)
   std::vector<TopicStatus> topics;         // by name
   std::string mode = "record";             // "record" or "snapshot"
   std::optional<SnapshotStatus> snapshot;  // snapshot mode

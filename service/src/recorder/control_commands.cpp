@@ -114,14 +114,23 @@ json status_json(const RecorderStatus& s) {
     topics[t.name] = {{"samples", t.samples}, {"bytes", t.bytes},     {"lost", t.lost},
                       {"skipped", t.skipped}, {"writers", t.writers}, {"paused", t.paused}};
   }
-  json out = {{"samples", s.samples}, {"bytes", s.bytes},
-              {"lost", s.lost},       {"held_back", s.held_back},
-              {"skipped", s.skipped}, {"samples_shm", s.samples_shm},
-              {"writers", s.writers}, {"queue_fill", s.queue_fill},
-              {"paused", s.paused},   {"seconds", s.seconds},
-              {"armed", s.armed},     {"recording_id", s.recording_id},
-              {"path", s.path},       {"topics", topics},
-              {"mode", s.mode},       {"incompatible_qos", s.incompatible_qos}};
+  json out = {{"samples", s.samples},
+              {"bytes", s.bytes},
+              {"lost", s.lost},
+              {"held_back", s.held_back},
+              {"skipped", s.skipped},
+              {"samples_shm", s.samples_shm},
+              {"writers", s.writers},
+              {"queue_fill", s.queue_fill},
+              {"paused", s.paused},
+              {"seconds", s.seconds},
+              {"armed", s.armed},
+              {"recording_id", s.recording_id},
+              {"path", s.path},
+              {"free_bytes", s.free_bytes},
+              {"topics", topics},
+              {"mode", s.mode},
+              {"incompatible_qos", s.incompatible_qos}};
   if (!s.control_refused.empty()) out["control_refused"] = s.control_refused;
   if (!s.discovery_refused.empty()) out["discovery_refused"] = s.discovery_refused;
   out["wall_clock_offset_s"] = s.wall_clock_offset_s;

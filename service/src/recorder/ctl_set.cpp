@@ -40,13 +40,15 @@ std::string status_row(const std::string& name, const json& s,
                             : s.value("paused", false)                           ? "paused"
                                                                                  : "recording";
   char row[512];
-  std::snprintf(row, sizeof row, "%-32s %-9s %10llu %9.1f %9.1f %8llu %7llu %+8.3f  %s\n",
-                name.c_str(), state.c_str(), static_cast<unsigned long long>(samples),
-                seconds > 0 ? static_cast<double>(samples) / seconds : 0.0,
-                static_cast<double>(bytes) / 1e6,
-                static_cast<unsigned long long>(s.value("lost", uint64_t{0})),
-                static_cast<unsigned long long>(s.value("writers", uint64_t{0})),
-                s.value("wall_clock_offset_s", 0.0), offset_ms(c).c_str());
+  std::snprintf(
+      row, sizeof row, "%-32s %-9s %10llu %9.1f %9.1f %7.2f %8llu %7llu %8.1f %+8.3f  %s\n",
+      name.c_str(), state.c_str(), static_cast<unsigned long long>(samples),
+      seconds > 0 ? static_cast<double>(samples) / seconds : 0.0, static_cast<double>(bytes) / 1e6,
+      seconds > 0 ? static_cast<double>(bytes) / 1e6 / seconds : 0.0,
+      static_cast<unsigned long long>(s.value("lost", uint64_t{0})),
+      static_cast<unsigned long long>(s.value("writers", uint64_t{0})),
+      static_cast<double>(s.value("free_bytes", uint64_t{0})) / 1e9,
+      s.value("wall_clock_offset_s", 0.0), offset_ms(c).c_str());
   return row;
 }
 
@@ -59,8 +61,9 @@ SetOutput set_output(const std::string& set, const std::string& cmd,
   size_t answered = 0, refused = 0;
   if (cmd == "status" && !as_json) {
     char head[256];
-    std::snprintf(head, sizeof head, "%-32s %-9s %10s %9s %9s %8s %7s %8s  %s\n", "MEMBER", "STATE",
-                  "SAMPLES", "AVG/S", "MB", "LOST", "WRITERS", "STEPS S", "OFFSET MS");
+    std::snprintf(head, sizeof head, "%-32s %-9s %10s %9s %9s %7s %8s %7s %8s %8s  %s\n", "MEMBER",
+                  "STATE", "SAMPLES", "AVG/S", "MB", "MB/S", "LOST", "WRITERS", "FREE GB",
+                  "STEPS S", "OFFSET MS");
     o.out = head;
   }
   for (const auto& m : members) {

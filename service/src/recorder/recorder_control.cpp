@@ -3,10 +3,12 @@
 // the commands they run (Recorder::status, pause, resume, split, tag, snapshot), any thread,
 // under maps_mu where they touch the topics.
 
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
 
+#include "common/hex.hpp"
 #include "control_commands.hpp"
 #include "recorder_impl.hpp"
 #include "text.hpp"
@@ -32,7 +34,17 @@ nlohmann::json Recorder::Impl::handle_dds_request(const nlohmann::json& request)
   Recorder* r = owner.load();
   nlohmann::json reply = r ? handle_control(*r, request)
                            : nlohmann::json{{"ok", false}, {"error", "the recorder is starting"}};
-  if (!set.empty()) reply["member"] = member_json();
+  if (!set.empty()) {
+    reply["member"] = member_json();
+    // The members this one sees: ctl names one it did not find itself (killed a moment ago).
+    nlohmann::json seen = nlohmann::json::array();
+    for (const auto& d : participant->discovered_participants()) {
+      if (d.user_data != recorder_user_data(set)) continue;
+      seen.push_back(
+          {{"participant", common::to_hex(d.guid_prefix)}, {"addresses", announced_addresses(d)}});
+    }
+    reply["set_members"] = std::move(seen);
+  }
   return reply;
 }
 
@@ -169,6 +181,8 @@ RecorderStatus Recorder::status() {
   }
   st.seconds = std::chrono::duration<double>(Clock::now() - m.started).count();
   st.path = m.cfg.storage.path.string();
+  if (struct statvfs v{}; ::statvfs(st.path.c_str(), &v) == 0)
+    st.free_bytes = static_cast<uint64_t>(v.f_bavail) * v.f_frsize;
   std::lock_guard lk(m.maps_mu);
   st.paused = m.pause_all && !m.armed;
   st.armed = m.armed;

@@ -39,7 +39,7 @@ sleep 1
 # 1. status: one JSON object with the documented keys.
 s=$(ctl status --json) || fail "status exit $?"
 keys=$(echo "$s" | field 'sorted(d.keys())')
-want="['armed', 'bytes', 'clock_steps', 'discovery_refused', 'held_back', 'incompatible_qos', 'lost', 'mode', 'path', 'paused', 'queue_fill', 'recording_id', 'samples', 'samples_shm', 'seconds', 'skipped', 'topics', 'wall_clock_offset_s', 'writers', 'writers_elsewhere']"
+want="['armed', 'bytes', 'clock_steps', 'discovery_refused', 'free_bytes', 'held_back', 'incompatible_qos', 'lost', 'mode', 'path', 'paused', 'queue_fill', 'recording_id', 'samples', 'samples_shm', 'seconds', 'skipped', 'topics', 'wall_clock_offset_s', 'writers', 'writers_elsewhere']"
 [ "$keys" = "$want" ] || fail "status keys $keys, expected $want"
 tkeys=$(echo "$s" | field 'sorted(d["topics"]["PubsubPerftest_Data"].keys())')
 [ "$tkeys" = "['bytes', 'lost', 'paused', 'samples', 'skipped', 'writers']" ] || fail "topic keys $tkeys"

@@ -51,7 +51,7 @@ grep -qE "info DDS control on domain 7 \\(allow $client/32, 127\\.0\\.0\\.1/32\\
 s=$(ctl 0 status --json 2>"$out/ctl.err"); rc=$?
 [ $rc = 0 ] || fail "status exit $rc: $(cat "$out/ctl.err")"
 keys=$(echo "$s" | field 'sorted(d.keys())')
-want="['armed', 'bytes', 'clock_steps', 'control_refused', 'discovery_refused', 'held_back', 'incompatible_qos', 'lost', 'mode', 'path', 'paused', 'queue_fill', 'recording_id', 'samples', 'samples_shm', 'seconds', 'skipped', 'topics', 'wall_clock_offset_s', 'writers', 'writers_elsewhere']"
+want="['armed', 'bytes', 'clock_steps', 'control_refused', 'discovery_refused', 'free_bytes', 'held_back', 'incompatible_qos', 'lost', 'mode', 'path', 'paused', 'queue_fill', 'recording_id', 'samples', 'samples_shm', 'seconds', 'skipped', 'topics', 'wall_clock_offset_s', 'writers', 'writers_elsewhere']"
 [ "$keys" = "$want" ] || fail "status keys $keys, expected $want"
 [ "$(echo "$s" | field 'sorted(d["topics"].keys())')" = "['PubsubPerftest_Data']" ] ||
   fail "status topics: $s"

@@ -18,7 +18,8 @@
 # Clocks: host 2's recorder runs 5 s ahead (libfaketime); each recording holds clock_offset marks
 # for the two other members, each within its error bound of the truth (0 or 5 s); merge moves
 # host 2's times onto host 0's clock (every sample then received after its source time, less
-# the bound), and with --no-clock-correction keeps the samples exactly as recorded.
+# the bound), and with --no-clock-correction keeps the samples exactly as recorded. A fourth
+# member that joins and is killed (SIGKILL) is named by status and stop; the three go on.
 # Not Fast DDS: Debian's Fast DDS 2.9 (built with assertions) aborts in its statistics
 # (OutputTrafficManager::set_statistics_message_data) when a reader on its own host announces the
 # address its interface whitelist (the peer's --nic) names.
@@ -112,13 +113,13 @@ rc=$?
 [ $rc = 2 ] && grep -q "no recorder of set other on domain $DOMAIN" "$out/set-other.txt.err" ||
   { fail "a set with no member: exit $rc, expected 2"; cat "$out/set-other.txt.err"; }
 # A fourth "member" that never answers: a participant announcing the set with no DDS control.
-netns_spawn 2 30 "$BIN/discovery_probe" -nic veth2 -domain "$DOMAIN" -seconds 20 \
+# It lives 11 s and then leaves cleanly (the members drop it at once, not after its lease).
+netns_spawn 2 30 "$BIN/discovery_probe" -nic veth2 -domain "$DOMAIN" -seconds 11 \
   -user-data "pubsub-recorder set=rig" >"$out/probe.out" 2>&1
 probe=$SPAWNED
 set_ctl rig "$out/set-mute.txt" --members 4 --timeout 6 status
 rc=$?
-kill "$probe" 2>/dev/null
-wait "$probe" 2>/dev/null
+wait "$probe" || fail "the mute member exit $?"
 [ $rc = 3 ] || fail "set status with a member that does not answer: exit $rc, expected 3"
 grep -q "^3 of 4 members of set rig answered$" "$out/set-mute.txt" &&
   grep -q "^pubsub-recorder ctl: status: participant [0-9a-f]* ($(netns_addr 2)) of set rig did not answer$" \
@@ -128,10 +129,31 @@ set_ctl rig "$out/set-five.txt" --members 5 --timeout 3 status
 rc=$?
 [ $rc = 2 ] && grep -q "only 3 of 5 recorders of set rig on domain $DOMAIN" "$out/set-five.txt.err" ||
   { fail "--members 5 of 3: exit $rc, expected 2"; cat "$out/set-five.txt.err"; }
-set_ctl rig "$out/set-stop.txt" --members 3 --timeout 20 stop
+# A fourth recorder joins the set on host 1, answers, and is killed (SIGKILL): a new ctl never
+# discovers it, but the three still see it (until its 10-s lease runs out) and say so in their
+# replies, so status names it and the three answer; stop reaches the three and names it.
+netns_spawn 1 60 "$BIN/pubsub-recorder" --domain "$DOMAIN" --interface veth1 --writers local \
+  --path "$out/rec-killed" --set control.dds=true --set 'control.allow=["198.18.0.0/15"]' \
+  --set control.set=rig --set control.socket=\"\" >"$out/rec-killed.log" 2>&1
+killed=$SPAWNED
+set_ctl rig "$out/set-four.txt" --members 4 --timeout 20 status
 rc=$?
-[ $rc = 0 ] && [ "$(grep -c ': stopping' "$out/set-stop.txt")" = 3 ] ||
-  { fail "set stop: exit $rc"; cat "$out/set-stop.txt" "$out/set-stop.txt.err"; }
+[ $rc = 0 ] && [ "$(grep -c ' recording ' "$out/set-four.txt")" = 4 ] ||
+  { fail "set status with a fourth member: exit $rc"; cat "$out/set-four.txt"*; }
+killed_pid=$(pgrep -P "$killed" -x pubsub-recorder)  # ip netns exec execs the recorder
+[ -n "$killed_pid" ] && kill -KILL "$killed_pid" || fail "no process of the fourth recorder to kill"
+wait "$killed" 2>/dev/null
+set_ctl rig "$out/set-killed.txt" --timeout 8 status
+rc=$?
+[ $rc = 3 ] && [ "$(grep -c ' recording ' "$out/set-killed.txt")" = 3 ] &&
+  grep -q "^3 of 4 members of set rig answered$" "$out/set-killed.txt" &&
+  grep -q "^pubsub-recorder ctl: status: participant [0-9a-f]* ($(netns_addr 1)) of set rig did not answer$" \
+    "$out/set-killed.txt.err" || { fail "status with a killed member: exit $rc, expected 3"; cat "$out/set-killed.txt"*; }
+set_ctl rig "$out/set-stop.txt" --timeout 8 stop
+rc=$?
+[ $rc = 3 ] && [ "$(grep -c ': stopping' "$out/set-stop.txt")" = 3 ] &&
+  grep -q "^pubsub-recorder ctl: stop: participant [0-9a-f]* ($(netns_addr 1)) of set rig did not answer$" \
+    "$out/set-stop.txt.err" || { fail "set stop: exit $rc, expected 3"; cat "$out/set-stop.txt" "$out/set-stop.txt.err"; }
 for i in 0 1 2; do
   wait "${recorders[$i]}" || fail "recorder $i exit $?"
   "$BIN/pubsub-replay" info --json "$out/rec$i" >"$out/info$i.json" || fail "info $i failed"

@@ -29,6 +29,7 @@ json status(uint64_t samples, double seconds, bool paused, double offset) {
             {"writers", 3},
             {"paused", paused},
             {"mode", "record"},
+            {"free_bytes", 12345678901},
             {"wall_clock_offset_s", offset}}}};
 }
 
@@ -44,16 +45,17 @@ TEST_CASE("ctl --set status: a row per member, one that did not answer named, ex
   ms.push_back(member(4, "cell-d", "198.18.0.4", armed));
   ms[3].clock = service::ClockOffset{-5000000000, 49999};
   const auto o = service::set_output("rig", "status", ms, false);
-  CHECK(o.out ==
-        "MEMBER                           STATE        SAMPLES     AVG/S        MB     LOST "
-        "WRITERS  STEPS S  OFFSET MS\n"
-        "cell-a 198.18.0.1                recording       5000     500.0       5.0        2       "
-        "3   +0.000  +1.235\u00b10.210\n"
-        "cell-b 198.18.0.2                paused           100      25.0       0.1        2       "
-        "3   -0.250  ?\n"
-        "cell-d 198.18.0.4                armed              0       0.0       0.0        2       "
-        "3   +0.000  -5000.000\u00b10.050\n"
-        "3 of 4 members of set rig answered\n");
+  CHECK(
+      o.out ==
+      "MEMBER                           STATE        SAMPLES     AVG/S        MB    MB/S     LOST "
+      "WRITERS  FREE GB  STEPS S  OFFSET MS\n"
+      "cell-a 198.18.0.1                recording       5000     500.0       5.0    0.50        2 "
+      "      3     12.3   +0.000  +1.235\u00b10.210\n"
+      "cell-b 198.18.0.2                paused           100      25.0       0.1    0.03        2 "
+      "      3     12.3   -0.250  ?\n"
+      "cell-d 198.18.0.4                armed              0       0.0       0.0    0.00        2 "
+      "      3     12.3   +0.000  -5000.000\u00b10.050\n"
+      "3 of 4 members of set rig answered\n");
   CHECK(o.err ==
         "pubsub-recorder ctl: status: participant 010000000000000000000003 (198.18.0.3) of set "
         "rig did not answer\n");
