@@ -17,6 +17,7 @@
 #include <exception>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <new>
 #include <optional>
 #include <sstream>
@@ -99,7 +100,8 @@ struct Args {
   double wait_timeout = 30;
   double ack_timeout = 10;
   bool quiet = false;
-  bool no_clock_correction = false;  // merge
+  bool no_clock_correction = false;                   // merge
+  std::map<std::string, std::string> writer_members;  // export of several recordings
   int realtime = 0;
   size_t max_message_size = 0;
   std::string format = "jsonl";
@@ -290,6 +292,33 @@ int parse_error(CLI::App& app, const CLI::ParseError& e, int argc, char** argv) 
   return usage_error(service::cli_error_text(e), sub);
 }
 
+// A directory that is not a recording but holds recordings (a recording set's members copied
+// into one place) stands for them, in name order; anything else is kept as given.
+std::vector<std::string> expand_sets(const std::vector<std::string>& dirs) {
+  namespace fs = std::filesystem;
+  auto is_recording = [](const fs::path& d) {
+    std::error_code ec;
+    return fs::exists(d / "index.sqlite3", ec) || fs::is_directory(d / "segments", ec);
+  };
+  std::vector<std::string> out;
+  for (const auto& d : dirs) {
+    std::error_code ec;
+    std::vector<std::string> members;
+    if (!is_recording(d) && fs::is_directory(d, ec)) {
+      for (const auto& e : fs::directory_iterator(d, ec)) {
+        if (e.is_directory(ec) && is_recording(e.path())) members.push_back(e.path().string());
+      }
+    }
+    std::sort(members.begin(), members.end());
+    if (members.empty()) {
+      out.push_back(d);
+    } else {
+      out.insert(out.end(), members.begin(), members.end());
+    }
+  }
+  return out;
+}
+
 int run_export(const Args& a, const replay::Selection& sel);
 int run_play(const Args& a, const PlayFlags& f, const replay::Selection& sel);
 int run_selected(const Args& a, const PlayFlags& f, const std::string& name);
@@ -324,6 +353,14 @@ int run_several(Args a, const PlayFlags& f, const std::string& name) {
             << tmp << " first (removed afterwards)\n";
   std::ostringstream merged;
   int rc = replay::merge({a.dirs, tmp + "/rec", true, true}, merged, std::cerr);
+  if (rc == replay::kExitOk && name == "export") {
+    auto members = replay::writer_members(a.dirs);
+    if (members) {
+      a.writer_members = std::move(*members);
+    } else {
+      rc = usage_error(members.error().message, name);
+    }
+  }
   if (rc == replay::kExitOk) {
     std::cerr << merged.str();
     a.dir = tmp + "/rec";
@@ -353,6 +390,7 @@ int run_export(const Args& a, const replay::Selection& sel) {
   o.progress = !a.quiet;
   o.progress_tty = ::isatty(STDERR_FILENO) != 0;
   o.stop = &g_signal;
+  o.writer_members = a.writer_members;
   install_signal_handlers();
   return replay::export_records(o, std::cout, std::cerr);
 }
@@ -425,6 +463,8 @@ int run(int argc, char** argv) {
     return parse_error(app, e, argc, argv);
   }
   const std::string name = app.get_subcommands().front()->get_name();
+  if (name == "info" || name == "verify" || name == "export" || name == "play" || name == "merge")
+    a.dirs = expand_sets(a.dirs);
   if (name == "merge")
     return replay::merge({a.dirs, a.output, a.quiet, !a.no_clock_correction}, std::cout, std::cerr);
   if (a.dirs.size() == 1) a.dir = a.dirs.front();

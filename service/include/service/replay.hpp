@@ -33,6 +33,7 @@
 #include <chrono>
 #include <cstdint>
 #include <iosfwd>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -110,6 +111,10 @@ struct InfoSetOptions {
 // "writers","writers_in_several","start","end","coverage_gaps":[{"dir","from","to"}]}.
 // kExitOk, or kExitUsage when a directory is not a readable recording.
 int info_set(const InfoSetOptions& options, std::ostream& out, std::ostream& err);
+// The writers of several recordings and who recorded each: GUID (32 hex digits) -> the
+// recording's set_member note ("host H, address A"), else its directory; a writer several
+// recordings hold names them all, "; " between.
+Result<std::map<std::string, std::string>> writer_members(const std::vector<std::string>& dirs);
 
 struct TypesOptions {
   std::string dir;
@@ -141,6 +146,10 @@ struct ExportOptions {
   // Set (e.g. by a SIGINT/SIGTERM handler) to the signal number to stop: the export ends, its
   // temporary file removed, and returns 128 + that number.
   const std::atomic<int>* stop = nullptr;
+  // Writer GUID (32 hex digits) -> the member that recorded it: an export of several recordings
+  // (writer_members) names it in "member" (JSON lines) or a member column after writer (CSV);
+  // empty: neither. MCAP does not carry it.
+  std::map<std::string, std::string> writer_members;
 };
 // One record per line in reception-time order: topic, type, writer (GUID, 32 hex digits), seq,
 // source_time, reception_time (ISO-8601, nanoseconds), source_ns, reception_ns, flags, key_hash

@@ -17,7 +17,25 @@
 namespace service::replay {
 namespace {
 
-using GuidNames = std::map<storage::WriterId, std::string>;
+// A writer as the export names it: its GUID (32 hex digits) and, in an export of several
+// recordings (ExportOptions::writer_members), the member that recorded it.
+struct WriterName {
+  std::string guid;
+  const std::string* member = nullptr;  // none: no "member" field or column
+};
+using GuidNames = std::map<storage::WriterId, WriterName>;
+
+// ,"member":"..." / ,member after the writer when the export names members.
+void append_member_json(std::string& buf, const WriterName& w) {
+  if (!w.member) return;
+  buf += ",\"member\":";
+  detail::append_json_string(buf, *w.member);
+}
+void append_member_csv(std::string& buf, const WriterName& w) {
+  if (!w.member) return;
+  buf += ',';
+  detail::append_csv_field(buf, *w.member);
+}
 
 // --decode: the decoder and what went wrong (messages on `err`, the first kMaxReported).
 struct Decoding {
@@ -76,11 +94,13 @@ std::string dump(const types::Json& v) {
 }
 
 void append_decoded_csv_row(std::string& buf, const storage::RecordView& r,
-                            const std::string& topic, const std::string& guid, Decoding& dec) {
+                            const std::string& topic, const WriterName& w, Decoding& dec) {
   const storage::RecordMeta& m = r.meta;
   const bool has_source = (m.flags & kFlagHasSourceTimestamp) != 0;
   detail::append_csv_field(buf, topic);
-  buf += ',' + guid + ',' + std::to_string(m.sequence) + ',';
+  buf += ',' + w.guid;
+  append_member_csv(buf, w);
+  buf += ',' + std::to_string(m.sequence) + ',';
   if (has_source) buf += format_iso(m.source_ns, 9);
   buf += ',' + format_iso(m.reception_ns, 9);
   std::string error;
@@ -92,14 +112,16 @@ void append_decoded_csv_row(std::string& buf, const storage::RecordView& r,
 }
 
 void append_csv_row(std::string& buf, const storage::RecordView& r, const std::string& topic,
-                    const std::string& type, const std::string& guid) {
+                    const std::string& type, const WriterName& w) {
   const storage::RecordMeta& m = r.meta;
   const bool has_source = (m.flags & kFlagHasSourceTimestamp) != 0;
   const std::string key = m.has_key_hash ? common::to_hex(m.key_hash) : std::string();
   detail::append_csv_field(buf, topic);
   buf += ',';
   detail::append_csv_field(buf, type);
-  buf += ',' + guid + ',' + std::to_string(m.sequence) + ',';
+  buf += ',' + w.guid;
+  append_member_csv(buf, w);
+  buf += ',' + std::to_string(m.sequence) + ',';
   if (has_source) buf += format_iso(m.source_ns, 9);
   buf += ',' + format_iso(m.reception_ns, 9) + ',' + std::to_string(m.source_ns) + ',' +
          std::to_string(m.reception_ns) + ',' + std::to_string(m.flags) + ',' + key + ',';
@@ -108,7 +130,7 @@ void append_csv_row(std::string& buf, const storage::RecordView& r, const std::s
 }
 
 void append_json_line(std::string& buf, const storage::RecordView& r, const std::string& topic,
-                      const std::string& type, const std::string& guid, Decoding& dec) {
+                      const std::string& type, const WriterName& w, Decoding& dec) {
   const storage::RecordMeta& m = r.meta;
   const bool has_source = (m.flags & kFlagHasSourceTimestamp) != 0;
   const std::string key = m.has_key_hash ? common::to_hex(m.key_hash) : std::string();
@@ -116,7 +138,9 @@ void append_json_line(std::string& buf, const storage::RecordView& r, const std:
   detail::append_json_string(buf, topic);
   buf += ",\"type\":";
   detail::append_json_string(buf, type);
-  buf += ",\"writer\":\"" + guid + "\",\"seq\":" + std::to_string(m.sequence) + ",\"source_time\":";
+  buf += ",\"writer\":\"" + w.guid + '"';
+  append_member_json(buf, w);
+  buf += ",\"seq\":" + std::to_string(m.sequence) + ",\"source_time\":";
   buf += has_source ? '"' + format_iso(m.source_ns, 9) + '"' : std::string("null");
   buf += ",\"reception_time\":\"" + format_iso(m.reception_ns, 9) +
          "\",\"source_ns\":" + std::to_string(m.source_ns) +
@@ -155,14 +179,15 @@ uint64_t write_records(storage::Cursor& cursor, const detail::ResolvedSelection&
         ti != sel.topic_index.end() ? sel.topics[ti->second].def.name : kUnknown;
     const std::string& type =
         ti != sel.topic_index.end() ? sel.topics[ti->second].def.type_name : kUnknown;
+    static const WriterName kUnknownWriter{"?", nullptr};
     auto wi = guid_of.find(m.writer);
-    const std::string& guid = wi != guid_of.end() ? wi->second : kUnknown;
+    const WriterName& w = wi != guid_of.end() ? wi->second : kUnknownWriter;
     if (csv && dec.decoder) {
-      append_decoded_csv_row(buf, *r, topic, guid, dec);
+      append_decoded_csv_row(buf, *r, topic, w, dec);
     } else if (csv) {
-      append_csv_row(buf, *r, topic, type, guid);
+      append_csv_row(buf, *r, topic, type, w);
     } else {
-      append_json_line(buf, *r, topic, type, guid, dec);
+      append_json_line(buf, *r, topic, type, w, dec);
     }
     ++n;
     if (buf.size() >= (1u << 20)) {
@@ -208,12 +233,14 @@ std::optional<int> prepare_decoder(const ExportOptions& o, const detail::Resolve
   return std::nullopt;
 }
 
-std::string csv_header(const detail::SampleDecoder* decoder) {
+std::string csv_header(const detail::SampleDecoder* decoder, bool members) {
+  const std::string writer = members ? "writer,member" : "writer";
   if (!decoder) {
-    return "topic,type,writer,seq,source_time,reception_time,source_ns,reception_ns,flags,"
-           "key_hash,payload_base64\n";
+    return "topic,type," + writer +
+           ",seq,source_time,reception_time,source_ns,reception_ns,flags,key_hash,"
+           "payload_base64\n";
   }
-  std::string h = "topic,writer,seq,source_time,reception_time";
+  std::string h = "topic," + writer + ",seq,source_time,reception_time";
   for (const auto& c : decoder->csv_columns()) {
     h += ',';
     detail::append_csv_field(h, c);
@@ -358,7 +385,15 @@ int export_records(const ExportOptions& o, std::ostream& out, std::ostream& err)
                           o.dir + ": cannot read the writers: " + writers.error().message);
   }
   GuidNames guid_of;
-  for (const auto& w : *writers) guid_of[w.id] = common::to_hex(w.def.guid);
+  static const std::string kNoMember;
+  const bool members = !o.writer_members.empty();
+  for (const auto& w : *writers) {
+    WriterName& n = guid_of[w.id];
+    n.guid = common::to_hex(w.def.guid);
+    if (!members) continue;
+    auto it = o.writer_members.find(n.guid);
+    n.member = it != o.writer_members.end() ? &it->second : &kNoMember;
+  }
   auto cursor = (*rec)->query(sel->query);
   if (!cursor) {
     return detail::report(err, kExitUsage, o.dir + ": cannot query: " + cursor.error().message);
@@ -372,7 +407,7 @@ int export_records(const ExportOptions& o, std::ostream& out, std::ostream& err)
   Decoding dec{decoder ? &*decoder : nullptr, &err, &progress};
   std::string buf;
   buf.reserve(1 << 20);
-  if (csv) buf += csv_header(dec.decoder);
+  if (csv) buf += csv_header(dec.decoder, members);
   detail::ExportTally tally;
   tally.samples = write_records(*cursor, *sel, guid_of, csv, dec, buf, dst, progress);
   dst.stream().write(buf.data(), static_cast<std::streamsize>(buf.size()));

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "common.hpp"
+#include "common/hex.hpp"
 #include "service/recording_schema.hpp"
 #include "service/replay.hpp"
 #include "storage/recording.hpp"
@@ -184,6 +185,20 @@ int info_set(const InfoSetOptions& o, std::ostream& out, std::ostream& err) {
         << format_iso(g.to) << '\n';
   }
   return kExitOk;
+}
+
+Result<std::map<std::string, std::string>> writer_members(const std::vector<std::string>& dirs) {
+  std::map<std::string, std::string> out;
+  for (const auto& dir : dirs) {
+    auto m = read_member(dir);
+    if (!m) return m.error();
+    const std::string name = m->member.empty() ? dir : m->member;
+    for (const auto& g : m->writers) {
+      auto [it, fresh] = out.emplace(common::to_hex(g), name);
+      if (!fresh) it->second += "; " + name;
+    }
+  }
+  return out;
 }
 
 }  // namespace service::replay

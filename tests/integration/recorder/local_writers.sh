@@ -12,7 +12,7 @@
 # The three are a recording set (control.set rig, control.armed) driven from namespace 0 with
 # `ctl --dds --set rig --members 3`: status shows three armed members; one start starts all three
 # with one recording id (in each recording's start mark and status), a second start is refused by
-# each; status is a row per member; tag reaches all three (the mark is
+# each; status is a row per member; tag and split reach all three (the mark is
 # in each recording); a participant that announces the set and never answers is named (exit 3);
 # --members 5 of 3 and a request for another set find too few (exit 2); stop ends all three.
 # Clocks: host 2's recorder runs 5 s ahead (libfaketime); each recording holds clock_offset marks
@@ -108,6 +108,10 @@ set_ctl rig "$out/set-tag.txt" --members 3 --timeout 20 tag all-hosts --note "on
 rc=$?
 [ $rc = 0 ] && [ "$(grep -c ': tag "all-hosts" at ' "$out/set-tag.txt")" = 3 ] ||
   { fail "set tag: exit $rc"; cat "$out/set-tag.txt" "$out/set-tag.txt.err"; }
+set_ctl rig "$out/set-split.txt" --members 3 --timeout 20 split
+rc=$?
+[ $rc = 0 ] && [ "$(grep -c ': recording goes on in segment 2$' "$out/set-split.txt")" = 3 ] ||
+  { fail "set split: exit $rc"; cat "$out/set-split.txt" "$out/set-split.txt.err"; }
 set_ctl other "$out/set-other.txt" --timeout 4 status
 rc=$?
 [ $rc = 2 ] && grep -q "no recorder of set other on domain $DOMAIN" "$out/set-other.txt.err" ||
@@ -184,6 +188,8 @@ for i in range(3):
         bad.append(f"recorder {i}: writers_elsewhere {st['writers_elsewhere']}, expected 4")
     if st["samples"] != 400:
         bad.append(f"recorder {i}: {st['samples']} samples, expected 400")
+    if info["segments"] != 2:
+        bad.append(f"recording {i}: {info['segments']} segments, expected 2 (the set's split)")
     tags = [(m["name"], m["note"]) for m in info["marks"] if m["kind"] == "tag"]
     if tags != [("all-hosts", "one command")]:
         bad.append(f"recording {i}: tags {tags}, expected the set's all-hosts")
@@ -233,7 +239,8 @@ grep -q "^merged 3 recordings into $out/merged: 1200 samples of 4 topics from 6 
   "$out/merge.out" || { fail "merge's summary"; cat "$out/merge.out"; }
 "$BIN/pubsub-replay" verify "$out/merged" >/dev/null 2>&1 || fail "the merged recording does not verify"
 "$BIN/pubsub-replay" info --json "$out/merged" >"$out/info-merged.json" || fail "info merged"
-for i in 0 1 2; do "$BIN/pubsub-replay" export -q "$out/rec$i"; done | sort >"$out/parts.jsonl"
+for i in 0 1 2; do "$BIN/pubsub-replay" export -q "$out/rec$i" >"$out/rec$i.export.jsonl"; done
+sort "$out"/rec[012].export.jsonl >"$out/parts.jsonl"
 "$BIN/pubsub-replay" export -q "$out/merged" >"$out/merged.jsonl" || fail "export merged"
 sort "$out/merged.jsonl" | cmp -s - "$out/parts.jsonl" || fail "the merged samples differ from the three recordings'"
 python3 - "$out" <<'PY' || fail "merged recording"
@@ -284,15 +291,32 @@ print(f"corrected merge: {len(merged)} samples, received {min(map(late, merged))
       f"{min(map(late, own)):.3f} s")
 sys.exit(1 if bad else 0)
 PY
-# info and verify over the three as they are; play of the three (merged on the fly) into one
-# subscriber per topic on host 1: every writer's 200 samples exactly once, in order.
-"$BIN/pubsub-replay" info "$out/rec0" "$out/rec1" "$out/rec2" >"$out/info-set.txt" 2>&1 ||
-  fail "info over three: exit $?"
+# info (of a directory holding the three) and verify over the three as they are; export names
+# each sample's member; play of the three (merged on the fly) into one subscriber per topic on
+# host 1: every writer's 200 samples exactly once, in order.
+mkdir "$out/set" && cp -r "$out/rec0" "$out/rec1" "$out/rec2" "$out/set/" || fail "copying the set"
+"$BIN/pubsub-replay" info "$out/set" >"$out/info-set.txt" 2>&1 || fail "info over three: exit $?"
+sed -i "s#^$out/set/#$out/#" "$out/info-set.txt"  # the rows as for the originals
 grep -qx "3 recordings of recording set rig, recording id $ids:" "$out/info-set.txt" &&
   grep -q "^total: 1200 samples from 6 writers (0 recorded by more than one member" "$out/info-set.txt" &&
   grep -qx "coverage: every member over the whole time" "$out/info-set.txt" &&
   grep -Eq "^$out/rec2 +host [^ ]+, address 198\.18\.$NS_SUBNET\.3 +400 +2 +0 .*  \+(4\.99|5\.00)[0-9]{7} s, error 0\.[0-9]{9} s$" \
     "$out/info-set.txt" || { fail "info over three"; cat "$out/info-set.txt"; }
+"$BIN/pubsub-replay" export -q "$out/rec0" "$out/rec1" "$out/rec2" -o "$out/members.jsonl" 2>/dev/null ||
+  fail "export of the three: exit $?"
+python3 - "$out" "$NS_SUBNET" <<'PY' || fail "export of the three"
+import json, sys
+out, net = sys.argv[1], sys.argv[2]
+owner = {}  # writer GUID -> the member that recorded it, from each recording's own export
+for i in range(3):
+    for line in open(f"{out}/rec{i}.export.jsonl"):
+        owner[json.loads(line)["writer"]] = f"address 198.18.{net}.{i + 1}"
+lines = [json.loads(l) for l in open(f"{out}/members.jsonl")]
+bad = [l for l in lines if not l.get("member", "").endswith(owner.get(l["writer"], "?"))]
+if len(lines) != 1200 or bad:
+    print(f"FAIL: {len(lines)} samples exported, {len(bad)} without their member, e.g. {bad[:1]}")
+    sys.exit(1)
+PY
 "$BIN/pubsub-replay" verify "$out/rec0" "$out/rec1" "$out/rec2" >"$out/verify-set.txt" 2>&1 &&
   [ "$(grep -c '^result: ok$' "$out/verify-set.txt")" = 3 ] || { fail "verify over three"; cat "$out/verify-set.txt"; }
 subs=()

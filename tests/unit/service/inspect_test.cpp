@@ -537,3 +537,35 @@ TEST_CASE("info over several recordings: side by side on the first one's clock, 
   CHECK(replay::info_set({{a, tmp.sub("none")}, false}, bad_out, bad_err) == replay::kExitUsage);
   CHECK(bad_out.str().empty());
 }
+
+TEST_CASE("export of several recordings names each writer's member: JSON member, CSV column") {
+  Fixture f;
+  replay::ExportOptions o;
+  o.dir = f.dir;
+  o.selection.topics = {"rt/*"};
+  const std::string guid = export_jsonl(o)[0]["writer"].get<std::string>();
+  o.writer_members = {{guid, "host a, address 198.18.0.1"}};
+  const auto lines = export_jsonl(o);
+  REQUIRE(lines.size() == 30);
+  for (const auto& l : lines) {
+    // Writers not in the map (none here) would get "member":"".
+    CHECK(l["member"] == (l["writer"] == guid ? "host a, address 198.18.0.1" : ""));
+  }
+  std::ostringstream raw, raw_err;  // the field's place: right after the writer
+  REQUIRE(replay::export_records(o, raw, raw_err) == replay::kExitOk);
+  CHECK(raw.str().find(R"("writer":")" + guid +
+                       R"(","member":"host a, address 198.18.0.1","seq":1,)") != std::string::npos);
+  o.format = replay::ExportFormat::kCsv;
+  std::ostringstream out, err;
+  REQUIRE(replay::export_records(o, out, err) == replay::kExitOk);
+  std::istringstream in(out.str());
+  std::string header, first;
+  std::getline(in, header);
+  std::getline(in, first);
+  CHECK(header ==
+        "topic,type,writer,member,seq,source_time,reception_time,source_ns,reception_ns,flags,"
+        "key_hash,payload_base64");
+  CHECK(first.rfind("rt/chatter,std_msgs::msg::dds_::String_," + guid +
+                        ",\"host a, address 198.18.0.1\",1,,",
+                    0) == 0);
+}
