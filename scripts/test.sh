@@ -9,8 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # How many tests the tsan and fuzz presets select (check_selection below): 12 libpubsub unit
 # tests (shm, same host, loans), 18 same-host integration tests, 1 recording run, 39 recorder
-# unit tests (the segment-hook runner's, ctl --set's and SetClock's among them), 12 storage writer tests;
-# one per fuzzer.
+# unit tests (the segment-hook runner's, ctl --set's and SetClock's among them), 12 storage
+# writer tests; one per fuzzer.
 TSAN_TESTS=82
 FUZZ_TESTS=8
 # ctest's slots: four on this 2-core machine, a slot half a core (cmake/test_slots.cmake: a
