@@ -186,7 +186,7 @@ void define_info(CLI::App& app, Args& a) {
   info->add_flag("--json", a.json, "One JSON object instead of a table");
   info->footer(kExitFooter);
   auto* types = app.add_subcommand("types", "The IDL of the recorded topic types");
-  types->add_option("DIR", a.dir, "Recording directory")->required();
+  types->add_option("DIR", a.dirs, "Recording directory (several: each in turn)")->required();
   types->add_option("--topic", a.topic, "Only this topic's type");
   types->footer(
       "Exit status: 0 printed, 1 no type recorded (for the topic), 2 bad arguments, unusable "
@@ -217,12 +217,12 @@ void define_other_commands(CLI::App& app, Args& a) {
   auto* ver = app.add_subcommand("verify", "Check checksums, the index against the segments, gaps");
   ver->add_option("DIR", a.dirs, "Recording directory (several: each in turn)")->required();
   auto* rei = app.add_subcommand("reindex", "Rebuild index.sqlite3 from the segment files");
-  rei->add_option("DIR", a.dir, "Recording directory")->required();
+  rei->add_option("DIR", a.dirs, "Recording directory (several: each in turn)")->required();
   auto* rec =
       app.add_subcommand("recover",
                          "Finish a recording that was not closed cleanly: cut torn tails (kept in "
                          "DIR/recovered/), bring the index in line");
-  rec->add_option("DIR", a.dir, "Recording directory")->required();
+  rec->add_option("DIR", a.dirs, "Recording directory (several: each in turn)")->required();
   auto* mrg = app.add_subcommand(
       "merge", "Write several recordings (a recording set's members) as one new recording");
   mrg->add_option("DIR", a.dirs, "Recording directories, two or more")->required();
@@ -323,24 +323,24 @@ int run_export(const Args& a, const replay::Selection& sel);
 int run_play(const Args& a, const PlayFlags& f, const replay::Selection& sel);
 int run_selected(const Args& a, const PlayFlags& f, const std::string& name);
 
-// info, verify, export and play over several recordings: info side by side, verify each in turn
-// (the highest exit status), export and play of a merged temporary recording (removed after).
+// A command over several recordings: info side by side; verify, types, reindex and recover on
+// each in turn ("== DIR" before each, the highest exit status); export and play of a merged
+// temporary recording (removed after).
 int run_several(Args a, const PlayFlags& f, const std::string& name) {
   if (name == "info") return replay::info_set({a.dirs, a.json}, std::cout, std::cerr);
-  if (name == "verify") {
+  if (name != "export" && name != "play") {
     int worst = replay::kExitOk;
     for (const auto& dir : a.dirs) {
       std::cout << "== " << dir << '\n';
       std::cout.flush();
-      worst = std::max(worst, replay::verify(dir, std::cout, std::cerr));
+      const int rc = name == "verify"    ? replay::verify(dir, std::cout, std::cerr)
+                     : name == "types"   ? replay::types({dir, a.topic}, std::cout, std::cerr)
+                     : name == "reindex" ? replay::reindex(dir, std::cout, std::cerr)
+                                         : replay::recover(dir, std::cout, std::cerr);
+      std::cout.flush();
+      worst = std::max(worst, rc);
     }
     return worst;
-  }
-  if (name != "export" && name != "play") {
-    return usage_error(name +
-                           " takes one recording directory (several: info, verify, export, "
-                           "play and merge)",
-                       name);
   }
   std::string tmpl =
       (std::filesystem::temp_directory_path() / "pubsub-replay-merged-XXXXXX").string();
@@ -463,8 +463,7 @@ int run(int argc, char** argv) {
     return parse_error(app, e, argc, argv);
   }
   const std::string name = app.get_subcommands().front()->get_name();
-  if (name == "info" || name == "verify" || name == "export" || name == "play" || name == "merge")
-    a.dirs = expand_sets(a.dirs);
+  a.dirs = expand_sets(a.dirs);
   if (name == "merge")
     return replay::merge({a.dirs, a.output, a.quiet, !a.no_clock_correction}, std::cout, std::cerr);
   if (a.dirs.size() == 1) a.dir = a.dirs.front();
