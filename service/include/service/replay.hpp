@@ -147,8 +147,8 @@ struct ExportOptions {
   // temporary file removed, and returns 128 + that number.
   const std::atomic<int>* stop = nullptr;
   // Writer GUID (32 hex digits) -> the member that recorded it: an export of several recordings
-  // (writer_members) names it in "member" (JSON lines) or a member column after writer (CSV);
-  // empty: neither. MCAP does not carry it.
+  // (writer_members) names it in "member" (JSON lines), a member column after writer (CSV), or
+  // a channel per topic and member with metadata "member" (MCAP); empty: none of these.
   std::map<std::string, std::string> writer_members;
 };
 // One record per line in reception-time order: topic, type, writer (GUID, 32 hex digits), seq,
