@@ -1,10 +1,11 @@
-// Lower-case hexadecimal of bytes ("0a1b..."): GUIDs, recording ids, QoS blobs and type hashes
-// in names, logs, JSON and messages, written the same way by every module.
+// Lower-case hexadecimal of bytes ("0a1b...") and back: GUIDs, recording ids, QoS blobs and type
+// hashes in names, logs, JSON and messages, written the same way by every module.
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 
 namespace common {
 
@@ -21,6 +22,21 @@ inline std::string to_hex(std::span<const uint8_t> bytes) {
 // One byte: "0a".
 inline std::string to_hex(uint8_t byte) {
   return to_hex(std::span<const uint8_t>(&byte, 1));
+}
+
+// The bytes of exactly 2 x out.size() lower-case hex digits, as to_hex writes them, into `out`;
+// false (out unspecified) for any other text.
+inline bool from_hex(std::string_view hex, std::span<uint8_t> out) {
+  auto digit = [](char c) -> int {
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+  };
+  if (hex.size() != 2 * out.size()) return false;
+  for (size_t i = 0; i < out.size(); ++i) {
+    const int hi = digit(hex[2 * i]), lo = digit(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0) return false;
+    out[i] = static_cast<uint8_t>(hi * 16 + lo);
+  }
+  return true;
 }
 
 }  // namespace common

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 
+#include "common/hex.hpp"
 #include "dds_control.hpp"
 
 namespace service {
@@ -69,21 +70,6 @@ bool all_matched(const pubsub::Writer& w, const std::vector<pubsub::DiscoveredPa
   });
 }
 
-// "0199e3c789f0bc5500000000" -> the prefix; none when it is not 24 hex digits.
-std::optional<pubsub::GuidPrefix> prefix_of(const std::string& hex) {
-  pubsub::GuidPrefix p{};
-  if (hex.size() != 2 * p.size()) return std::nullopt;
-  auto digit = [](char c) -> int {
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-  };
-  for (size_t i = 0; i < p.size(); ++i) {
-    const int hi = digit(hex[2 * i]), lo = digit(hex[2 * i + 1]);
-    if (hi < 0 || lo < 0) return std::nullopt;
-    p[i] = static_cast<uint8_t>(hi * 16 + lo);
-  }
-  return p;
-}
-
 // Members the answering ones still see ("set_members" of their replies) that ctl did not find:
 // a member killed a moment ago stays in the others' discovery until its lease runs out, but a
 // new participant never hears of it. Each is added without a reply, so it is named.
@@ -94,12 +80,12 @@ void add_members_others_see(std::vector<SetMember>& out, const pubsub::GuidPrefi
       continue;
     for (const auto& e : (*s.reply)["set_members"]) {
       if (!e.is_object() || !e.contains("participant") || !e["participant"].is_string()) continue;
-      auto p = prefix_of(e["participant"].get<std::string>());
-      if (!p || *p == self) continue;
+      pubsub::GuidPrefix p{};
+      if (!common::from_hex(e["participant"].get<std::string>(), p) || p == self) continue;
       if (std::any_of(out.begin(), out.end(),
-                      [&](const SetMember& m) { return m.participant == *p; }))
+                      [&](const SetMember& m) { return m.participant == p; }))
         continue;
-      others.emplace(*p, e.value("addresses", std::string()));
+      others.emplace(p, e.value("addresses", std::string()));
     }
   }
   for (auto& [p, addresses] : others)
