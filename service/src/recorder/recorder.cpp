@@ -364,9 +364,8 @@ Result<std::unique_ptr<Recorder>> Recorder::create(const config::RecorderConfig&
 
   if (!c.control.set.empty() && c.mode == config::RecorderMode::kRecord) {
     // The recording says whose it is: which set, which host (info lists it with the marks).
-    const auto m = impl->member_json();
-    const std::string note =
-        "host " + m["host"].get<std::string>() + ", address " + m["address"].get<std::string>();
+    // Named as its replies name it (member_note): the other members' clock_offset marks match.
+    const std::string note = member_note({{"member", impl->member_json()}});
     if (auto s = impl->store->add_mark(
             {storage::MarkKind::kSetMember, impl->reception_now(), c.control.set, note});
         !s)

@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 namespace service {
@@ -35,9 +36,6 @@ struct SetClock::Impl {
     std::string text;
     int64_t t4 = 0;
   };
-  struct Due {
-    Steady::time_point at{};
-  };
 
   pubsub::Participant& participant;
   Options opt;
@@ -46,9 +44,10 @@ struct SetClock::Impl {
   std::unique_ptr<pubsub::Writer> writer;
   std::unique_ptr<pubsub::Reader> reader;
   pubsub::Guid me;
-  uint64_t next_id = 1;                         // the prober thread's
-  std::map<pubsub::GuidPrefix, Due> due;        // the prober thread's
-  std::map<pubsub::GuidPrefix, bool> refusals;  // the prober thread's: warned once per member
+  uint64_t next_id = 1;  // the prober thread's
+  // The prober thread's: when each member is due next, and those whose refusal was logged.
+  std::map<pubsub::GuidPrefix, Steady::time_point> due;
+  std::set<pubsub::GuidPrefix> refusals;
 
   std::mutex mu;
   std::condition_variable cv;
@@ -77,8 +76,7 @@ struct SetClock::Impl {
     std::vector<pubsub::GuidPrefix> out;
     for (const auto& d : participant.discovered_participants()) {
       if (d.user_data != user_data || d.guid_prefix == self) continue;
-      auto [it, fresh] = due.try_emplace(d.guid_prefix);
-      if (t < it->second.at) continue;
+      if (t < due[d.guid_prefix]) continue;
       const bool reachable =
           std::any_of(matched.begin(), matched.end(),
                       [&](const pubsub::Guid& g) { return g.prefix == d.guid_prefix; });
@@ -129,10 +127,9 @@ struct SetClock::Impl {
         body = json::parse(r.text, nullptr, false);
       }
       if (!body.is_object() || !body.value("ok", false)) {
-        if (!refusals[r.from] && opt.warn)
+        if (refusals.insert(r.from).second && opt.warn)
           opt.warn("set clock: member " + member_note(body) + " refused the clock request: " +
                    (body.is_object() ? body.value("error", std::string("?")) : r.text));
-        refusals[r.from] = true;
         continue;
       }
       auto c = clock_offset(body, s->second.t1, r.t4);
@@ -142,7 +139,7 @@ struct SetClock::Impl {
       if (c->error_ns < it->second.clock.error_ns) it->second.clock = *c;
     }
     const auto t = Steady::now();
-    for (const auto& p : asked) due[p].at = t + (best.count(p) ? opt.interval : opt.retry);
+    for (const auto& p : asked) due[p] = t + (best.count(p) ? opt.interval : opt.retry);
     for (const auto& [p, o] : best) {
       if (opt.on_offset) opt.on_offset(o);
     }
