@@ -295,7 +295,7 @@ sys.exit(1 if bad else 0)
 PY
 # info (of a directory holding the three) and verify over the three as they are; export names
 # each sample's member; play of the three (merged on the fly) into one subscriber per topic on
-# host 1: every writer's 200 samples exactly once, in order.
+# host 1 (two of them Cyclone DDS readers): every writer's 200 samples exactly once, in order.
 mkdir "$out/set" && cp -r "$out/rec0" "$out/rec1" "$out/rec2" "$out/set/" || fail "copying the set"
 "$BIN/pubsub-replay" info "$out/set" >"$out/info-set.txt" 2>&1 || fail "info over three: exit $?"
 sed -i "s#^$out/set/#$out/#" "$out/info-set.txt"  # the rows as for the originals
@@ -347,9 +347,12 @@ printf '%s\n' "Only0 $a 200" "Only1 $b 200" "Only2 $c 200" "Shared $a 200" "Shar
   [ "$(grep -c '^result: ok$' "$out/verify-set.txt")" = 3 ] || { fail "verify over three"; cat "$out/verify-set.txt"; }
 subs=()
 for topic in Shared Only0 Only1 Only2; do
-  n=200
+  # Cyclone DDS readers for two topics (one writer each: the Cyclone peer names a sample's
+  # writer by its instance), libpubsub readers for the others.
+  n=200 vendor=pubsub
   [ "$topic" = Shared ] && n=600
-  peer 1 pubsub sub --topic "$topic" --count "$n" --timeout 40 >"$out/replayed-$topic.out" 2>&1 &
+  [ "$topic" = Only1 ] || [ "$topic" = Only2 ] && vendor=cyclone
+  peer 1 "$vendor" sub --topic "$topic" --count "$n" --timeout 40 >"$out/replayed-$topic.out" 2>&1 &
   subs+=($!)
 done
 ip netns exec "${NS_PREFIX}0" "$BIN/pubsub-replay" play "$out/rec0" "$out/rec1" "$out/rec2" \
