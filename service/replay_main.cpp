@@ -105,6 +105,7 @@ struct Args {
   int realtime = 0;
   size_t max_message_size = 0;
   std::string format = "jsonl";
+  std::string profile;
   std::string output;
   bool decode = false;
   std::vector<std::string> idl;
@@ -201,6 +202,9 @@ void define_other_commands(CLI::App& app, Args& a) {
                   "Recording directory; several: merged into a temporary recording first")
       ->required();
   exp->add_option("--format", a.format, "jsonl (default), csv or mcap (needs -o)");
+  exp->add_option("--profile", a.profile,
+                  "MCAP profile: ros2 (what rosbag2 writes: ROS names, ros2msg schemas; other "
+                  "topics left out)");
   exp->add_option("--topics", a.topics, "Only topics matching these globs");
   exp->add_option("--start", a.start, "From T (seconds from the start, ISO-8601 or tag:NAME)");
   exp->add_option("--end", a.end, "Up to T, exclusive");
@@ -383,6 +387,11 @@ int run_export(const Args& a, const replay::Selection& sel) {
   } else {
     return usage_error("--format must be jsonl, csv or mcap, not '" + a.format + "'", "export");
   }
+  if (!a.profile.empty() && a.profile != "ros2")
+    return usage_error("--profile must be ros2, not '" + a.profile + "'", "export");
+  if (!a.profile.empty() && o.format != replay::ExportFormat::kMcap)
+    return usage_error("--profile applies to --format mcap only", "export");
+  o.mcap_profile = a.profile;
   o.selection = sel;
   o.output = a.output;
   o.decode = a.decode;

@@ -68,3 +68,8 @@ replay_netns_test("replay: ddsperf KeyedSeq type looked up (XTypes TypeLookup) a
                   ${RIT}/ddsperf_decode.sh 100 4)
 replay_netns_test("replay: ddsperf KeyedSeq type from the recorder's types.idl stored and decoded, 4 keys"
                   ${RIT}/ddsperf_decode.sh 100 4 idl)
+# ROS 2 users (issue 36): a ROS 2 node's traffic (ros2_talker, Cyclone DDS with ROS 2's names)
+# recorded and exported as rosbag2's MCAP (--profile ros2), read back by @mcap/core,
+# @foxglove/rosmsg and @foxglove/rosmsg2-serialization.
+replay_netns_test("replay: ROS 2 traffic exported as rosbag2 MCAP (--profile ros2), decoded by Foxglove's ROS 2 libraries"
+                  ${RIT}/ros2_export.sh)

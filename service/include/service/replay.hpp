@@ -150,6 +150,9 @@ struct ExportOptions {
   // (writer_members) names it in "member" (JSON lines), a member column after writer (CSV), or
   // a channel per topic and member with metadata "member" (MCAP); empty: none of these.
   std::map<std::string, std::string> writer_members;
+  // MCAP only: "" (DDS names, omgidl schemas) or "ros2" (what rosbag2 writes: ROS names,
+  // ros2msg schemas, offered_qos_profiles, the rosbag2 metadata record; other topics left out).
+  std::string mcap_profile;
 };
 // One record per line in reception-time order: topic, type, writer (GUID, 32 hex digits), seq,
 // source_time, reception_time (ISO-8601, nanoseconds), source_ns, reception_ns, flags, key_hash

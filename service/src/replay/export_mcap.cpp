@@ -8,7 +8,16 @@
 // recorded, encapsulation header included). Topics without a type get schema id 0, which the spec
 // allows, and are counted in the summary line. Runs on the calling thread; progress on `err`
 // (ExportProgress), written through a temporary file that is renamed at the end (OutputFile).
+//
+// With the ros2 profile (ExportOptions::mcap_profile, ros2.hpp) the file is what rosbag2's MCAP
+// storage writes: Header profile "ros2"; only ROS 2 topics (rt/, rq/, rr/ with dds_ types; the
+// others are left out and named); channels under ROS names with metadata offered_qos_profiles
+// (every writer of the topic) beside our own; schemas "pkg/msg/Name" in ros2msg (ros2idl where
+// .msg cannot state the type; encoding "" and no text for a type the recording does not hold,
+// as rosbag2 does); and a Metadata record "rosbag2" with serialized_metadata (BagMetadata 9).
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <set>
@@ -19,6 +28,7 @@
 #include "decode.hpp"
 #include "export_mcap.hpp"
 #include "mcap_writer.hpp"
+#include "ros2.hpp"
 #include "service/recording_schema.hpp"
 #include "types/idl_writer.hpp"
 
@@ -47,45 +57,110 @@ std::map<storage::TopicId, std::set<std::string>> topic_members(
   return out;
 }
 
-// Schemas and channels for the selected topics; returns how many channels have no schema.
-size_t add_channels(McapWriter& w, const ResolvedSelection& sel, const SampleDecoder& types,
-                    const std::map<storage::TopicId, std::set<std::string>>& members,
-                    std::map<ChannelKey, uint16_t>& channel_of) {
-  std::map<std::string, uint16_t> schema_of;  // type name -> schema id
+// What the channels of an export are: their keys, the topics left out (ros2 profile: not ROS 2
+// topics, "Square (ShapeType)"), the topics without a type, and per channel what rosbag2's
+// metadata record lists.
+struct Channels {
+  std::map<ChannelKey, uint16_t> of;
+  std::vector<std::string> left_out;
   size_t untyped = 0;
+  std::map<uint16_t, Ros2BagTopic> ros2;
+};
+
+// Each topic's (and member's) writers' QoS, from the recording's writer definitions.
+std::map<ChannelKey, std::vector<RecordedQos>> writer_qos(
+    const std::vector<storage::WriterInfo>& writers,
+    const std::map<storage::WriterId, std::string>& member_of) {
+  std::map<ChannelKey, std::vector<RecordedQos>> out;
+  for (const auto& wi : writers) {
+    auto q = decode_qos(wi.def.qos);
+    if (q && q->not_matched.empty()) out[{wi.def.topic, member_of.at(wi.id)}].push_back(*q);
+  }
+  return out;
+}
+
+// The schema of a topic's type (0: none) and the name it goes by; registers it once.
+std::pair<uint16_t, std::string> schema_for(McapWriter& w, const SampleDecoder::TopicType* tt,
+                                            const std::string& ros_type, bool ros2,
+                                            std::map<std::string, uint16_t>& schema_of) {
+  std::optional<McapSchema> def;
+  if (ros2) {
+    def = McapSchema{0, ros_type, "", ""};  // rosbag2's form for a type without definition
+    if (tt)
+      if (auto s = ros2_schema(*tt->lib, tt->id))
+        def = McapSchema{0, s->name, s->encoding, s->text};
+  } else if (tt) {
+    def = McapSchema{0, tt->name, "omgidl",
+                     types::to_idl(*tt->lib, tt->id, types::IdlDialect::kFoxglove)};
+  }
+  if (!def) return {0, ""};
+  auto [it, added] = schema_of.emplace(def->name, static_cast<uint16_t>(schema_of.size() + 1));
+  def->id = it->second;
+  if (added) w.add_schema(*def);
+  return {it->second, def->encoding.empty() ? "" : def->name};
+}
+
+// Schemas and channels for the selected topics.
+Channels add_channels(McapWriter& w, const ExportOptions& o, const ResolvedSelection& sel,
+                      const SampleDecoder& types,
+                      const std::map<storage::TopicId, std::set<std::string>>& members,
+                      const std::map<ChannelKey, std::vector<RecordedQos>>& qos) {
+  const bool ros2 = o.mcap_profile == "ros2";
+  Channels out;
+  std::map<std::string, uint16_t> schema_of;  // schema name -> id
   uint16_t next_channel = 1;
   for (const storage::TopicInfo& t : sel.topics) {
+    const auto ros_topic = ros_topic_from_dds(t.def.name);
+    const auto ros_type = ros_type_from_dds(t.def.type_name);
+    if (ros2 && (!ros_topic || !ros_type)) {
+      out.left_out.push_back(t.def.name + " (" + t.def.type_name + ")");
+      continue;
+    }
     auto tm = members.find(t.id);
     const std::set<std::string> one{""};
     for (const std::string& member : tm == members.end() ? one : tm->second) {
-      uint16_t schema = 0;
-      const char* source = "none";
-      if (const auto* tt = types.type_of(t.id)) {
-        source = tt->source;
-        auto [it, added] = schema_of.emplace(tt->name, static_cast<uint16_t>(schema_of.size() + 1));
-        if (added)
-          w.add_schema({it->second, tt->name, "omgidl",
-                        types::to_idl(*tt->lib, tt->id, types::IdlDialect::kFoxglove)});
-        schema = it->second;
-      } else {
-        ++untyped;
-      }
+      const auto* tt = types.type_of(t.id);
+      auto [schema, described] = schema_for(w, tt, ros2 ? *ros_type : "", ros2, schema_of);
+      if (described.empty()) ++out.untyped;
+      auto wq = qos.find({t.id, member});
+      const std::vector<RecordedQos> offered =
+          wq == qos.end() ? std::vector<RecordedQos>{} : wq->second;
       McapChannel c;
       c.id = next_channel++;
       c.schema_id = schema;
-      c.topic = t.def.name;
+      c.topic = ros2 ? *ros_topic : t.def.name;
       c.message_encoding = "cdr";
+      if (ros2) {
+        c.metadata["offered_qos_profiles"] = offered_qos_profiles(offered);
+        out.ros2[c.id] = Ros2BagTopic{*ros_topic, *ros_type, offered, 0};
+      } else {
+        c.metadata["keyed"] = t.def.keyed ? "true" : "false";
+        c.metadata["type_source"] = tt ? tt->source : "none";
+      }
       c.metadata["type_name"] = t.def.type_name;
-      c.metadata["keyed"] = t.def.keyed ? "true" : "false";
       c.metadata["qos"] =
           std::string(reinterpret_cast<const char*>(t.def.qos.data()), t.def.qos.size());
-      c.metadata["type_source"] = source;
       if (!member.empty()) c.metadata["member"] = member;
       w.add_channel(c);
-      channel_of[{t.id, member}] = c.id;
+      out.of[{t.id, member}] = c.id;
     }
   }
-  return untyped;
+  return out;
+}
+
+// ros2 profile: rosbag2's metadata record, with each channel's message count.
+void add_rosbag2_metadata(McapWriter& w, Channels& ch, const std::string& output,
+                          const std::map<uint16_t, uint64_t>& counts, uint64_t first, uint64_t last,
+                          uint64_t n) {
+  std::vector<Ros2BagTopic> topics;
+  for (auto& [id, t] : ch.ros2) {
+    auto c = counts.find(id);
+    t.messages = c == counts.end() ? 0 : c->second;
+    topics.push_back(t);
+  }
+  const std::string file = std::filesystem::path(output).filename().string();
+  w.add_metadata("rosbag2",
+                 {{"serialized_metadata", rosbag2_metadata(topics, first, last, n, file)}});
 }
 
 }  // namespace
@@ -116,16 +191,24 @@ int export_mcap(const ExportOptions& o, storage::Recording& rec, const ResolvedS
     return report(err, kExitUsage, o.dir + ": cannot read the writers: " + writers.error().message);
   std::map<storage::WriterId, std::string> member_of;
   const auto members = topic_members(o, *writers, member_of);
-  McapWriter w(out.stream());
-  std::map<ChannelKey, uint16_t> channel_of;
-  const size_t untyped = add_channels(w, sel, *types, members, channel_of);
+  McapWriterOptions wo;
+  if (o.mcap_profile == "ros2") wo.profile = "ros2";
+  McapWriter w(out.stream(), wo);
+  Channels channels = add_channels(w, o, sel, *types, members, writer_qos(*writers, member_of));
+  const auto& channel_of = channels.of;
+  for (const auto& t : channels.left_out)
+    warn(err, "topic " + t + " left out: not a ROS 2 topic (--profile ros2)");
   ExportProgress progress(o, sel, err);
-  uint64_t n = 0;
+  uint64_t n = 0, first = 0, last = 0;
+  std::map<uint16_t, uint64_t> counts;
   while (const storage::RecordView* r = cursor->next()) {
     const storage::RecordMeta& m = r->meta;
     auto mo = member_of.find(m.writer);
     auto ch = channel_of.find({m.topic, mo == member_of.end() ? std::string() : mo->second});
     if (ch == channel_of.end()) continue;
+    if (n == 0) first = static_cast<uint64_t>(m.reception_ns);
+    last = std::max(last, static_cast<uint64_t>(m.reception_ns));
+    ++counts[ch->second];
     const bool has_source = (m.flags & kFlagHasSourceTimestamp) != 0;
     w.add_message(ch->second, static_cast<uint32_t>(m.sequence),
                   static_cast<uint64_t>(m.reception_ns),
@@ -141,6 +224,8 @@ int export_mcap(const ExportOptions& o, storage::Recording& rec, const ResolvedS
   tally.suspicious = types->type_mismatches().size();
   const bool stopped = o.stop && o.stop->load() != 0;
   if (!stopped && out.stream()) {
+    if (o.mcap_profile == "ros2")
+      add_rosbag2_metadata(w, channels, o.output, counts, first, last, n);
     auto done = w.finish();
     if (!done && out.stream()) {
       progress.end_line();
@@ -150,10 +235,13 @@ int export_mcap(const ExportOptions& o, storage::Recording& rec, const ResolvedS
     }
   }
   std::string line = "exported " + std::to_string(n) + " samples on " +
-                     std::to_string(channel_of.size()) + " channels (" + std::to_string(untyped) +
-                     " without a type";
+                     std::to_string(channel_of.size()) + " channels (" +
+                     std::to_string(channels.untyped) + " without a type";
   for (size_t i = 0; i < missing.size(); ++i) line += (i ? ", " : ": ") + missing[i];
-  line += ") to " + o.output + ", " + human_bytes(out.bytes());
+  line += ")";
+  if (!channels.left_out.empty())
+    line += ", " + std::to_string(channels.left_out.size()) + " topics left out";
+  line += " to " + o.output + ", " + human_bytes(out.bytes());
   tally.done_line = line;
   return finish_export(o, out, *cursor, progress, tally, err);
 }

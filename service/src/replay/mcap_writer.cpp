@@ -15,9 +15,10 @@
 //   ... more Chunk + MessageIndex groups ...
 //   Schema, Channel records never used by a message (so the data section holds every
 //                   definition the summary repeats)                  by write_unused_definitions()
+//   Metadata        (name, map) per add_metadata() call              by write_metadata()
 //   DataEnd         (data_section_crc = CRC-32 of every byte before this record)
 //   -- summary section (records grouped by opcode) --                by write_summary()
-//   Schema...  Channel...  Statistics  ChunkIndex...
+//   Schema...  Channel...  Statistics  ChunkIndex...  MetadataIndex...
 //   -- summary offset section --
 //   SummaryOffset   (group_opcode, group_start, group_length) per group above
 //   Footer          (summary_start, summary_offset_start, summary_crc = CRC-32 from
@@ -62,6 +63,8 @@ enum Op : uint8_t {
   kChunk = 0x06,
   kMessageIndex = 0x07,
   kChunkIndex = 0x08,
+  kMetadata = 0x0C,
+  kMetadataIndex = 0x0D,
   kStatistics = 0x0B,
   kSummaryOffset = 0x0E,
   kDataEnd = 0x0F,
@@ -120,19 +123,24 @@ void put_schema(std::vector<uint8_t>& b, const McapSchema& s) {
   end_record(b, pos);
 }
 
+// Map<string, string>: its byte length, then key and value strings.
+void put_map(std::vector<uint8_t>& b, const std::map<std::string, std::string>& m) {
+  uint64_t map_len = 0;
+  for (const auto& [k, v] : m) map_len += 4 + k.size() + 4 + v.size();
+  put_u32(b, static_cast<uint32_t>(map_len));
+  for (const auto& [k, v] : m) {
+    put_str(b, k);
+    put_str(b, v);
+  }
+}
+
 void put_channel(std::vector<uint8_t>& b, const McapChannel& c) {
   size_t pos = begin_record(b, kChannel);
   put_u16(b, c.id);
   put_u16(b, c.schema_id);
   put_str(b, c.topic);
   put_str(b, c.message_encoding);
-  uint64_t map_len = 0;
-  for (const auto& [k, v] : c.metadata) map_len += 4 + k.size() + 4 + v.size();
-  put_u32(b, static_cast<uint32_t>(map_len));
-  for (const auto& [k, v] : c.metadata) {
-    put_str(b, k);
-    put_str(b, v);
-  }
+  put_map(b, c.metadata);
   end_record(b, pos);
 }
 
@@ -376,6 +384,19 @@ void McapWriter::write_message_indexes(ChunkInfo& info) {
 // Schemas and channels no message used go into the data section too, outside chunks, so that
 // the summary's copies duplicate records of the data section (schemas first: a channel's schema
 // must come before it).
+void McapWriter::write_metadata() {
+  for (MetadataState& m : metadata_) {
+    scratch_.clear();
+    size_t pos = begin_record(scratch_, kMetadata);
+    put_str(scratch_, m.name);
+    put_map(scratch_, m.map);
+    end_record(scratch_, pos);
+    m.offset = offset_;
+    m.length = scratch_.size();
+    emit(scratch_);
+  }
+}
+
 void McapWriter::write_unused_definitions() {
   scratch_.clear();
   for (auto& [id, s] : schemas_) {
@@ -396,6 +417,7 @@ Status McapWriter::finish() {
   }
   close_chunk();
   write_unused_definitions();
+  write_metadata();
   const uint32_t data_section_crc = crc_;
   scratch_.clear();
   size_t pos = begin_record(scratch_, kDataEnd);
@@ -415,7 +437,7 @@ void McapWriter::put_statistics(std::vector<uint8_t>& b) const {
   put_u16(b, static_cast<uint16_t>(schemas_.size()));
   put_u32(b, static_cast<uint32_t>(channels_.size()));
   put_u32(b, 0);  // attachment_count
-  put_u32(b, 0);  // metadata_count
+  put_u32(b, static_cast<uint32_t>(metadata_.size()));
   put_u32(b, static_cast<uint32_t>(chunks_.size()));
   put_u64(b, start_time_);
   put_u64(b, end_time_);
@@ -473,6 +495,14 @@ void McapWriter::write_summary() {
   flush_group(kStatistics);
   for (const ChunkInfo& info : chunks_) put_chunk_index(scratch_, info);
   flush_group(kChunkIndex);
+  for (const MetadataState& m : metadata_) {
+    size_t pos = begin_record(scratch_, kMetadataIndex);
+    put_u64(scratch_, m.offset);
+    put_u64(scratch_, m.length);
+    put_str(scratch_, m.name);
+    end_record(scratch_, pos);
+  }
+  flush_group(kMetadataIndex);
 
   const uint64_t summary_offset_start = offset_;
   for (const Group& g : groups) {

@@ -22,6 +22,7 @@
 #include <ostream>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/expected.hpp"
@@ -67,6 +68,11 @@ class McapWriter {
   // Registers a channel (its schema, if not 0, must have been added). Its record goes into
   // every chunk that carries one of its messages (before the first one), and into the summary.
   void add_channel(const McapChannel& channel);
+  // A Metadata record (name, key-value map), written by finish() at the end of the data section
+  // and indexed in the summary (Metadata Index).
+  void add_metadata(std::string name, std::map<std::string, std::string> map) {
+    metadata_.push_back({std::move(name), std::move(map)});
+  }
   // Appends a Message record to the open chunk; closes the chunk once its uncompressed records
   // reach options.chunk_size. Times are nanoseconds.
   void add_message(uint16_t channel, uint32_t sequence, uint64_t log_time, uint64_t publish_time,
@@ -112,6 +118,7 @@ class McapWriter {
   void close_chunk();
   void write_message_indexes(ChunkInfo& info);
   void write_unused_definitions();
+  void write_metadata();
   void put_statistics(std::vector<uint8_t>& b) const;
   void put_chunk_index(std::vector<uint8_t>& b, const ChunkInfo& info) const;
   void write_summary();
@@ -142,6 +149,12 @@ class McapWriter {
   std::vector<uint8_t> scratch_;     // reused record header / small record buffer
 
   // Whole file.
+  struct MetadataState {
+    std::string name;
+    std::map<std::string, std::string> map;
+    uint64_t offset = 0, length = 0;  // of its record, once written
+  };
+  std::vector<MetadataState> metadata_;
   std::vector<ChunkInfo> chunks_;
   uint64_t message_count_ = 0;
   uint64_t start_time_ = 0, end_time_ = 0;

@@ -17,6 +17,8 @@ import { parseIDL } from "@foxglove/omgidl-parser";
 import { MessageReader } from "@foxglove/omgidl-serialization";
 import lz4decompress from "@foxglove/wasm-lz4";
 
+import { FileHandleReadable } from "./readable.mjs";
+
 const MAX_SHOWN = 10;
 
 // ---------------------------------------------------------------- problems
@@ -141,30 +143,6 @@ function parseJsonLossless(text) {
   ws();
   if (i !== text.length) fail("trailing characters");
   return v;
-}
-
-// IReadable over a fs.promises FileHandle.
-class FileHandleReadable {
-  constructor(fh, size) {
-    this.fh = fh;
-    this.fileSize = size;
-  }
-  async size() {
-    return BigInt(this.fileSize);
-  }
-  async read(offset, length) {
-    const len = Number(length);
-    const off = Number(offset);
-    if (off + len > this.fileSize) throw new Error(`read past end of file (${off}+${len})`);
-    const buf = Buffer.alloc(len);
-    let got = 0;
-    while (got < len) {
-      const { bytesRead } = await this.fh.read(buf, got, len - got, off + got);
-      if (bytesRead === 0) throw new Error(`short read at ${off + got}`);
-      got += bytesRead;
-    }
-    return new Uint8Array(buf.buffer, buf.byteOffset, len);
-  }
 }
 
 // ---------------------------------------------------------------- IDL preprocessing
