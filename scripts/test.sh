@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 # unit tests (the segment-hook runner's, ctl --set's and SetClock's among them), 12 storage
 # writer tests; one per fuzzer.
 TSAN_TESTS=82
-FUZZ_TESTS=8
+FUZZ_TESTS=9
 # ctest's slots: four on this 2-core machine, a slot half a core (cmake/test_slots.cmake: a
 # namespace test takes all four, a unit test two, a light namespace test one).
 SLOTS=4

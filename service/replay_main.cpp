@@ -16,6 +16,7 @@
 #include <ctime>
 #include <exception>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <new>
@@ -227,6 +228,12 @@ void define_other_commands(CLI::App& app, Args& a) {
                          "Finish a recording that was not closed cleanly: cut torn tails (kept in "
                          "DIR/recovered/), bring the index in line");
   rec->add_option("DIR", a.dirs, "Recording directory (several: each in turn)")->required();
+  auto* imp = app.add_subcommand(
+      "import", "Write an MCAP file (rosbag2, DDS Record & Replay, our export) as a recording");
+  imp->add_option("FILE", a.dirs, "The MCAP file")->required()->expected(1);
+  imp->add_option("-o,--output", a.output, "The new recording (must not exist, or be empty)")
+      ->required();
+  imp->add_flag("-q,--quiet", a.quiet, "No progress lines");
   auto* mrg = app.add_subcommand(
       "merge", "Write several recordings (a recording set's members) as one new recording");
   mrg->add_option("DIR", a.dirs, "Recording directories, two or more")->required();
@@ -280,12 +287,13 @@ int parse_error(CLI::App& app, const CLI::ParseError& e, int argc, char** argv) 
   if (sub.empty() && argc > 1 && argv[1][0] != '-') {
     return usage_error(
         std::string("unknown command '") + argv[1] +
-            "' (commands: info, types, play, export, verify, recover, reindex, merge)",
+            "' (commands: info, types, play, export, verify, recover, reindex, merge, import)",
         sub);
   }
   if (sub.empty() && argc == 1) {
     return usage_error(
-        "a command is needed: info, types, play, export, verify, recover, reindex or merge", sub);
+        "a command is needed: info, types, play, export, verify, recover, reindex, merge or import",
+        sub);
   }
   if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr &&
       std::string(e.what()).find("DIR") != std::string::npos) {
@@ -327,6 +335,13 @@ int run_export(const Args& a, const replay::Selection& sel);
 int run_play(const Args& a, const PlayFlags& f, const replay::Selection& sel);
 int run_selected(const Args& a, const PlayFlags& f, const std::string& name);
 
+// A new directory $TMPDIR/pubsub-replay-WHAT-XXXXXX (mkdtemp); "" with errno set when it fails.
+std::string temporary_dir(const std::string& what) {
+  std::string tmpl =
+      (std::filesystem::temp_directory_path() / ("pubsub-replay-" + what + "-XXXXXX")).string();
+  return ::mkdtemp(tmpl.data()) == nullptr ? std::string() : tmpl;
+}
+
 // A command over several recordings: info side by side; verify, types, reindex and recover on
 // each in turn ("== DIR" before each, the highest exit status); export and play of a merged
 // temporary recording (removed after).
@@ -346,13 +361,11 @@ int run_several(Args a, const PlayFlags& f, const std::string& name) {
     }
     return worst;
   }
-  std::string tmpl =
-      (std::filesystem::temp_directory_path() / "pubsub-replay-merged-XXXXXX").string();
-  if (::mkdtemp(tmpl.data()) == nullptr)
+  const std::string tmp = temporary_dir("merged");
+  if (tmp.empty())
     return usage_error(
         "cannot make a temporary directory for the merge: " + std::string(std::strerror(errno)),
         name);
-  const std::string tmp = tmpl;
   std::cerr << "pubsub-replay: " << name << ": merging " << a.dirs.size() << " recordings into "
             << tmp << " first (removed afterwards)\n";
   std::ostringstream merged;
@@ -369,6 +382,43 @@ int run_several(Args a, const PlayFlags& f, const std::string& name) {
     std::cerr << merged.str();
     a.dir = tmp + "/rec";
     rc = run_selected(a, f, name);
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(tmp, ec);
+  return rc;
+}
+
+// A regular file that starts with MCAP's magic.
+bool is_mcap_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;
+  std::ifstream in(path, std::ios::binary);
+  char magic[8] = {};
+  in.read(magic, sizeof magic);
+  return in.gcount() == 8 && std::memcmp(magic, "\x89MCAP0\r\n", 8) == 0;
+}
+
+// info, types, export or play of an MCAP file: imported into a temporary recording (removed
+// after), then the command on it.
+int run_mcap(Args a, const PlayFlags& f, const std::string& name) {
+  if (name != "info" && name != "types" && name != "export" && name != "play")
+    return usage_error(a.dirs.front() + " is an MCAP file: " + name +
+                           " takes recordings ('pubsub-replay import' makes one of it)",
+                       name);
+  const std::string tmp = temporary_dir("mcap");
+  if (tmp.empty())
+    return usage_error(
+        "cannot make a temporary directory for the import: " + std::string(std::strerror(errno)),
+        name);
+  std::ostringstream imported;
+  int rc = replay::import_mcap({a.dirs.front(), tmp + "/rec", true}, imported, std::cerr);
+  if (rc != replay::kExitUsage) {
+    if (name != "info" && name != "types") std::cerr << "pubsub-replay: " << imported.str();
+    a.dir = tmp + "/rec";
+    const int ran = name == "info"    ? replay::info({a.dir, a.json}, std::cout, std::cerr)
+                    : name == "types" ? replay::types({a.dir, a.topic}, std::cout, std::cerr)
+                                      : run_selected(a, f, name);
+    rc = std::max(rc, ran);
   }
   std::error_code ec;
   std::filesystem::remove_all(tmp, ec);
@@ -475,6 +525,9 @@ int run(int argc, char** argv) {
   a.dirs = expand_sets(a.dirs);
   if (name == "merge")
     return replay::merge({a.dirs, a.output, a.quiet, !a.no_clock_correction}, std::cout, std::cerr);
+  if (name == "import")
+    return replay::import_mcap({a.dirs.front(), a.output, a.quiet}, std::cout, std::cerr);
+  if (a.dirs.size() == 1 && is_mcap_file(a.dirs.front())) return run_mcap(a, play, name);
   if (a.dirs.size() == 1) a.dir = a.dirs.front();
   if (a.dirs.size() > 1) return run_several(a, play, name);
   if (a.dir.empty()) {

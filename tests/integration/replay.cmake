@@ -73,3 +73,11 @@ replay_netns_test("replay: ddsperf KeyedSeq type from the recorder's types.idl s
 # @foxglove/rosmsg and @foxglove/rosmsg2-serialization.
 replay_netns_test("replay: ROS 2 traffic exported as rosbag2 MCAP (--profile ros2), decoded by Foxglove's ROS 2 libraries"
                   ${RIT}/ros2_export.sh)
+replay_netns_test("replay: a rosbag2 bag (written by @mcap/core) imported, decoded and played into Cyclone DDS readers, a late durable reader included"
+                  ${RIT}/ros2_bag_play.sh)
+# Neither asserts on timing and each keeps about half a core busy (scripts/test_cpu.py: 0.57 and
+# 0.48): a core's slots, not the whole machine.
+set_tests_properties(
+  "replay: ROS 2 traffic exported as rosbag2 MCAP (--profile ros2), decoded by Foxglove's ROS 2 libraries"
+  "replay: a rosbag2 bag (written by @mcap/core) imported, decoded and played into Cyclone DDS readers, a late durable reader included"
+  PROPERTIES PROCESSORS ${PUBSUB_SLOTS_CORE})

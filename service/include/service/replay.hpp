@@ -213,6 +213,20 @@ struct MergeOptions {
 };
 int merge(const MergeOptions& o, std::ostream& out, std::ostream& err);
 
+// pubsub-replay import FILE.mcap -o DIR: an MCAP file with CDR messages (rosbag2 bags, eProsima
+// DDS Record & Replay files, our own exports) written as a new recording - topics and types
+// under their DDS names, QoS from the file, original times (import_mcap.cpp's header has the
+// rules). Prints the closing line on `out`, warnings on `err`. kExitUsage (nothing written):
+// not an MCAP file, a chunk compression other than lz4/zstd/none, DIR not empty, no channel
+// with CDR messages; kExitProblems: damaged chunks skipped or a file cut short (the rest
+// imported), or a write error (DIR removed).
+struct ImportOptions {
+  std::string file;
+  std::string out;
+  bool quiet = false;
+};
+int import_mcap(const ImportOptions& o, std::ostream& out, std::ostream& err);
+
 struct PlayOptions {
   std::string dir;
   double rate = 1.0;  // > 0; 2 = twice as fast

@@ -38,6 +38,7 @@
 // the running CRC of the section being written: a chunk stored uncompressed is not read again
 // for it - its CRC is folded in with crc32_combine - so that each byte is checksummed once.
 #include "mcap_writer.hpp"
+#include "mcap_format.hpp"
 
 #include <libdeflate.h>
 #include <lz4frame.h>
@@ -52,23 +53,7 @@ namespace service::replay::detail {
 
 namespace {
 
-constexpr std::array<uint8_t, 8> kMagic = {0x89, 'M', 'C', 'A', 'P', '0', '\r', '\n'};
-
-enum Op : uint8_t {
-  kHeader = 0x01,
-  kFooter = 0x02,
-  kSchema = 0x03,
-  kChannel = 0x04,
-  kMessage = 0x05,
-  kChunk = 0x06,
-  kMessageIndex = 0x07,
-  kChunkIndex = 0x08,
-  kMetadata = 0x0C,
-  kMetadataIndex = 0x0D,
-  kStatistics = 0x0B,
-  kSummaryOffset = 0x0E,
-  kDataEnd = 0x0F,
-};
+using namespace mcap;  // kMagic, Op
 
 constexpr uint64_t kRecordPrefix = 1 + 8;  // opcode + content length
 

@@ -67,6 +67,7 @@
 #include "service/recording_schema.hpp"
 #include "types/key_hash.hpp"
 #include "types/type_object.hpp"
+#include "types/type_object_writer.hpp"
 
 namespace service::replay {
 namespace {
@@ -576,6 +577,7 @@ class Publisher {
     if (auto d = detail::SampleDecoder::create({}, src.sel, missing, warnings, false)) {
       decoder_ = std::move(*d);
     }
+    serve_described_types(src.sel.topics);
     for (const storage::WriterInfo& w : src.writers) {
       const storage::TopicInfo& t = src.sel.topics[src.sel.topic_index.at(w.def.topic)];
       if (auto e = add_writer(w, t, overrides, remap, err)) return e;
@@ -660,6 +662,23 @@ class Publisher {
       for (const auto& pair : set->pairs)
         entries.push_back(
             {types::hashed_type_id(pair.equivalence_kind, pair.hash), pair.type_object});
+    }
+    if (!entries.empty()) participant_->add_type_objects(entries);
+  }
+
+  // Topics whose TypeInformation was made from their stored IDL (an imported MCAP file's
+  // schemas) have no looked-up TypeObjects: this participant's TypeLookup service answers with
+  // the ones encoded from that IDL - the TypeInformation's own source, so the hashes agree.
+  void serve_described_types(const std::vector<storage::TopicInfo>& topics) {
+    std::vector<pubsub::TypeObjectEntry> entries;
+    for (const storage::TopicInfo& t : topics) {
+      const auto* tt = t.def.type_info.empty() ? nullptr : decoder_.type_of(t.id);
+      if (!tt || std::string_view(tt->source) != "idl") continue;
+      auto enc = types::encode_type_objects(*tt->lib, tt->id);
+      if (!enc) continue;
+      for (auto& pair : enc->pairs())
+        entries.push_back(
+            {types::hashed_type_id(pair.equivalence_kind, pair.hash), std::move(pair.type_object)});
     }
     if (!entries.empty()) participant_->add_type_objects(entries);
   }

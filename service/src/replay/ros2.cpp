@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <set>
 #include <vector>
 
@@ -307,6 +308,262 @@ std::string rosbag2_metadata(const std::vector<Ros2BagTopic>& topics, uint64_t s
        "\n    duration:\n      nanoseconds: " + duration + "\n    message_count: " + count +
        "\ncustom_data: ~\nros_distro: \"\"";
   return y;
+}
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+// "pkg/msg/Name" and "pkg/Name" -> "pkg/Name"; `package` for a bare "Name".
+std::string msg_key(std::string_view type, std::string_view package) {
+  auto parts = split(type, "/");
+  if (parts.size() == 3 && parts[1] == "msg")
+    return std::string(parts[0]) + "/" + std::string(parts[2]);
+  if (parts.size() == 1) return std::string(package) + "/" + std::string(type);
+  return std::string(type);
+}
+
+std::optional<types::Kind> msg_kind(std::string_view t) {
+  static const std::map<std::string_view, types::Kind> kinds = {
+      {"bool", types::Kind::kBool},       {"byte", types::Kind::kOctet},
+      {"char", types::Kind::kUInt8},      {"int8", types::Kind::kInt8},
+      {"uint8", types::Kind::kUInt8},     {"int16", types::Kind::kInt16},
+      {"uint16", types::Kind::kUInt16},   {"int32", types::Kind::kInt32},
+      {"uint32", types::Kind::kUInt32},   {"int64", types::Kind::kInt64},
+      {"uint64", types::Kind::kUInt64},   {"float32", types::Kind::kFloat32},
+      {"float64", types::Kind::kFloat64}, {"string", types::Kind::kString}};
+  auto it = kinds.find(t);
+  if (it == kinds.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<uint32_t> to_u32(std::string_view s) {
+  if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string_view::npos)
+    return std::nullopt;
+  return static_cast<uint32_t>(std::stoul(std::string(s)));
+}
+
+// Builds the struct types of a ros2msg schema's sections, each once, dependencies on demand.
+class MsgParser {
+ public:
+  MsgParser(std::string_view name, std::string_view text) : top_(msg_key(name, "")) {
+    std::string key = top_;
+    bool expect_name = false;
+    for (size_t pos = 0; pos <= text.size();) {
+      size_t nl = text.find('\n', pos);
+      if (nl == std::string_view::npos) nl = text.size();
+      std::string_view line = text.substr(pos, nl - pos);
+      pos = nl + 1;
+      if (is_schema_separator(line)) {
+        expect_name = true;
+      } else if (expect_name && trim(line).starts_with("MSG:")) {
+        key = msg_key(trim(trim(line).substr(4)), "");
+        expect_name = false;
+      } else {
+        sections_[key].push_back(line);
+      }
+    }
+    sections_.try_emplace(top_);
+  }
+
+  Result<types::TypeLibrary> run() {
+    auto top = build(top_, 0);
+    if (!top) return top.error();
+    return std::move(lib_);
+  }
+
+ private:
+  Result<types::TypeId> build(const std::string& key, int depth) {
+    if (auto it = built_.find(key); it != built_.end()) return it->second;
+    auto sec = sections_.find(key);
+    if (sec == sections_.end() &&
+        (key == "builtin_interfaces/Time" || key == "builtin_interfaces/Duration"))
+      sec = sections_.emplace(key, std::vector<std::string_view>{"int32 sec", "uint32 nanosec"})
+                .first;
+    if (sec == sections_.end())
+      return Error{Errc::kInvalidArgument, "type " + key + " is not in the schema"};
+    if (depth > 32) return Error{Errc::kInvalidArgument, "types nested too deep at " + key};
+    const std::string package = key.substr(0, key.find('/'));
+    types::Type t;
+    t.kind = types::Kind::kStruct;
+    t.name = *dds_type_from_ros(key);
+    std::vector<types::Member> members;
+    for (std::string_view line : sec->second) {
+      auto m = member(line, package, depth);
+      if (!m) return m.error().with_context(key);
+      if (!m->name.empty()) members.push_back(std::move(*m));
+    }
+    if (members.empty())
+      members.push_back(
+          {"structure_needs_at_least_one_member", lib_.primitive(types::Kind::kUInt8)});
+    t.members = std::move(members);
+    for (uint32_t i = 0; i < t.members.size(); ++i) t.members[i].id = i;
+    const types::TypeId id = lib_.add(std::move(t));
+    built_[key] = id;
+    return id;
+  }
+
+  // A field line's member; one with no name for a blank line, a comment or a constant.
+  Result<types::Member> member(std::string_view line, const std::string& package, int depth) {
+    if (auto hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
+    line = trim(line);
+    if (line.empty()) return types::Member{};
+    const size_t sp = line.find_first_of(" \t");
+    if (sp == std::string_view::npos)
+      return Error{Errc::kInvalidArgument, "line '" + std::string(line) + "' is not TYPE NAME"};
+    const std::string_view type = line.substr(0, sp);
+    std::string_view rest = trim(line.substr(sp));
+    const size_t end = rest.find_first_of(" \t=");
+    const std::string_view name = rest.substr(0, end);
+    if (end != std::string_view::npos && trim(rest.substr(end)).starts_with("="))
+      return types::Member{};  // a constant: not on the wire
+    if (!is_token(name))
+      return Error{Errc::kInvalidArgument, "line '" + std::string(line) + "': bad field name"};
+    auto id = field_type(type, package, depth);
+    if (!id) return id.error().with_context("line '" + std::string(line) + "'");
+    types::Member m;
+    m.name = std::string(name);
+    m.type = *id;
+    return m;
+  }
+
+  // "float64", "string<=5", "pkg/Name", "Name", each with "[]", "[<=N]" or "[N]".
+  Result<types::TypeId> field_type(std::string_view type, const std::string& package, int depth) {
+    std::string_view base = type, suffix;
+    if (auto b = type.find('['); b != std::string_view::npos) {
+      base = type.substr(0, b);
+      suffix = type.substr(b);
+      if (suffix.back() != ']') return Error{Errc::kInvalidArgument, "bad array suffix"};
+      suffix = suffix.substr(1, suffix.size() - 2);
+    }
+    auto element = base_type(base, package, depth);
+    if (!element || type.find('[') == std::string_view::npos) return element;
+    types::Type c;
+    c.element = *element;
+    if (suffix.empty() || suffix.starts_with("<=")) {
+      c.kind = types::Kind::kSequence;
+      auto bound = suffix.empty() ? std::optional<uint32_t>(0) : to_u32(suffix.substr(2));
+      if (!bound) return Error{Errc::kInvalidArgument, "bad sequence bound"};
+      c.bound = *bound;
+    } else {
+      c.kind = types::Kind::kArray;
+      auto n = to_u32(suffix);
+      if (!n || *n == 0) return Error{Errc::kInvalidArgument, "bad array length"};
+      c.dims = {*n};
+    }
+    return lib_.add(std::move(c));
+  }
+
+  Result<types::TypeId> base_type(std::string_view base, const std::string& package, int depth) {
+    if (base.starts_with("string<=")) {
+      auto bound = to_u32(base.substr(8));
+      if (!bound) return Error{Errc::kInvalidArgument, "bad string bound"};
+      types::Type s;
+      s.kind = types::Kind::kString;
+      s.bound = *bound;
+      return lib_.add(std::move(s));
+    }
+    if (auto k = msg_kind(base)) return lib_.primitive(*k);
+    if (base == "wstring" || base.starts_with("wstring<="))
+      return Error{Errc::kInvalidArgument, "wstring is not supported"};
+    std::string key;
+    if (base == "time" || base == "duration")
+      key = base == "time" ? "builtin_interfaces/Time" : "builtin_interfaces/Duration";
+    else
+      key = msg_key(base, package);
+    if (base == "Header" && !sections_.count(key)) key = "std_msgs/Header";  // ROS 1's bare Header
+    if (!dds_type_from_ros(key)) return Error{Errc::kInvalidArgument, "bad type name"};
+    return build(key, depth + 1);
+  }
+
+  std::string top_;
+  std::map<std::string, std::vector<std::string_view>> sections_;
+  std::map<std::string, types::TypeId> built_;
+  types::TypeLibrary lib_;
+};
+
+}  // namespace
+
+bool is_schema_separator(std::string_view line) {
+  line = trim(line);
+  return line.size() >= 3 && line.find_first_not_of('=') == std::string_view::npos;
+}
+
+std::optional<std::string> dds_type_from_ros_idl(std::string_view idl_name) {
+  const auto parts = split(idl_name, "::");
+  if (parts.size() != 3 || !(parts[1] == "msg" || parts[1] == "srv" || parts[1] == "action"))
+    return std::nullopt;
+  return std::string(parts[0]) + "::" + std::string(parts[1]) + "::dds_::" + std::string(parts[2]) +
+         "_";
+}
+
+Result<types::TypeLibrary> parse_ros2msg(std::string_view name, std::string_view text) {
+  if (!dds_type_from_ros(name))
+    return Error{Errc::kInvalidArgument,
+                 "schema name '" + std::string(name) + "' is not pkg/msg/Name"};
+  auto lib = MsgParser(name, text).run();
+  if (!lib) return lib.error().with_context("ros2msg schema " + std::string(name));
+  return lib;
+}
+
+std::optional<RecordedQos> parse_offered_qos(std::string_view yaml) {
+  // The first entry's "key: value" lines; a nested duration's sec/nsec under its key.
+  std::map<std::string, std::string> v;
+  std::string parent;
+  bool started = false;
+  for (std::string_view line : split(yaml, "\n")) {
+    if (line.starts_with("- ")) {
+      if (started) break;
+      started = true;
+      line.remove_prefix(2);
+    } else if (!started || !line.starts_with("  ")) {
+      if (trim(line).empty()) continue;
+      return std::nullopt;
+    }
+    const bool nested = line.starts_with("    ");
+    line = trim(line);
+    const size_t colon = line.find(':');
+    if (colon == std::string_view::npos) return std::nullopt;
+    const std::string key(trim(line.substr(0, colon)));
+    const std::string value(trim(line.substr(colon + 1)));
+    if (value.empty())
+      parent = key;
+    else
+      v[nested ? parent + "." + key : key] = value;
+  }
+  if (!started || !v.count("reliability") || !v.count("durability")) return std::nullopt;
+  auto is = [&](const char* key, const char* number, const char* name) {
+    return v[key] == number || v[key] == name;
+  };
+  auto duration = [&](const std::string& key, pubsub::Duration& out) {
+    const auto sec = v.find(key + ".sec"), nsec = v.find(key + ".nsec");
+    if (sec == v.end() || nsec == v.end()) return;
+    const long long s = std::atoll(sec->second.c_str()), n = std::atoll(nsec->second.c_str());
+    if (s >= 9223372036LL || (s == 0 && n == 0))
+      out = pubsub::kInfinite;  // infinite; unspecified
+    else
+      out = std::chrono::seconds(s) + std::chrono::nanoseconds(n);
+  };
+  RecordedQos q;
+  q.reliability = is("reliability", "2", "best_effort") ? pubsub::ReliabilityKind::kBestEffort
+                                                        : pubsub::ReliabilityKind::kReliable;
+  q.durability = is("durability", "1", "transient_local") ? pubsub::DurabilityKind::kTransientLocal
+                                                          : pubsub::DurabilityKind::kVolatile;
+  const int depth = std::atoi(v["depth"].c_str());
+  if (is("history", "1", "keep_last") && depth > 0)
+    q.history = {pubsub::HistoryKind::kKeepLast, depth};
+  duration("deadline", q.policies.deadline);
+  duration("lifespan", q.policies.lifespan);
+  duration("liveliness_lease_duration", q.policies.liveliness.lease_duration);
+  if (is("liveliness", "3", "manual_by_topic"))
+    q.policies.liveliness.kind = pubsub::LivelinessKind::kManualByTopic;
+  else if (is("liveliness", "2", "manual_by_node"))
+    q.policies.liveliness.kind = pubsub::LivelinessKind::kManualByParticipant;
+  return q;
 }
 
 }  // namespace service::replay::detail

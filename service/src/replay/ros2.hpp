@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "service/recording_schema.hpp"
+#include "service/result.hpp"
 #include "types/type_model.hpp"
 
 namespace service::replay::detail {
@@ -47,6 +48,28 @@ struct Ros2Schema {
 // The schema of `top` (a struct whose name is a ROS 2 DDS type name). nullopt when `top` or a
 // type it uses is not a ROS 2 type (then no schema can name it).
 std::optional<Ros2Schema> ros2_schema(const types::TypeLibrary& lib, types::TypeId top);
+
+// A line between a schema's sections: '=' only (rosbag2 writes 80).
+bool is_schema_separator(std::string_view line);
+// ROS 2's IDL name of a type ("pkg::msg::Name", rosidl's .idl files) -> the DDS one
+// ("pkg::msg::dds_::Name_"); nullopt for another shape.
+std::optional<std::string> dds_type_from_ros_idl(std::string_view idl_name);
+
+// Back from schemas (MCAP in): the types of a ros2msg schema named `name` ("pkg/msg/Name"; text
+// as ros2_schema or rosbag2 writes it: comments, constants and default values allowed, nested
+// types as "pkg/Name", "pkg/msg/Name" or a bare "Name" of the same package), each under its DDS
+// name ("pkg::msg::dds_::Name_"); .msg's char is uint8, byte octet, time and duration are
+// builtin_interfaces', a message without fields gets rosidl's structure_needs_at_least_one_member.
+// kInvalidArgument naming the line for what is not .msg (wstring included: not in our model).
+Result<types::TypeLibrary> parse_ros2msg(std::string_view name, std::string_view text);
+// A ros2idl schema: its IDL sections parsed as one document; types under ROS 2's IDL names
+// ("pkg::msg::Name") renamed to the DDS ones when the DDS name of `name` is not there.
+// In ros2_idl.cpp (it needs libcycloneddsidl's parser).
+Result<types::TypeLibrary> parse_ros2idl(std::string_view name, std::string_view text);
+// offered_qos_profiles back to QoS: its first entry (history, depth, reliability, durability,
+// deadline, lifespan, liveliness and its lease), enums as integers or names; nullopt for text
+// that is not such a list.
+std::optional<RecordedQos> parse_offered_qos(std::string_view yaml);
 
 // The offered_qos_profiles text of an MCAP channel: a YAML list, one entry per writer, enums as
 // integers (rmw's values: what Humble's `ros2 bag play` parses, and Jazzy's too), durations as

@@ -54,6 +54,25 @@ TEST_CASE("pubsub-replay: bad arguments give one clear message and exit 2") {
   check_usage_error("play " + rec + " --topics '[ab'", "bad topic pattern");
   check_usage_error("export " + rec + " --format xml", "--format must be jsonl, csv or mcap");
   check_usage_error("export " + rec + " -o " + tmp.sub("no/such/dir/out.jsonl"), "cannot write");
+  check_usage_error("export " + rec + " --profile ros2", "--profile applies to --format mcap only");
+  check_usage_error("export " + rec + " --format mcap --profile ros1 -o " + tmp.sub("x.mcap"),
+                    "--profile must be ros2, not 'ros1'");
+  // import: an MCAP file in, a new recording out; nothing written when refused.
+  check_usage_error("import " + tmp.sub("none.mcap") + " -o " + tmp.sub("out"),
+                    "cannot open " + tmp.sub("none.mcap"));
+  std::ofstream(tmp.sub("text.mcap")) << "not an MCAP file at all";
+  check_usage_error("import " + tmp.sub("text.mcap") + " -o " + tmp.sub("out"),
+                    tmp.sub("text.mcap") + ": not an MCAP file (no MCAP magic at its start); " +
+                        tmp.sub("out") + " not written");
+  CHECK_FALSE(std::filesystem::exists(tmp.sub("out")));
+  check_usage_error("import " + tmp.sub("text.mcap"), "--output is required");
+  std::ofstream(tmp.sub("empty.mcap")) << "\x89MCAP0\r\n";
+  check_usage_error("import " + tmp.sub("empty.mcap") + " -o " + rec,
+                    rec + " exists and is not empty: import writes a new recording");
+  check_usage_error("verify " + tmp.sub("empty.mcap"),
+                    tmp.sub("empty.mcap") +
+                        " is an MCAP file: verify takes recordings ('pubsub-replay import' makes "
+                        "one of it)");
 }
 
 TEST_CASE("pubsub-replay: bad --qos files and --remap arguments name the problem, exit 2") {
