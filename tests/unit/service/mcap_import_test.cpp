@@ -402,3 +402,46 @@ TEST_CASE("mcap in: record, export MCAP (both profiles), import: same topics, ty
                          ", ") != std::string::npos);
   }
 }
+
+TEST_CASE("mcap in: channels of other encodings are left out by name, none at all is refused",
+          "[mcap_in]") {
+  TempDir tmp("mcap-import");
+  auto write = [&](const std::string& path, bool with_cdr) {
+    std::ofstream out(path, std::ios::binary);
+    McapWriter w(out);
+    w.add_schema({1, "foxglove.Log", "protobuf", "descriptor"});
+    w.add_channel({1, 1, "/log", "protobuf", {}});
+    if (with_cdr) w.add_channel({2, 0, "Square", "cdr", {{"type_name", "ShapeType"}}});
+    const std::vector<uint8_t> data{0, 1, 0, 0, 7, 0, 0, 0};
+    for (uint32_t i = 1; i <= 3; ++i) {
+      w.add_message(1, i, 100 + i, 100 + i, data);
+      if (with_cdr) w.add_message(2, i, 100 + i, 0, data);
+    }
+    REQUIRE(w.finish());
+  };
+  write(tmp.sub("mixed.mcap"), true);
+  std::ostringstream out, err;
+  REQUIRE(service::replay::import_mcap({tmp.sub("mixed.mcap"), tmp.sub("rec"), true}, out, err) ==
+          service::replay::kExitOk);
+  CHECK(err.str() ==
+        "pubsub-replay: warning: channel 1 (/log): message encoding 'protobuf' is not supported "
+        "(cdr only): left out\n");
+  CHECK(out.str().find("imported 3 messages on 1 topic (1 without a type, 1 channels left out)") ==
+        0);
+  auto got = samples_of(tmp.sub("rec"));
+  REQUIRE(got.size() == 3);
+  CHECK(got[2].topic == "Square");
+  CHECK(got[2].type == "ShapeType");
+  CHECK(got[2].seq == 3);
+  CHECK(got[2].recv == 103);
+  CHECK(got[2].source == 0);
+
+  write(tmp.sub("protobuf.mcap"), false);
+  std::ostringstream out2, err2;
+  CHECK(service::replay::import_mcap({tmp.sub("protobuf.mcap"), tmp.sub("rec2"), true}, out2,
+                                     err2) == service::replay::kExitUsage);
+  CHECK(err2.str().find("pubsub-replay: " + tmp.sub("protobuf.mcap") +
+                        ": no channel with CDR messages; " + tmp.sub("rec2") + " not written\n") !=
+        std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(tmp.sub("rec2")));
+}
