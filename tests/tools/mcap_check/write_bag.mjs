@@ -5,7 +5,7 @@
 // profile "ros2", schemas "pkg/msg/Name" in ros2msg (the .msg files' text, comments and default
 // values included, dependencies after 80 '=' and "MSG: pkg/Name"), channels "/chatter", "/pose",
 // "/imu" with message encoding "cdr" and offered_qos_profiles (Humble's integer form), sequence
-// 0, uncompressed chunks, and a "rosbag2" metadata record.
+// 0, uncompressed chunks, and a "rosbag2" metadata record (serialized_metadata, version 9).
 //
 //   node write_bag.mjs OUT.mcap EXPECTED.jsonl [COUNT]
 //
@@ -66,6 +66,23 @@ const TOPICS = [
   { topic: "/imu", type: "sensor_msgs/msg/Imu", every: 200, qos: qos(10, 2) },
 ];
 
+// rosbag2's serialized_metadata (BagMetadata version 9, as Jazzy writes it), Humble's QoS text
+// nested as the list it is.
+function bagMetadata(out, messages, count) {
+  const start = messages[0].time, end = messages[messages.length - 1].time;
+  const file = out.split("/").pop();
+  const topics = TOPICS.map((t) =>
+    `  - topic_metadata:\n      name: ${t.topic}\n      type: ${t.type}\n      serialization_format: cdr\n` +
+    `      offered_qos_profiles:\n${t.qos.replace(/^/gm, "        ")}\n      type_description_hash: ""\n` +
+    `    message_count: ${count}`).join("\n");
+  return `version: 9\nstorage_identifier: mcap\nduration:\n  nanoseconds: ${end - start}\n` +
+    `starting_time:\n  nanoseconds_since_epoch: ${start}\nmessage_count: ${messages.length}\n` +
+    `topics_with_message_count:\n${topics}\ncompression_format: ""\ncompression_mode: ""\n` +
+    `relative_file_paths:\n  - ${file}\nfiles:\n  - path: ${file}\n    starting_time:\n` +
+    `      nanoseconds_since_epoch: ${start}\n    duration:\n      nanoseconds: ${end - start}\n` +
+    `    message_count: ${messages.length}\ncustom_data: ~\nros_distro: ""`;
+}
+
 class FileWritable {
   constructor(fd) {
     this.fd = fd;
@@ -109,7 +126,7 @@ async function main([out, expectedFile, countArg]) {
     await w.addMessage({ channelId: m.channelId, sequence: 0, logTime: m.time, publishTime: m.time, data: m.data });
     lines.push(JSON.stringify(m.line));
   }
-  await w.addMetadata({ name: "rosbag2", metadata: new Map([["serialized_metadata", "version: 9\nstorage_identifier: mcap\n"]]) });
+  await w.addMetadata({ name: "rosbag2", metadata: new Map([["serialized_metadata", bagMetadata(out, messages, count)]]) });
   await w.end();
   fs.closeSync(fd);
   fs.writeFileSync(expectedFile, lines.join("\n") + "\n");
