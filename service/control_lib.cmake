@@ -9,11 +9,6 @@ add_library(pubsub_control_lib STATIC ${CMAKE_CURRENT_LIST_DIR}/src/recorder/con
 target_include_directories(pubsub_control_lib PUBLIC ${CMAKE_CURRENT_LIST_DIR}/include
                                                      ${CMAKE_CURRENT_LIST_DIR}/src/recorder)
 # It needs libpubsub's Guid only: the fuzz build has just libpubsub's codecs (pubsub_wire).
-if(TARGET pubsub::pubsub)
-  set(control_lib_pubsub pubsub::pubsub)
-else()
-  set(control_lib_pubsub pubsub_wire)
-endif()
 target_link_libraries(pubsub_control_lib
-  PUBLIC ${control_lib_pubsub} pubsub::common nlohmann_json::nlohmann_json
+  PUBLIC ${PUBSUB_SERVICE_PUBSUB} pubsub::common nlohmann_json::nlohmann_json
   PRIVATE OpenSSL::Crypto pubsub_warnings)

@@ -10,11 +10,6 @@ target_include_directories(pubsub_mcap_lib PUBLIC ${CMAKE_CURRENT_LIST_DIR}/incl
                                                   ${CMAKE_CURRENT_LIST_DIR}/src/replay)
 # RecordedQos (a header's struct) needs libpubsub's and storage's headers only: the fuzz build
 # has just libpubsub's codecs (pubsub_wire).
-if(TARGET pubsub::pubsub)
-  set(mcap_lib_pubsub pubsub::pubsub)
-else()
-  set(mcap_lib_pubsub pubsub_wire)
-endif()
 target_link_libraries(pubsub_mcap_lib
-  PUBLIC ${mcap_lib_pubsub} pubsub::storage pubsub::types
+  PUBLIC ${PUBSUB_SERVICE_PUBSUB} pubsub::storage pubsub::types
   PRIVATE PkgConfig::LZ4 PkgConfig::ZSTD PkgConfig::LIBDEFLATE pubsub_warnings)
