@@ -405,6 +405,25 @@ void print_table(std::ostream& out, const std::vector<std::vector<std::string>>&
   }
 }
 
+Result<NewRecordingDir> NewRecordingDir::claim(const std::string& path, std::string_view command) {
+  std::error_code ec;
+  const bool existed = std::filesystem::exists(path, ec);
+  if (existed && !std::filesystem::is_empty(path, ec))
+    return Error{Errc::kInvalidArgument, path + " exists and is not empty: " +
+                                             std::string(command) + " writes a new recording"};
+  return NewRecordingDir{path, existed};
+}
+
+void NewRecordingDir::remove() const {
+  std::error_code ec;
+  if (!existed) {
+    std::filesystem::remove_all(path, ec);
+    return;
+  }
+  for (const auto& e : std::filesystem::directory_iterator(path, ec))
+    std::filesystem::remove_all(e.path(), ec);
+}
+
 std::string plural(uint64_t n, std::string_view noun) {
   return std::to_string(n) + " " + std::string(noun) + (n == 1 ? "" : "s");
 }

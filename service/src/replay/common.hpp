@@ -59,6 +59,17 @@ void append_csv_field(std::string& out, std::string_view s);
 std::string describe(const storage::Problem& p,
                      const std::map<storage::TopicId, std::string>& topic_names);
 
+// The directory a command writes a new recording into (merge, import). claim() refuses one that
+// exists and is not empty ("OUT exists and is not empty: COMMAND writes a new recording");
+// remove() takes away what the command wrote after a failure: the directory itself when the
+// command made it, only its contents when it was there (empty) before.
+struct NewRecordingDir {
+  std::string path;
+  bool existed = false;
+  static Result<NewRecordingDir> claim(const std::string& path, std::string_view command);
+  void remove() const;
+};
+
 // "512 B", "12.3 MB": SI units (10^3, 10^6, ...), as pubsub-recorder prints sizes.
 std::string human_bytes(uint64_t bytes);
 // "1 segment", "3 segments".

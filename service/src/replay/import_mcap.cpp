@@ -42,13 +42,14 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// A channel of the file and what the import made of it (at its first message).
 struct ChannelState {
+  detail::McapChannel def;
   bool defined = false;
   bool left_out = false;
   storage::TopicId topic = 0;
   storage::WriterId writer = 0;
   int64_t last_seq = 0;
-  uint64_t messages = 0;
 };
 
 // A schema's types, parsed by its encoding; nullopt (and `why`) when it gives none.
@@ -85,7 +86,9 @@ class Importer : public detail::McapVisitor {
     ours_ = library.starts_with("pubsub-replay");
   }
   void schema(const detail::McapSchema& s) override { schemas_[s.id] = s; }
-  void channel(const detail::McapChannel& c) override { channels_.try_emplace(c.id, c); }
+  void channel(const detail::McapChannel& c) override {
+    channels_.try_emplace(c.id, ChannelState{c});
+  }
 
   Status message(const detail::McapMessage& m) override {
     auto c = channels_.find(m.channel);
@@ -93,10 +96,10 @@ class Importer : public detail::McapVisitor {
       ++unknown_channel_;
       return Status{};
     }
-    ChannelState& st = state_[m.channel];
+    ChannelState& st = c->second;
     if (!st.defined) {
       st.defined = true;
-      if (auto s = define(c->second, st, m.data); !s) return s;
+      if (auto s = define(st, m.data); !s) return s;
     }
     if (st.left_out) return Status{};
     storage::RecordMeta meta;
@@ -107,7 +110,6 @@ class Importer : public detail::McapVisitor {
     meta.reception_ns = static_cast<int64_t>(m.log_time);
     meta.source_ns = static_cast<int64_t>(m.publish_time);
     meta.flags = m.publish_time != 0 ? kFlagHasSourceTimestamp : 0;
-    ++st.messages;
     ++messages_;
     bytes_ += m.data.size();
     progress();
@@ -124,7 +126,8 @@ class Importer : public detail::McapVisitor {
   uint64_t unknown_channel() const { return unknown_channel_; }
 
  private:
-  Status define(const detail::McapChannel& c, ChannelState& st, std::span<const uint8_t> first) {
+  Status define(ChannelState& st, std::span<const uint8_t> first) {
+    const detail::McapChannel& c = st.def;
     const std::string where = "channel " + std::to_string(c.id) + " (" + c.topic + ")";
     if (c.message_encoding != "cdr") {
       detail::warn(err_, where + ": message encoding '" + c.message_encoding +
@@ -233,19 +236,17 @@ class Importer : public detail::McapVisitor {
   std::string profile_;
   bool ours_ = false;
   std::map<uint16_t, detail::McapSchema> schemas_;
-  std::map<uint16_t, detail::McapChannel> channels_;
-  std::map<uint16_t, ChannelState> state_;
+  std::map<uint16_t, ChannelState> channels_;
   uint64_t messages_ = 0, bytes_ = 0, unknown_channel_ = 0;
   size_t topics_ = 0, untyped_ = 0, left_out_ = 0;
 };
 
-int fail_and_remove(std::unique_ptr<storage::SegmentWriter>& w, const std::string& out,
+int fail_and_remove(std::unique_ptr<storage::SegmentWriter>& w, const detail::NewRecordingDir& out,
                     std::ostream& err, int status, const std::string& why) {
   if (w) (void)w->close();
   w.reset();
-  std::error_code ec;
-  std::filesystem::remove_all(out, ec);
-  return detail::report(err, status, why + "; " + out + " not written");
+  out.remove();
+  return detail::report(err, status, why + "; " + out.path + " not written");
 }
 
 }  // namespace
@@ -254,10 +255,8 @@ int import_mcap(const ImportOptions& o, std::ostream& out, std::ostream& err) {
   const auto started = Clock::now();
   std::ifstream in(o.file, std::ios::binary);
   if (!in) return detail::report(err, kExitUsage, "cannot open " + o.file);
-  std::error_code ec;
-  if (std::filesystem::exists(o.out, ec) && !std::filesystem::is_empty(o.out, ec))
-    return detail::report(err, kExitUsage,
-                          o.out + " exists and is not empty: import writes a new recording");
+  auto out_dir = detail::NewRecordingDir::claim(o.out, "import");
+  if (!out_dir) return detail::report(err, kExitUsage, out_dir.error().message);
   auto created = storage::SegmentWriter::create(o.out, {});
   if (!created)
     return detail::report(err, kExitUsage, created.error().with_context("cannot create " + o.out));
@@ -268,15 +267,18 @@ int import_mcap(const ImportOptions& o, std::ostream& out, std::ostream& err) {
   if (!r) {
     const bool refused =
         r.error().code == Errc::kInvalidArgument || r.error().code == Errc::kUnsupported;
-    return fail_and_remove(w, o.out, err, refused ? kExitUsage : kExitProblems,
+    return fail_and_remove(w, *out_dir, err, refused ? kExitUsage : kExitProblems,
                            o.file + ": " + r.error().message);
   }
   if (imp.topics() == 0)
-    return fail_and_remove(w, o.out, err, kExitUsage, o.file + ": no channel with CDR messages");
+    return fail_and_remove(w, *out_dir, err, kExitUsage, o.file + ": no channel with CDR messages");
   if (auto s = w->close(); !s)
-    return fail_and_remove(w, o.out, err, kExitProblems, s.error().message);
+    return fail_and_remove(w, *out_dir, err, kExitProblems, s.error().message);
   w.reset();
   for (const auto& p : r->problems) detail::warn(err, o.file + ": " + p);
+  if (imp.unknown_channel() != 0)
+    detail::warn(err, o.file + ": " + detail::plural(imp.unknown_channel(), "message") +
+                          " on channels the file never defines: left out");
   const double secs = std::chrono::duration<double>(Clock::now() - started).count();
   out << "imported " << detail::plural(imp.messages(), "message") << " on "
       << detail::plural(imp.topics(), "topic") << " (" << imp.untyped() << " without a type, "

@@ -203,12 +203,12 @@ Status copy_records(Merge& m, std::vector<storage::Mark> marks, bool quiet, std:
   return Status{};
 }
 
-int fail_and_remove(Merge& m, const std::string& out, std::ostream& err, const std::string& why) {
+int fail_and_remove(Merge& m, const detail::NewRecordingDir& out, std::ostream& err,
+                    const std::string& why) {
   if (m.w) (void)m.w->close();
   m.w.reset();
-  std::error_code ec;
-  std::filesystem::remove_all(out, ec);
-  return detail::report(err, kExitProblems, "merge failed, " + out + " removed: " + why);
+  out.remove();
+  return detail::report(err, kExitProblems, "merge failed, " + out.path + " removed: " + why);
 }
 
 }  // namespace
@@ -217,11 +217,8 @@ int merge(const MergeOptions& o, std::ostream& out, std::ostream& err) {
   const auto started = Clock::now();
   if (o.dirs.size() < 2)
     return detail::report(err, kExitUsage, "merge needs two recordings or more");
-  std::error_code ec;
-  if (std::filesystem::exists(o.out, ec) && !std::filesystem::is_empty(o.out, ec)) {
-    return detail::report(err, kExitUsage,
-                          o.out + " exists and is not empty: merge writes a new recording");
-  }
+  auto out_dir = detail::NewRecordingDir::claim(o.out, "merge");
+  if (!out_dir) return detail::report(err, kExitUsage, out_dir.error().message);
   Merge m;
   for (const auto& dir : o.dirs) {
     auto rec = detail::open_recording(dir);
@@ -254,14 +251,14 @@ int merge(const MergeOptions& o, std::ostream& out, std::ostream& err) {
   auto w = storage::SegmentWriter::create(o.out, {});
   if (!w) return detail::report(err, kExitUsage, w.error().with_context("cannot create " + o.out));
   m.w = std::move(*w);
-  if (auto s = collect_topics(m); !s) return fail_and_remove(m, o.out, err, s.error().message);
+  if (auto s = collect_topics(m); !s) return fail_and_remove(m, *out_dir, err, s.error().message);
   for (auto& in : m.in) {
     if (auto s = define(m, in); !s)
-      return fail_and_remove(m, o.out, err, in.dir + ": " + s.error().message);
+      return fail_and_remove(m, *out_dir, err, in.dir + ": " + s.error().message);
   }
   if (auto s = copy_records(m, std::move(marks), o.quiet, err); !s)
-    return fail_and_remove(m, o.out, err, s.error().message);
-  if (auto s = m.w->close(); !s) return fail_and_remove(m, o.out, err, s.error().message);
+    return fail_and_remove(m, *out_dir, err, s.error().message);
+  if (auto s = m.w->close(); !s) return fail_and_remove(m, *out_dir, err, s.error().message);
   m.w.reset();
   const double secs = std::chrono::duration<double>(Clock::now() - started).count();
   out << "merged " << detail::plural(o.dirs.size(), "recording") << " into " << o.out << ": "

@@ -65,6 +65,12 @@ TEST_CASE("pubsub-replay: bad arguments give one clear message and exit 2") {
                     tmp.sub("text.mcap") + ": not an MCAP file (no MCAP magic at its start); " +
                         tmp.sub("out") + " not written");
   CHECK_FALSE(std::filesystem::exists(tmp.sub("out")));
+  // An empty directory given as OUT was there before: it stays, empty.
+  std::filesystem::create_directory(tmp.sub("empty_out"));
+  check_usage_error("import " + tmp.sub("text.mcap") + " -o " + tmp.sub("empty_out"),
+                    tmp.sub("empty_out") + " not written");
+  CHECK(std::filesystem::is_directory(tmp.sub("empty_out")));
+  CHECK(std::filesystem::is_empty(tmp.sub("empty_out")));
   check_usage_error("import " + tmp.sub("text.mcap"), "--output is required");
   std::ofstream(tmp.sub("empty.mcap")) << "\x89MCAP0\r\n";
   check_usage_error("import " + tmp.sub("empty.mcap") + " -o " + rec,
