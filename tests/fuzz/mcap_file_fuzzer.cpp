@@ -1,9 +1,10 @@
 // Fuzz target: an MCAP file someone hands us (pubsub-replay import / info / play FILE.mcap):
 // McapReader over the bytes (records, chunks lz4/zstd/none, CRCs), and what the importer reads
 // out of them - every ros2msg schema through the .msg reader, every channel's
-// offered_qos_profiles through the QoS reader (ros2idl and omgidl schemas go to the IDL parser,
-// libcycloneddsidl, not in the fuzz build). Beyond "no crash": the reader's message count is
-// the number of messages it delivered, and nothing it delivers lies outside the input's record.
+// offered_qos_profiles through the QoS reader, every ros2idl schema's sections split (their IDL
+// goes to libcycloneddsidl's parser, not in the fuzz build). Beyond "no crash": the reader's
+// message count is the number of messages it delivered, and nothing it delivers lies outside the
+// input's record.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -23,6 +24,7 @@ struct Visit : service::replay::detail::McapVisitor {
   uint64_t messages = 0;
   void schema(const service::replay::detail::McapSchema& s) override {
     if (s.encoding == "ros2msg") (void)service::replay::detail::parse_ros2msg(s.name, s.data);
+    if (s.encoding == "ros2idl") (void)service::replay::detail::ros2idl_text(s.data);
   }
   void channel(const service::replay::detail::McapChannel& c) override {
     auto q = c.metadata.find("offered_qos_profiles");

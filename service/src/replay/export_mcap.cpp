@@ -148,19 +148,31 @@ Channels add_channels(McapWriter& w, const ExportOptions& o, const ResolvedSelec
   return out;
 }
 
-// ros2 profile: rosbag2's metadata record, with each channel's message count.
-void add_rosbag2_metadata(McapWriter& w, Channels& ch, const std::string& output,
-                          const std::map<uint16_t, uint64_t>& counts, uint64_t first, uint64_t last,
-                          uint64_t n) {
+// ros2 profile: rosbag2's metadata record, with the counts and times the writer kept.
+void add_rosbag2_metadata(McapWriter& w, Channels& ch, const std::string& output) {
   std::vector<Ros2BagTopic> topics;
   for (auto& [id, t] : ch.ros2) {
-    auto c = counts.find(id);
-    t.messages = c == counts.end() ? 0 : c->second;
+    t.messages = w.message_count(id);
     topics.push_back(t);
   }
   const std::string file = std::filesystem::path(output).filename().string();
   w.add_metadata("rosbag2",
-                 {{"serialized_metadata", rosbag2_metadata(topics, first, last, n, file)}});
+                 {{"serialized_metadata", rosbag2_metadata(topics, w.start_time(), w.end_time(),
+                                                           w.message_count(), file)}});
+}
+
+// Each writer's channel (0: none), indexed by writer id, so that a record finds its channel
+// with no lookup by topic and member.
+std::vector<uint16_t> writer_channels(const std::vector<storage::WriterInfo>& writers,
+                                      const std::map<storage::WriterId, std::string>& member_of,
+                                      const std::map<ChannelKey, uint16_t>& channel_of) {
+  std::vector<uint16_t> out;
+  for (const auto& wi : writers) {
+    auto ch = channel_of.find({wi.def.topic, member_of.at(wi.id)});
+    if (out.size() <= wi.id) out.resize(wi.id + 1, 0);
+    out[wi.id] = ch == channel_of.end() ? 0 : ch->second;
+  }
+  return out;
 }
 
 }  // namespace
@@ -198,20 +210,15 @@ int export_mcap(const ExportOptions& o, storage::Recording& rec, const ResolvedS
   const auto& channel_of = channels.of;
   for (const auto& t : channels.left_out)
     warn(err, "topic " + t + " left out: not a ROS 2 topic (--profile ros2)");
+  const std::vector<uint16_t> channel_of_writer = writer_channels(*writers, member_of, channel_of);
   ExportProgress progress(o, sel, err);
-  uint64_t n = 0, first = 0, last = 0;
-  std::map<uint16_t, uint64_t> counts;
+  uint64_t n = 0;
   while (const storage::RecordView* r = cursor->next()) {
     const storage::RecordMeta& m = r->meta;
-    auto mo = member_of.find(m.writer);
-    auto ch = channel_of.find({m.topic, mo == member_of.end() ? std::string() : mo->second});
-    if (ch == channel_of.end()) continue;
-    if (n == 0) first = static_cast<uint64_t>(m.reception_ns);
-    last = std::max(last, static_cast<uint64_t>(m.reception_ns));
-    ++counts[ch->second];
+    const uint16_t channel = m.writer < channel_of_writer.size() ? channel_of_writer[m.writer] : 0;
+    if (channel == 0) continue;
     const bool has_source = (m.flags & kFlagHasSourceTimestamp) != 0;
-    w.add_message(ch->second, static_cast<uint32_t>(m.sequence),
-                  static_cast<uint64_t>(m.reception_ns),
+    w.add_message(channel, static_cast<uint32_t>(m.sequence), static_cast<uint64_t>(m.reception_ns),
                   static_cast<uint64_t>(has_source ? m.source_ns : m.reception_ns),
                   std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(r->payload.data()),
                                            r->payload.size()));
@@ -224,8 +231,7 @@ int export_mcap(const ExportOptions& o, storage::Recording& rec, const ResolvedS
   tally.suspicious = types->type_mismatches().size();
   const bool stopped = o.stop && o.stop->load() != 0;
   if (!stopped && out.stream()) {
-    if (o.mcap_profile == "ros2")
-      add_rosbag2_metadata(w, channels, o.output, counts, first, last, n);
+    if (o.mcap_profile == "ros2") add_rosbag2_metadata(w, channels, o.output);
     auto done = w.finish();
     if (!done && out.stream()) {
       progress.end_line();

@@ -94,60 +94,67 @@ bool zstd(std::span<const uint8_t> in, std::vector<uint8_t>& out) {
 
 }  // namespace
 
+Status McapReader::record(uint8_t op, std::span<const uint8_t> content, bool deliver,
+                          McapVisitor& v, McapReadResult& r, bool& ok) {
+  Fields c{content};
+  switch (op) {
+    case kSchema: {
+      McapSchema s;
+      s.id = c.le<uint16_t>();
+      s.name = c.str();
+      s.encoding = c.str();
+      auto data = c.bytes(c.le<uint32_t>());
+      s.data.assign(reinterpret_cast<const char*>(data.data()), data.size());
+      if (!c.bad && deliver) v.schema(s);
+      break;
+    }
+    case kChannel: {
+      McapChannel ch;
+      ch.id = c.le<uint16_t>();
+      ch.schema_id = c.le<uint16_t>();
+      ch.topic = c.str();
+      ch.message_encoding = c.str();
+      ch.metadata = c.map();
+      if (!c.bad && deliver) v.channel(ch);
+      break;
+    }
+    case kMessage: {
+      McapMessage m;
+      m.channel = c.le<uint16_t>();
+      m.sequence = c.le<uint32_t>();
+      m.log_time = c.le<uint64_t>();
+      m.publish_time = c.le<uint64_t>();
+      m.data = c.rest();
+      if (!c.bad && deliver) {
+        if (auto st = v.message(m); !st) return st;
+        ++r.messages;
+      }
+      break;
+    }
+    case kMetadata: {
+      std::string name = c.str();
+      auto map = c.map();
+      if (!c.bad && deliver) v.metadata(name, map);
+      break;
+    }
+    default:
+      break;  // indexes, attachments, statistics: not needed
+  }
+  ok = !c.bad;
+  return Status{};
+}
+
 Status McapReader::records(std::span<const uint8_t> bytes, bool deliver, McapVisitor& v,
                            McapReadResult& r, bool& ok) {
   Fields f{bytes};
   ok = true;
-  while (f.pos < bytes.size()) {
+  while (ok && f.pos < bytes.size()) {
     const uint8_t op = f.le<uint8_t>();
-    Fields c{f.bytes(f.le<uint64_t>())};
+    auto content = f.bytes(f.le<uint64_t>());
     if (f.bad) break;
-    switch (op) {
-      case kSchema: {
-        McapSchema s;
-        s.id = c.le<uint16_t>();
-        s.name = c.str();
-        s.encoding = c.str();
-        auto data = c.bytes(c.le<uint32_t>());
-        s.data.assign(reinterpret_cast<const char*>(data.data()), data.size());
-        if (!c.bad && deliver) v.schema(s);
-        break;
-      }
-      case kChannel: {
-        McapChannel ch;
-        ch.id = c.le<uint16_t>();
-        ch.schema_id = c.le<uint16_t>();
-        ch.topic = c.str();
-        ch.message_encoding = c.str();
-        ch.metadata = c.map();
-        if (!c.bad && deliver) v.channel(ch);
-        break;
-      }
-      case kMessage: {
-        McapMessage m;
-        m.channel = c.le<uint16_t>();
-        m.sequence = c.le<uint32_t>();
-        m.log_time = c.le<uint64_t>();
-        m.publish_time = c.le<uint64_t>();
-        m.data = c.rest();
-        if (!c.bad && deliver) {
-          if (auto s = v.message(m); !s) return s;
-          ++r.messages;
-        }
-        break;
-      }
-      case kMetadata: {
-        std::string name = c.str();
-        auto map = c.map();
-        if (!c.bad && deliver) v.metadata(name, map);
-        break;
-      }
-      default:
-        break;  // indexes, attachments, statistics: not needed
-    }
-    if (c.bad) break;
+    if (auto st = record(op, content, deliver, v, r, ok); !st) return st;
   }
-  ok = !f.bad;
+  ok = ok && !f.bad;
   return Status{};
 }
 
@@ -239,11 +246,8 @@ Result<McapReadResult> McapReader::read(std::istream& in, McapVisitor& v) {
       if (auto s = read_chunk(record_, offset, v, r); !s) return s.error();
       continue;
     }
-    // A record outside chunks: the same parsing, with the prefix in front.
-    std::vector<uint8_t> whole(prefix.begin(), prefix.end());
-    whole.insert(whole.end(), record_.begin(), record_.end());
-    bool ok = true;
-    if (auto s = records(whole, true, v, r, ok); !s) return s.error();
+    bool ok = true;  // a record outside chunks (unchunked files hold every message so)
+    if (auto s = record(op, record_, true, v, r, ok); !s) return s.error();
     if (!ok) r.problems.push_back("record at " + at(offset) + " does not parse; skipped");
   }
 }

@@ -74,8 +74,12 @@ class McapReader {
  private:
   Status read_chunk(std::span<const uint8_t> content, uint64_t offset, McapVisitor& v,
                     McapReadResult& r);
-  Status records(std::span<const uint8_t> bytes, bool in_chunk, McapVisitor& v, McapReadResult& r,
+  // A chunk's records, or one record's content: parsed, and handed to `v` when `deliver`;
+  // `ok` false when they do not parse. An error only from the visitor.
+  Status records(std::span<const uint8_t> bytes, bool deliver, McapVisitor& v, McapReadResult& r,
                  bool& ok);
+  Status record(uint8_t op, std::span<const uint8_t> content, bool deliver, McapVisitor& v,
+                McapReadResult& r, bool& ok);
 
   McapReadOptions options_;
   std::vector<uint8_t> record_;  // the record being read (content)

@@ -82,6 +82,15 @@ class McapWriter {
   // the stream failed (or, never expected, LZ4 compression failed).
   Status finish();
 
+  // Messages added so far: in all, on one channel; the lowest and highest log_time (0 before
+  // the first message).
+  uint64_t message_count() const { return message_count_; }
+  uint64_t message_count(uint16_t channel) const {
+    auto it = channels_.find(channel);
+    return it == channels_.end() ? 0 : it->second.message_count;
+  }
+  uint64_t start_time() const { return start_time_; }
+  uint64_t end_time() const { return end_time_; }
   // Bytes handed to the stream so far (the file offset of the next record).
   uint64_t bytes_written() const { return offset_; }
 

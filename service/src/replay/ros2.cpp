@@ -38,14 +38,8 @@ bool is_token(std::string_view s) {
 // "/ns/chatter" with every part a token (the leading '/' optional).
 bool is_ros_path(std::string_view s) {
   if (!s.empty() && s.front() == '/') s.remove_prefix(1);
-  if (s.empty()) return false;
-  for (size_t pos = 0;;) {
-    const size_t slash = s.find('/', pos);
-    if (!is_token(s.substr(pos, slash == std::string_view::npos ? slash : slash - pos)))
-      return false;
-    if (slash == std::string_view::npos) return true;
-    pos = slash + 1;
-  }
+  const auto parts = split(s, "/");
+  return std::all_of(parts.begin(), parts.end(), is_token);
 }
 
 const char* msg_primitive(types::Kind k) {
@@ -353,11 +347,7 @@ class MsgParser {
   MsgParser(std::string_view name, std::string_view text) : top_(msg_key(name, "")) {
     std::string key = top_;
     bool expect_name = false;
-    for (size_t pos = 0; pos <= text.size();) {
-      size_t nl = text.find('\n', pos);
-      if (nl == std::string_view::npos) nl = text.size();
-      std::string_view line = text.substr(pos, nl - pos);
-      pos = nl + 1;
+    for (std::string_view line : split(text, "\n")) {
       if (is_schema_separator(line)) {
         expect_name = true;
       } else if (expect_name && trim(line).starts_with("MSG:")) {
@@ -491,6 +481,14 @@ class MsgParser {
 bool is_schema_separator(std::string_view line) {
   line = trim(line);
   return line.size() >= 3 && line.find_first_not_of('=') == std::string_view::npos;
+}
+
+std::string ros2idl_text(std::string_view text) {
+  std::string idl;
+  for (std::string_view line : split(text, "\n"))
+    if (!is_schema_separator(line) && !trim(line).starts_with("IDL:"))
+      idl.append(line).append("\n");
+  return idl;
 }
 
 std::optional<std::string> dds_type_from_ros_idl(std::string_view idl_name) {

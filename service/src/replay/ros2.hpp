@@ -51,6 +51,8 @@ std::optional<Ros2Schema> ros2_schema(const types::TypeLibrary& lib, types::Type
 
 // A line between a schema's sections: '=' only (rosbag2 writes 80).
 bool is_schema_separator(std::string_view line);
+// A ros2idl schema's IDL: its text without the separator and "IDL: pkg/msg/Name" lines.
+std::string ros2idl_text(std::string_view text);
 // ROS 2's IDL name of a type ("pkg::msg::Name", rosidl's .idl files) -> the DDS one
 // ("pkg::msg::dds_::Name_"); nullopt for another shape.
 std::optional<std::string> dds_type_from_ros_idl(std::string_view idl_name);
