@@ -2,6 +2,7 @@
 // their modes, the verifier's refusals by reason with their exact texts, nonces remembered for
 // the clock window only, and the client's check of the reply.
 #include "control_auth.hpp"
+#include "scratch_dir.hpp"
 
 #include <sys/stat.h>
 
@@ -29,22 +30,7 @@ json signed_request(const std::string& text, int64_t time_ms = kNow,
   return json::parse(service::sign_request(key, domain, from, time_ms, nonce, text));
 }
 
-// A directory of its own, removed at the end of the test.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/control_auth_test.XXXXXX";
-    REQUIRE(mkdtemp(tmpl) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() { fs::remove_all(path); }
-  fs::path file(const std::string& name, const std::string& content, mode_t mode) {
-    const fs::path p = path / name;
-    std::ofstream(p) << content;
-    REQUIRE(::chmod(p.c_str(), mode) == 0);
-    return p;
-  }
-};
+using recorder_test::TempDir;
 
 }  // namespace
 

@@ -13,6 +13,7 @@
 
 #include "control_server.hpp"
 #include "metrics_server.hpp"
+#include "scratch_dir.hpp"
 
 using nlohmann::json;
 using service::control_request;
@@ -20,15 +21,7 @@ using service::ControlServer;
 
 namespace {
 
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/ctl_test.XXXXXX";
-    REQUIRE(mkdtemp(tmpl) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-};
+using recorder_test::TempDir;
 
 // Answers {"echo": request} and counts.
 ControlServer::Handler echo(int& calls) {

@@ -316,9 +316,9 @@ TEST_CASE("dds_control_request: no recorder on the domain is kTimeout") {
 
 namespace {
 
-const service::ControlKey kKey{"a key of thirty-two bytes, really"};
+const service::ControlKey kDdsKey{"a key of thirty-two bytes, really"};
 
-// A DdsControl that asks for kKey, allows everyone, and answers {"ok":true,"echo":REQUEST}; its
+// A DdsControl that asks for kDdsKey, allows everyone, and answers {"ok":true,"echo":REQUEST}; its
 // clock is fixed at `now_ms`.
 struct KeyedControl {
   Warnings warnings;
@@ -326,7 +326,7 @@ struct KeyedControl {
   std::unique_ptr<DdsControl> control;
   KeyedControl(pubsub::Participant& recorder, std::function<int64_t()> now_ms) {
     service::DdsControlAuth auth;
-    auth.key = kKey;
+    auth.key = kDdsKey;
     auth.max_skew = 30s;
     auth.now_ms = std::move(now_ms);
     auto c = DdsControl::start(
@@ -350,7 +350,7 @@ TEST_CASE("DDS control with a key: signed requests run with a signed reply, othe
   KeyedControl k(*recorder, service::unix_ms_now);
   // ctl --key-file: signed, and the reply's signature is checked (dds_control_request opens it).
   const json req{{"cmd", "tag"}, {"name", "x"}};
-  auto reply = dds_control_request(*client, req, 10s, &kKey);
+  auto reply = dds_control_request(*client, req, 10s, &kDdsKey);
   REQUIRE(reply.ok());
   CHECK(*reply == json{{"ok", true}, {"echo", req}});
   // Unsigned, and signed with another key: plain refusals, nothing run.
@@ -395,19 +395,19 @@ TEST_CASE("DDS control with a key: a captured request sent again, from another w
   const std::string from = c.writer->guid().to_string();
   const std::string nonce = "0123456789abcdef0123456789abcdef";
   const std::string request =
-      service::sign_request(kKey, 0, from, kNow - 1000, nonce, R"({"cmd":"split"})");
+      service::sign_request(kDdsKey, 0, from, kNow - 1000, nonce, R"({"cmd":"split"})");
   REQUIRE(c.send(1, request));
   REQUIRE(c.send(2, request));  // the same bytes again: a replay
   // The same bytes from another writer, and a request signed 31 s before the recorder's clock.
   REQUIRE(thief.send(3, request));
   REQUIRE(
-      c.send(4, service::sign_request(kKey, 0, from, kNow - 31'000,
+      c.send(4, service::sign_request(kDdsKey, 0, from, kNow - 31'000,
                                       "ffffffffffffffffffffffffffffffff", R"({"cmd":"split"})")));
   REQUIRE(c.wait_replies(3));
   REQUIRE(thief.wait_replies(1));
   std::lock_guard lk(c.mu);
   REQUIRE(c.replies.size() == 3);
-  auto first = service::open_reply(kKey, from, nonce, c.replies[0].json);
+  auto first = service::open_reply(kDdsKey, from, nonce, c.replies[0].json);
   REQUIRE(first.ok());
   CHECK(*first == json{{"ok", true}, {"echo", {{"cmd", "split"}}}});
   CHECK(json::parse(c.replies[1].json) ==

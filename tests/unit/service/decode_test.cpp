@@ -85,13 +85,6 @@ struct DecodeFixture {
   }
 };
 
-std::vector<std::string> lines_of(const std::string& s) {
-  std::vector<std::string> v;
-  std::istringstream in(s);
-  for (std::string l; std::getline(in, l);) v.push_back(l);
-  return v;
-}
-
 std::string hex_guid(const storage::Guid& g) {
   static const char* k = "0123456789abcdef";
   std::string s;

@@ -11,6 +11,7 @@
 #include "mcap_reader.hpp"
 #include "mcap_writer.hpp"
 #include "ros2.hpp"
+#include "ros2_msgs.hpp"
 #include "storage/recording.hpp"
 #include "test_util.hpp"
 #include "types/idl.hpp"
@@ -208,20 +209,12 @@ TEST_CASE("mcap in: zstd and uncompressed chunks and the refusals", "[mcap_in]")
 
 namespace {
 
-types::TypeLibrary ros_idl() {
-  std::ifstream in(PUBSUB_SOURCE_DIR "/tests/peers/ros2_stand_in/ros2_msgs.idl");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto lib = types::parse_idl(text, "ros2_msgs.idl");
-  REQUIRE(lib);
-  return std::move(*lib);
-}
-
-const std::string kSep = "\n" + std::string(80, '=') + "\n";
+const std::string kMsgSep = "\n" + std::string(80, '=') + "\n";
 
 }  // namespace
 
 TEST_CASE("mcap in: ros2msg schemas back to the types they came from", "[mcap_in]") {
-  const auto lib = ros_idl();
+  const auto lib = ros2_msgs_idl();
   for (const char* name : {"std_msgs::msg::dds_::String_", "geometry_msgs::msg::dds_::PoseStamped_",
                            "sensor_msgs::msg::dds_::Imu_"}) {
     const auto id = *lib.find(name);
@@ -238,15 +231,15 @@ TEST_CASE("mcap in: ros2msg schemas back to the types they came from", "[mcap_in
   const std::string rosbag2 =
       "# A Pose with reference coordinate frame and timestamp\n\nstd_msgs/Header header\n"
       "Pose pose\nuint8 LEVEL=3\nstring NAME = \"a # b\"\n" +
-      kSep +
+      kMsgSep +
       "MSG: geometry_msgs/Pose\n# A representation of pose\n\nPoint position\n"
       "Quaternion orientation\n" +
-      kSep + "MSG: geometry_msgs/Point\nfloat64 x\nfloat64 y\nfloat64 z\n" + kSep +
+      kMsgSep + "MSG: geometry_msgs/Point\nfloat64 x\nfloat64 y\nfloat64 z\n" + kMsgSep +
       "MSG: geometry_msgs/Quaternion\n\nfloat64 x 0\nfloat64 y 0\nfloat64 z 0\nfloat64 w 1\n" +
-      kSep +
+      kMsgSep +
       "MSG: std_msgs/Header\n# Standard metadata\nbuiltin_interfaces/Time stamp\n"
       "string frame_id  # the frame\n" +
-      kSep + "MSG: builtin_interfaces/Time\nint32 sec\nuint32 nanosec\n";
+      kMsgSep + "MSG: builtin_interfaces/Time\nint32 sec\nuint32 nanosec\n";
   auto back = parse_ros2msg("geometry_msgs/msg/PoseStamped", rosbag2);
   REQUIRE(back);
   const char* ps = "geometry_msgs::msg::dds_::PoseStamped_";
@@ -283,7 +276,7 @@ TEST_CASE("mcap in: ros2idl schemas and offered_qos_profiles back", "[mcap_in]")
       parse_ros2idl("pkg/msg/Thing",
                     "IDL: pkg/msg/Thing\nmodule pkg { module msg { struct Thing { long x; }; "
                     "}; };\n" +
-                        kSep +
+                        kMsgSep +
                         "IDL: pkg/msg/Other\nmodule pkg { module msg { "
                         "struct Other { double y; }; }; };\n");
   REQUIRE(lib);

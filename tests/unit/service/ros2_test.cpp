@@ -5,9 +5,11 @@
 #include <fstream>
 
 #include "ros2.hpp"
+#include "ros2_msgs.hpp"
 #include "types/idl.hpp"
 
 using namespace service::replay::detail;
+using replay_test::ros2_msgs_idl;
 using service::RecordedQos;
 
 TEST_CASE("ros2: DDS topic names to ROS names and back", "[ros2]") {
@@ -60,15 +62,6 @@ TEST_CASE("ros2: DDS type names to ROS names and back", "[ros2]") {
 
 namespace {
 
-types::TypeLibrary ros_idl() {
-  std::ifstream in(PUBSUB_SOURCE_DIR "/tests/peers/ros2_stand_in/ros2_msgs.idl");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  REQUIRE(!text.empty());
-  auto lib = types::parse_idl(text, "ros2_msgs.idl");
-  REQUIRE(lib);
-  return std::move(*lib);
-}
-
 Ros2Schema schema_of(const types::TypeLibrary& lib, const char* dds_name) {
   auto id = lib.find(dds_name);
   REQUIRE(id);
@@ -82,7 +75,7 @@ const std::string kSep = "\n" + std::string(80, '=');  // after a blank line, as
 }  // namespace
 
 TEST_CASE("ros2: ros2msg schemas of ROS 2's message types", "[ros2]") {
-  const auto lib = ros_idl();
+  const auto lib = ros2_msgs_idl();
   auto s = schema_of(lib, "std_msgs::msg::dds_::String_");
   CHECK(s.name == "std_msgs/msg/String");
   CHECK(s.encoding == "ros2msg");

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <thread>
 
+#include "scratch_dir.hpp"
 #include "storage/recording.hpp"
 
 using namespace service;
@@ -25,14 +26,7 @@ int64_t now_ns() {
       .count();
 }
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char t[] = "/tmp/snapshot_sink_test.XXXXXX";
-    path = mkdtemp(t);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using recorder_test::TempDir;
 
 // What the sink reported as finished, in order ("segment PATH", "recording DIR"): the hooks
 // pubsub-recorder's storage.on_segment_closed runs on.

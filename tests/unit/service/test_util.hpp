@@ -48,6 +48,14 @@ class TempDir {
   std::string path_;
 };
 
+// The lines of `s`, without their newlines.
+inline std::vector<std::string> lines_of(const std::string& s) {
+  std::vector<std::string> v;
+  std::istringstream in(s);
+  for (std::string l; std::getline(in, l);) v.push_back(l);
+  return v;
+}
+
 // 2026-11-21T23:38:00Z
 inline constexpr int64_t kT0 = 1'795'304'280'000'000'000;
 

@@ -13,8 +13,11 @@
 #include <vector>
 
 #include "types/idl.hpp"
+#include "types_test_util.hpp"
 
 using namespace types;
+
+using types_test::id_of;
 
 namespace {
 
@@ -29,14 +32,7 @@ const TypeLibrary& all_constructs() {
   return lib;
 }
 
-TypeId id_of(const TypeLibrary& lib, const std::string& name) {
-  std::optional<TypeId> id = lib.find(name);
-  INFO(name);
-  REQUIRE(id.has_value());
-  return *id;
-}
-
-const Type& named(const TypeLibrary& lib, const std::string& name) {
+const Type& type_named(const TypeLibrary& lib, const std::string& name) {
   return lib.at(id_of(lib, name));
 }
 
@@ -49,7 +45,7 @@ const Member& member(const Type& t, const std::string& name) {
 
 // The type of a member of a named struct.
 const Type& member_type(const TypeLibrary& lib, const std::string& type, const std::string& name) {
-  return lib.at(member(named(lib, type), name).type);
+  return lib.at(member(type_named(lib, type), name).type);
 }
 
 std::string error_of(std::string_view text, std::string_view file = "bad.idl") {
@@ -94,15 +90,15 @@ class StderrCapture {
 
 TEST_CASE("parse_idl: named types get qualified names and kinds, in declaration order") {
   const TypeLibrary& lib = all_constructs();
-  CHECK(named(lib, "pkg::sub::Name").kind == Kind::kAlias);
-  CHECK(named(lib, "pkg::sub::Samples").kind == Kind::kAlias);
-  CHECK(named(lib, "pkg::sub::Matrix").kind == Kind::kAlias);
-  CHECK(named(lib, "pkg::sub::Tag").kind == Kind::kAlias);
-  CHECK(named(lib, "pkg::sub::Color").kind == Kind::kEnum);
-  CHECK(named(lib, "pkg::sub::Perms").kind == Kind::kBitmask);
-  CHECK(named(lib, "pkg::sub::Shape").kind == Kind::kUnion);
-  CHECK(named(lib, "::pkg::sub::Point").kind == Kind::kStruct);  // find() takes a leading ::
-  CHECK(named(lib, "pkg::sub::Point").name == "pkg::sub::Point");
+  CHECK(type_named(lib, "pkg::sub::Name").kind == Kind::kAlias);
+  CHECK(type_named(lib, "pkg::sub::Samples").kind == Kind::kAlias);
+  CHECK(type_named(lib, "pkg::sub::Matrix").kind == Kind::kAlias);
+  CHECK(type_named(lib, "pkg::sub::Tag").kind == Kind::kAlias);
+  CHECK(type_named(lib, "pkg::sub::Color").kind == Kind::kEnum);
+  CHECK(type_named(lib, "pkg::sub::Perms").kind == Kind::kBitmask);
+  CHECK(type_named(lib, "pkg::sub::Shape").kind == Kind::kUnion);
+  CHECK(type_named(lib, "::pkg::sub::Point").kind == Kind::kStruct);  // find() takes a leading ::
+  CHECK(type_named(lib, "pkg::sub::Point").name == "pkg::sub::Point");
   CHECK_FALSE(lib.find("Point").has_value());
   CHECK_FALSE(lib.find("pkg::sub::kRows").has_value());  // constants are not types
 
@@ -117,23 +113,23 @@ TEST_CASE("parse_idl: named types get qualified names and kinds, in declaration 
 
 TEST_CASE("parse_idl: typedefs, constants as bounds and anonymous types") {
   const TypeLibrary& lib = all_constructs();
-  const Type& name = lib.at(named(lib, "pkg::sub::Name").element);
+  const Type& name = lib.at(type_named(lib, "pkg::sub::Name").element);
   CHECK(name.kind == Kind::kString);
   CHECK(name.bound == 16);  // kNameMax
   CHECK(name.name.empty());
 
-  const Type& samples = lib.at(named(lib, "pkg::sub::Samples").element);
+  const Type& samples = lib.at(type_named(lib, "pkg::sub::Samples").element);
   CHECK(samples.kind == Kind::kSequence);
   CHECK(samples.bound == 8);
   CHECK(samples.element == lib.primitive(Kind::kInt32));
 
-  const Type& matrix = lib.at(named(lib, "pkg::sub::Matrix").element);
+  const Type& matrix = lib.at(type_named(lib, "pkg::sub::Matrix").element);
   CHECK(matrix.kind == Kind::kArray);
   CHECK(matrix.dims == std::vector<uint32_t>{2, 3});  // kRows, kCols = kRows + 1
   CHECK(matrix.element == lib.primitive(Kind::kFloat64));
-  CHECK(named(lib, "pkg::sub::Tag").element == lib.primitive(Kind::kInt32));
+  CHECK(type_named(lib, "pkg::sub::Tag").element == lib.primitive(Kind::kInt32));
 
-  const Type& e = named(lib, "pkg::sub::Everything");
+  const Type& e = type_named(lib, "pkg::sub::Everything");
   CHECK(member(e, "title").type == lib.primitive(Kind::kString));
   CHECK(member_type(lib, "pkg::sub::Everything", "code").kind == Kind::kString);
   CHECK(member_type(lib, "pkg::sub::Everything", "code").bound == 8);
@@ -163,7 +159,7 @@ TEST_CASE("parse_idl: typedefs, constants as bounds and anonymous types") {
 
 TEST_CASE("parse_idl: enums with @value and @bit_bound, bitmasks with @position") {
   const TypeLibrary& lib = all_constructs();
-  const Type& color = named(lib, "pkg::sub::Color");
+  const Type& color = type_named(lib, "pkg::sub::Color");
   CHECK(color.bit_bound == 8);
   REQUIRE(color.literals.size() == 4);
   CHECK(color.literals[0].name == "RED");
@@ -174,13 +170,13 @@ TEST_CASE("parse_idl: enums with @value and @bit_bound, bitmasks with @position"
   CHECK(color.literals[3].name == "ALPHA");
   CHECK(color.literals[3].value == 7);
 
-  const Type& level = named(lib, "pkg::sub::Level");
+  const Type& level = type_named(lib, "pkg::sub::Level");
   CHECK(level.bit_bound == 32);
   REQUIRE(level.literals.size() == 2);
   CHECK(level.literals[1].name == "HIGH");
   CHECK(level.literals[1].value == 1);
 
-  const Type& perms = named(lib, "pkg::sub::Perms");
+  const Type& perms = type_named(lib, "pkg::sub::Perms");
   CHECK(perms.bit_bound == 16);
   REQUIRE(perms.flags.size() == 3);
   CHECK(perms.flags[0].name == "READ");
@@ -193,13 +189,13 @@ TEST_CASE("parse_idl: enums with @value and @bit_bound, bitmasks with @position"
 
 TEST_CASE("parse_idl: struct extensibility, keys, optionals, ids and inheritance") {
   const TypeLibrary& lib = all_constructs();
-  CHECK(named(lib, "pkg::sub::Point").extensibility == Extensibility::kFinal);
-  CHECK(named(lib, "pkg::sub::Plain").extensibility == Extensibility::kFinal);  // the default
-  CHECK(named(lib, "pkg::sub::Header").extensibility == Extensibility::kAppendable);
-  CHECK(named(lib, "pkg::sub::Base").extensibility == Extensibility::kMutable);
-  CHECK(named(lib, "pkg::sub::Everything").extensibility == Extensibility::kAppendable);
+  CHECK(type_named(lib, "pkg::sub::Point").extensibility == Extensibility::kFinal);
+  CHECK(type_named(lib, "pkg::sub::Plain").extensibility == Extensibility::kFinal);  // the default
+  CHECK(type_named(lib, "pkg::sub::Header").extensibility == Extensibility::kAppendable);
+  CHECK(type_named(lib, "pkg::sub::Base").extensibility == Extensibility::kMutable);
+  CHECK(type_named(lib, "pkg::sub::Everything").extensibility == Extensibility::kAppendable);
 
-  const Type& header = named(lib, "pkg::sub::Header");
+  const Type& header = type_named(lib, "pkg::sub::Header");
   REQUIRE(header.members.size() == 2);
   CHECK(header.members[0].name == "stamp");
   CHECK(header.members[0].key);
@@ -208,14 +204,14 @@ TEST_CASE("parse_idl: struct extensibility, keys, optionals, ids and inheritance
   CHECK(header.members[1].type == id_of(lib, "pkg::sub::Name"));
   CHECK(header.base == kNoType);
 
-  const Type& base = named(lib, "pkg::sub::Base");
+  const Type& base = type_named(lib, "pkg::sub::Base");
   CHECK(member(base, "uid").key);
   CHECK(member(base, "uid").id == 0);
   CHECK(member(base, "label").optional);
   CHECK(member(base, "label").id == 1);
   CHECK_FALSE(member(base, "label").key);
 
-  const Type& derived = named(lib, "pkg::sub::Derived");
+  const Type& derived = type_named(lib, "pkg::sub::Derived");
   CHECK(derived.base == id_of(lib, "pkg::sub::Base"));
   REQUIRE(derived.members.size() == 4);  // its own members only
   CHECK(derived.members[0].name == "s");
@@ -227,13 +223,13 @@ TEST_CASE("parse_idl: struct extensibility, keys, optionals, ids and inheritance
   CHECK(derived.members[2].type == lib.primitive(Kind::kInt8));
   CHECK(derived.members[3].type == lib.primitive(Kind::kUInt8));
 
-  CHECK(named(lib, "pkg::sub::Primitives").nested);        // @nested
-  CHECK_FALSE(named(lib, "pkg::sub::Everything").nested);  // @topic(platform = "DDS")
-  CHECK_FALSE(named(lib, "pkg::sub::Point").nested);
-  CHECK(member(named(lib, "pkg::sub::Everything"), "key_id").key);
-  CHECK(member(named(lib, "pkg::sub::Everything"), "val").id == 14);
+  CHECK(type_named(lib, "pkg::sub::Primitives").nested);        // @nested
+  CHECK_FALSE(type_named(lib, "pkg::sub::Everything").nested);  // @topic(platform = "DDS")
+  CHECK_FALSE(type_named(lib, "pkg::sub::Point").nested);
+  CHECK(member(type_named(lib, "pkg::sub::Everything"), "key_id").key);
+  CHECK(member(type_named(lib, "pkg::sub::Everything"), "val").id == 14);
 
-  const Type& wrapper = named(lib, "pkg::other::Wrapper");
+  const Type& wrapper = type_named(lib, "pkg::other::Wrapper");
   CHECK(member(wrapper, "at").type == id_of(lib, "pkg::sub::Point"));
   CHECK(member(wrapper, "lvl").type == id_of(lib, "pkg::sub::Level"));
 }
@@ -242,9 +238,9 @@ TEST_CASE("parse_idl: @autoid(HASH) ids are the MD5-derived ones, @must_understa
   // Computed outside Cyclone: `printf %s alpha | md5sum` = 2c1743a3..., the first four bytes
   // read little-endian are 0xa343172c, & 0x0FFFFFFF = 0x0343172c = 54728492. Likewise gamma:
   // md5 05b048d7... -> 0xd748b005 & 0x0FFFFFFF = 0x0748b005 = 122204165.
-  const Type& hashed = named(all_constructs(), "pkg::sub::Hashed");
+  const Type& hashed = type_named(all_constructs(), "pkg::sub::Hashed");
   CHECK(hashed.autoid_hash);
-  CHECK_FALSE(named(all_constructs(), "pkg::sub::Derived").autoid_hash);
+  CHECK_FALSE(type_named(all_constructs(), "pkg::sub::Derived").autoid_hash);
   REQUIRE(hashed.members.size() == 3);
   CHECK(hashed.members[0].name == "alpha");
   CHECK(hashed.members[0].id == 54728492u);
@@ -258,7 +254,7 @@ TEST_CASE("parse_idl: @autoid(HASH) ids are the MD5-derived ones, @must_understa
 
 TEST_CASE("parse_idl: unions - discriminators, labels, default case") {
   const TypeLibrary& lib = all_constructs();
-  const Type& shape = named(lib, "pkg::sub::Shape");
+  const Type& shape = type_named(lib, "pkg::sub::Shape");
   CHECK(shape.discriminator == id_of(lib, "pkg::sub::Color"));
   CHECK(shape.extensibility == Extensibility::kFinal);
   REQUIRE(shape.cases.size() == 3);
@@ -274,7 +270,7 @@ TEST_CASE("parse_idl: unions - discriminators, labels, default case") {
   CHECK(shape.cases[2].member.type == lib.primitive(Kind::kOctet));
   CHECK(shape.cases[2].member.id == 2);
 
-  const Type& value = named(lib, "pkg::sub::Value");
+  const Type& value = type_named(lib, "pkg::sub::Value");
   CHECK(value.discriminator == lib.primitive(Kind::kInt32));  // typedef Tag resolved
   REQUIRE(value.discriminator_typedef != kNoType);            // and kept
   CHECK(lib.at(value.discriminator_typedef).name == "pkg::sub::Tag");
@@ -298,12 +294,12 @@ TEST_CASE("parse_idl: char and boolean discriminators") {
       "union B switch (boolean) { case TRUE: long t; case FALSE: double f; };\n",
       "u.idl");
   REQUIRE(parsed.ok());
-  const Type& c = named(*parsed, "C");
+  const Type& c = type_named(*parsed, "C");
   CHECK(c.discriminator == parsed->primitive(Kind::kChar8));
   REQUIRE(c.cases.size() == 2);
   CHECK(c.cases[0].labels == std::vector<int64_t>{'a'});
   CHECK(c.cases[1].labels == std::vector<int64_t>{'b', 'c'});
-  const Type& b = named(*parsed, "B");
+  const Type& b = type_named(*parsed, "B");
   CHECK(b.discriminator == parsed->primitive(Kind::kBool));
   REQUIRE(b.cases.size() == 2);
   CHECK(b.cases[0].labels == std::vector<int64_t>{1});
@@ -316,8 +312,8 @@ TEST_CASE("parse_idl: @extensibility(...) and a union's recursion through a sequ
       "@extensibility(APPENDABLE) union U switch (short) { case 1: sequence<U> more; };\n",
       "x.idl");
   REQUIRE(parsed.ok());
-  CHECK(named(*parsed, "S").extensibility == Extensibility::kMutable);
-  const Type& u = named(*parsed, "U");
+  CHECK(type_named(*parsed, "S").extensibility == Extensibility::kMutable);
+  const Type& u = type_named(*parsed, "U");
   CHECK(u.extensibility == Extensibility::kAppendable);
   CHECK(u.discriminator == parsed->primitive(Kind::kInt16));
   REQUIRE(u.cases.size() == 1);
@@ -330,7 +326,7 @@ TEST_CASE("parse_idl: forward declaration and recursion through a sequence") {
   const Type& children = member_type(lib, "pkg::sub::Node", "children");
   CHECK(children.kind == Kind::kSequence);
   CHECK(children.element == node);
-  CHECK(member(named(lib, "pkg::sub::Everything"), "tree").type == node);
+  CHECK(member(type_named(lib, "pkg::sub::Everything"), "tree").type == node);
   CHECK(lib.at(node).members.size() == 2);
 }
 
@@ -342,7 +338,7 @@ TEST_CASE("parse_idl: primitive types") {
       {"u16", Kind::kUInt16}, {"l", Kind::kInt32},   {"i32", Kind::kInt32}, {"ul", Kind::kUInt32},
       {"u32", Kind::kUInt32}, {"ll", Kind::kInt64},  {"i64", Kind::kInt64}, {"ull", Kind::kUInt64},
       {"u64", Kind::kUInt64}, {"f", Kind::kFloat32}, {"d", Kind::kFloat64}};
-  const Type& p = named(lib, "pkg::sub::Primitives");
+  const Type& p = type_named(lib, "pkg::sub::Primitives");
   REQUIRE(p.members.size() == expected.size());
   for (size_t i = 0; i < expected.size(); ++i) {
     INFO(expected[i].first);
@@ -356,7 +352,7 @@ TEST_CASE("parse_idl: #pragma keylist marks the listed members as keys") {
   auto parsed =
       parse_idl("struct S { long a; long b; long c; };\n#pragma keylist S c a\n", "k.idl");
   REQUIRE(parsed.ok());
-  const Type& s = named(*parsed, "S");
+  const Type& s = type_named(*parsed, "S");
   CHECK(member(s, "a").key);
   CHECK_FALSE(member(s, "b").key);
   CHECK(member(s, "c").key);

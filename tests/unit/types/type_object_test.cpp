@@ -20,8 +20,11 @@
 #include "types/idl.hpp"
 #include "types/idl_writer.hpp"
 #include "types/type_object.hpp"
+#include "types_test_util.hpp"
 
 using namespace types;
+
+using types_test::id_of;
 
 namespace {
 
@@ -170,12 +173,6 @@ const Member& member(const TypeLibrary& lib, TypeId id, const std::string& name)
   throw 0;
 }
 
-TypeId named(const TypeLibrary& lib, const std::string& name) {
-  auto id = lib.find(name);
-  REQUIRE(id);
-  return *id;
-}
-
 void put32(std::vector<uint8_t>& v, uint32_t x) {
   for (int i = 0; i < 4; ++i) v.push_back(static_cast<uint8_t>(x >> (8 * i)));
 }
@@ -255,9 +252,9 @@ TEST_CASE("type_object: KeyedSeq's TypeMapping from idlc, exactly") {
 
   TypeLibrary idl = parsed(PUBSUB_REPLAY_TEST_DIR "/keyedseq.idl");
   Compare cmp(lib, idl);
-  CHECK(cmp.same(d.top, named(idl, "KeyedSeq"), "KeyedSeq"));
+  CHECK(cmp.same(d.top, id_of(idl, "KeyedSeq"), "KeyedSeq"));
   CHECK(cmp.why == "");
-  CHECK(to_idl(lib, d.top) == to_idl(idl, named(idl, "KeyedSeq")));
+  CHECK(to_idl(lib, d.top) == to_idl(idl, id_of(idl, "KeyedSeq")));
 }
 
 TEST_CASE("type_object: every topic type of all_constructs_xtypes.idl as parse_idl has it") {
@@ -267,9 +264,9 @@ TEST_CASE("type_object: every topic type of all_constructs_xtypes.idl as parse_i
     const DecodedTypes d = decode(topic);
     CHECK(d.library.at(d.top).name == topic.name);
     Compare cmp(d.library, idl);
-    CHECK(cmp.same(d.top, named(idl, topic.name), topic.name));
+    CHECK(cmp.same(d.top, id_of(idl, topic.name), topic.name));
     CHECK(cmp.why == "");
-    CHECK(to_idl(d.library, d.top) == cyclone_idl(to_idl(idl, named(idl, topic.name))));
+    CHECK(to_idl(d.library, d.top) == cyclone_idl(to_idl(idl, id_of(idl, topic.name))));
 
     // The complete hash TypeInformation names is one of the TypeMapping's complete pairs, and
     // every dependency it lists is another.
@@ -317,28 +314,28 @@ TEST_CASE("type_object: Everything's facts, exactly") {
          lib.at(names.element).name == "pkg::sub::Name"));
   const Type& name = lib.at(lib.at(names.element).element);
   CHECK((name.kind == Kind::kString && name.bound == 16));
-  const Type& matrix = lib.at(named(lib, "pkg::sub::Matrix"));
+  const Type& matrix = lib.at(id_of(lib, "pkg::sub::Matrix"));
   CHECK(
       (matrix.kind == Kind::kAlias && lib.at(matrix.element).dims == std::vector<uint32_t>{2, 3}));
-  const Type& samples = lib.at(lib.at(named(lib, "pkg::sub::Samples")).element);
+  const Type& samples = lib.at(lib.at(id_of(lib, "pkg::sub::Samples")).element);
   CHECK((samples.kind == Kind::kSequence && samples.bound == 8));
 
   // Header: appendable, key stamp (must-understand by Cyclone), frame of alias Name.
-  const TypeId header = named(lib, "pkg::sub::Header");
+  const TypeId header = id_of(lib, "pkg::sub::Header");
   CHECK(lib.at(header).extensibility == Extensibility::kAppendable);
   CHECK((member(lib, header, "stamp").key && member(lib, header, "stamp").must_understand));
   CHECK(lib.at(member(lib, header, "frame").type).name == "pkg::sub::Name");
 
   // Enums and bitmasks.
-  const Type& color = lib.at(named(lib, "pkg::sub::Color"));
+  const Type& color = lib.at(id_of(lib, "pkg::sub::Color"));
   CHECK(color.bit_bound == 8);
   REQUIRE(color.literals.size() == 4);
   CHECK((color.literals[0].name == "RED" && color.literals[0].value == 0));
   CHECK((color.literals[1].name == "GREEN" && color.literals[1].value == 5));
   CHECK((color.literals[2].name == "BLUE" && color.literals[2].value == 6));
   CHECK((color.literals[3].name == "ALPHA" && color.literals[3].value == 7));
-  CHECK(lib.at(named(lib, "pkg::sub::Level")).bit_bound == 32);
-  const Type& perms = lib.at(named(lib, "pkg::sub::Perms"));
+  CHECK(lib.at(id_of(lib, "pkg::sub::Level")).bit_bound == 32);
+  const Type& perms = lib.at(id_of(lib, "pkg::sub::Perms"));
   CHECK(perms.bit_bound == 16);
   REQUIRE(perms.flags.size() == 3);
   CHECK((perms.flags[0].name == "READ" && perms.flags[0].position == 0));
@@ -346,7 +343,7 @@ TEST_CASE("type_object: Everything's facts, exactly") {
   CHECK((perms.flags[2].name == "EXEC" && perms.flags[2].position == 4));
 
   // Unions: discriminators (Tag resolved to long), labels, default case, member ids from 0.
-  const Type& shape = lib.at(named(lib, "pkg::sub::Shape"));
+  const Type& shape = lib.at(id_of(lib, "pkg::sub::Shape"));
   CHECK(shape.extensibility == Extensibility::kFinal);
   CHECK(lib.at(shape.discriminator).name == "pkg::sub::Color");
   REQUIRE(shape.cases.size() == 3);
@@ -356,7 +353,7 @@ TEST_CASE("type_object: Everything's facts, exactly") {
          shape.cases[1].member.type == lib.primitive(Kind::kFloat64)));
   CHECK((shape.cases[2].labels.empty() && shape.cases[2].is_default &&
          shape.cases[2].member.name == "raw" && shape.cases[2].member.id == 2));
-  const Type& value = lib.at(named(lib, "pkg::sub::Value"));
+  const Type& value = lib.at(id_of(lib, "pkg::sub::Value"));
   CHECK(value.extensibility == Extensibility::kAppendable);
   CHECK(value.discriminator == lib.primitive(Kind::kInt32));
   REQUIRE(value.discriminator_typedef != kNoType);  // Value's TypeObject refers to alias Tag
@@ -369,7 +366,7 @@ TEST_CASE("type_object: Everything's facts, exactly") {
   CHECK(lib.at(value.cases[2].member.type).dims == std::vector<uint32_t>{2});
 
   // Primitives: @nested; int8/uint8 as idlc 0.10.2 writes them (TK_CHAR8, TK_BYTE).
-  const TypeId prims = named(lib, "pkg::sub::Primitives");
+  const TypeId prims = id_of(lib, "pkg::sub::Primitives");
   CHECK(lib.at(prims).nested);
   CHECK(member(lib, prims, "i8").type == lib.primitive(Kind::kChar8));
   CHECK(member(lib, prims, "u8").type == lib.primitive(Kind::kOctet));

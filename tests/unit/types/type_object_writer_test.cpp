@@ -20,9 +20,12 @@
 #include "types/idl_writer.hpp"
 #include "types/type_object.hpp"
 #include "types/type_object_writer.hpp"
+#include "types_test_util.hpp"
 #include "xtypes_extra_idlc.hpp"
 
 using namespace types;
+
+using types_test::id_of;
 
 namespace {
 
@@ -71,12 +74,6 @@ TypeLibrary parsed(const std::string& path) {
   INFO((lib.ok() ? "" : lib.error().message));
   REQUIRE(lib.ok());
   return std::move(lib).value();
-}
-
-TypeId named(const TypeLibrary& lib, const std::string& name) {
-  auto id = lib.find(name);
-  REQUIRE(id);
-  return *id;
 }
 
 EncodedTypes encoded(const TypeLibrary& lib, TypeId top, const EncodeOptions& options = {}) {
@@ -145,7 +142,7 @@ TEST_CASE("type_object_writer: TypeInformation and TypeMapping are idlc's, byte 
   for (const Oracle& o : oracles()) {
     INFO(o.name);
     const TypeLibrary lib = parsed(o.file);
-    const EncodedTypes e = encoded(lib, named(lib, o.name));
+    const EncodedTypes e = encoded(lib, id_of(lib, o.name));
     CHECK(e.top().name == o.name);
     CHECK(first_difference(e.type_information, o.info) == "");
     CHECK(first_difference(e.type_mapping, o.map) == "");
@@ -164,7 +161,7 @@ TEST_CASE("type_object_writer: TypeInformation and TypeMapping are idlc's, byte 
 
 TEST_CASE("type_object_writer: KeyedSeq's hashes and sizes, exactly") {
   const TypeLibrary lib = parsed(PUBSUB_REPLAY_TEST_DIR "/keyedseq.idl");
-  const EncodedTypes e = encoded(lib, named(lib, "KeyedSeq"));
+  const EncodedTypes e = encoded(lib, id_of(lib, "KeyedSeq"));
   REQUIRE(e.types.size() == 1);
   CHECK(to_hex(kEkComplete, e.top().complete_hash) == "f2c6e6285a68c8f6cd7c4203c46cb2");
   CHECK(to_hex(kEkMinimal, e.top().minimal_hash) == "f1fa0413693f17171633962dcd81a2");
@@ -187,7 +184,7 @@ TEST_CASE("type_object_writer: each hash is the first 14 bytes of the MD5 of its
   for (const Oracle& o : oracles()) {
     INFO(o.name);
     const TypeLibrary lib = parsed(o.file);
-    const EncodedTypes e = encoded(lib, named(lib, o.name));
+    const EncodedTypes e = encoded(lib, id_of(lib, o.name));
     for (const EncodedType& t : e.types) {
       INFO(t.name);
       const auto m = md5(t.minimal_object);
@@ -208,7 +205,7 @@ TEST_CASE("type_object_writer: each hash is the first 14 bytes of the MD5 of its
 TEST_CASE("type_object_writer: the TypeMapping holds what find() and pairs() give") {
   namespace a = idlc_all_constructs_xtypes;
   const TypeLibrary lib = parsed(PUBSUB_TYPES_TEST_DIR "/all_constructs_xtypes.idl");
-  const EncodedTypes e = encoded(lib, named(lib, "pkg::sub::Everything"));
+  const EncodedTypes e = encoded(lib, id_of(lib, "pkg::sub::Everything"));
   REQUIRE(e.types.size() == 13);
   CHECK(e.types[1].name == "pkg::sub::Header");
   CHECK(e.types[2].name == "pkg::sub::Name");
@@ -237,7 +234,7 @@ TEST_CASE("type_object_writer: the TypeObjects decode to the library they came f
   for (const Oracle& o : oracles()) {
     INFO(o.name);
     const TypeLibrary lib = parsed(o.file);
-    const TypeId top = named(lib, o.name);
+    const TypeId top = id_of(lib, o.name);
     const std::string idl = to_idl(xtypes_order(lib), top);
     CHECK(round_trip(encoded(lib, top)) == cyclone_idl(idl));
     // With TK_INT8/TK_UINT8 int8 and uint8 come back as they were.
