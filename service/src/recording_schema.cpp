@@ -80,15 +80,6 @@ pubsub::WriterQos replay_writer_qos(const RecordedQos& qos) {
   return w;
 }
 
-uint32_t record_flags(const pubsub::RawSample& s) {
-  uint32_t f = 0;
-  if (s.has_source_timestamp) f |= kFlagHasSourceTimestamp;
-  if (s.key_only) f |= kFlagKeyOnly;
-  if (s.status_info & 1u) f |= kFlagDisposed;
-  if (s.status_info & 2u) f |= kFlagUnregistered;
-  return f;
-}
-
 std::string guid_hex(const pubsub::Guid& g) {
   const auto b = g.bytes();
   return common::to_hex(b);

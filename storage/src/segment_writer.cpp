@@ -46,6 +46,8 @@ constexpr size_t kRunningCrcFrom = 24 * 1024;
 constexpr size_t kPrefetchAhead = 4096;
 constexpr size_t kCacheLine = 64;
 inline void prefetch_ahead(ChunkBuf& c) {
+  // Half a window at a time: most small records find enough ahead already prefetched.
+  if (c.prefetched >= c.cap || c.prefetched >= c.size + kPrefetchAhead / 2) return;
   const size_t until = std::min(c.cap, c.size + kPrefetchAhead);
   for (size_t o = std::max(c.prefetched, c.size); o < until; o += kCacheLine)
     __builtin_prefetch(c.data + o, 1, 3);
@@ -256,6 +258,8 @@ Status SegmentWriter::append_locked(const RecordMeta& meta, std::span<const Byte
   if (last != kNoSeq && meta.sequence > last + 1) [[unlikely]]
     p = m.put_gap(p, Gap{meta.writer, last + 1, meta.sequence - 1});
   if (meta.sequence > last) last = meta.sequence;
+  const int64_t t = meta.reception_ns;
+  if (t < c.delta.prev_recv) c.sorted = false;  // before the header moves prev_recv to t
   p = format::encode_data_header(p, meta, payload_size, c.delta);
   for (const ByteSpan& part : parts) {
     if (part.empty()) continue;
@@ -274,31 +278,11 @@ Status SegmentWriter::append_locked(const RecordMeta& meta, std::span<const Byte
   m.stats.queued_bytes += written;
   ++m.stats.records_appended;
   m.stats.bytes_appended += payload_size;
-  const int64_t t = meta.reception_ns;
-  if (c.records == 0) {
-    c.first_recv = c.last_recv = t;
-    c.min_seq = c.max_seq = meta.sequence;
-  } else {
-    if (t < c.last_recv) c.sorted = false;
-    c.first_recv = std::min(c.first_recv, t);
-    c.last_recv = std::max(c.last_recv, t);
-    c.min_seq = std::min(c.min_seq, meta.sequence);
-    c.max_seq = std::max(c.max_seq, meta.sequence);
-  }
-  c.payload_bytes += payload_size;
   if (c.entries == 0) m.work_cv.notify_one();  // the writer thread now watches its age
   ++c.records;
   ++c.entries;
-  int32_t& ts = m.topic_slot[meta.topic];
-  if (ts < 0) {
-    ts = static_cast<int32_t>(c.row.topics.size());
-    c.row.topics.push_back({meta.topic, 0, 0, t, t});
-  }
-  ChunkTopicStat& tst = c.row.topics[static_cast<size_t>(ts)];
-  ++tst.count;
-  tst.bytes += payload_size;
-  tst.first_recv_ns = std::min(tst.first_recv_ns, t);
-  tst.last_recv_ns = std::max(tst.last_recv_ns, t);
+  // Only the writer's running statistics: the chunk's and its topics' follow from them when the
+  // chunk closes (Impl::summarize_locked).
   int32_t& ws = m.writer_slot[meta.writer];
   if (ws < 0) {
     ws = static_cast<int32_t>(c.row.writers.size());

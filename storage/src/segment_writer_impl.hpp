@@ -201,7 +201,8 @@ struct SegmentWriter::Impl {
   std::vector<TypeDef> types;  // the latest of each name and source
   Bytes defs_blob;
   uint32_t defs_count = 0;
-  // Per open chunk: slot of each topic/writer in open->row.topics/writers, -1 when untouched.
+  // Slot of each writer in open->row.writers (-1 when untouched), and of each topic in a closing
+  // chunk's row.topics (summarize_locked).
   std::vector<int32_t> topic_slot{-1};
   std::vector<int32_t> writer_slot{-1};
   std::vector<int64_t> last_seq{kNoSeq};  // per writer, for gap detection
@@ -252,11 +253,43 @@ struct SegmentWriter::Impl {
       release_locked(c);
       return;
     }
-    for (auto& t : c->row.topics) topic_slot[t.topic] = -1;
-    for (auto& w : c->row.writers) writer_slot[w.writer] = -1;
+    summarize_locked(*c);
     queue.push_back(c);
     ++closed_chunks;
     work_cv.notify_one();
+  }
+
+  // At a chunk's close: its time and sequence ranges, payload bytes and per-topic rows, from its
+  // per-writer rows (each writer has one topic), which the appenders kept per record; the slots
+  // are cleared for the next chunk.
+  void summarize_locked(ChunkBuf& c) {
+    if (!c.row.writers.empty()) {
+      const ChunkWriterStat& w = c.row.writers.front();
+      c.first_recv = w.first_recv_ns;
+      c.last_recv = w.last_recv_ns;
+      c.min_seq = w.min_seq;
+      c.max_seq = w.max_seq;
+    }
+    for (const ChunkWriterStat& w : c.row.writers) {
+      writer_slot[w.writer] = -1;
+      c.first_recv = std::min(c.first_recv, w.first_recv_ns);
+      c.last_recv = std::max(c.last_recv, w.last_recv_ns);
+      c.min_seq = std::min(c.min_seq, w.min_seq);
+      c.max_seq = std::max(c.max_seq, w.max_seq);
+      c.payload_bytes += w.bytes;
+      const TopicId topic = writers[w.writer].topic;
+      int32_t& ts = topic_slot[topic];
+      if (ts < 0) {
+        ts = static_cast<int32_t>(c.row.topics.size());
+        c.row.topics.push_back({topic, 0, 0, w.first_recv_ns, w.last_recv_ns});
+      }
+      ChunkTopicStat& t = c.row.topics[static_cast<size_t>(ts)];
+      t.count += w.count;
+      t.bytes += w.bytes;
+      t.first_recv_ns = std::min(t.first_recv_ns, w.first_recv_ns);
+      t.last_recv_ns = std::max(t.last_recv_ns, w.last_recv_ns);
+    }
+    for (const ChunkTopicStat& t : c.row.topics) topic_slot[t.topic] = -1;
   }
 
   void release_locked(ChunkBuf* c) {

@@ -88,7 +88,15 @@ storage::TopicDef topic_def(const pubsub::TopicInfo& topic);
 pubsub::TopicDescription replay_topic(const storage::TopicDef& def, const RecordedQos& qos);
 pubsub::WriterQos replay_writer_qos(const RecordedQos& qos);
 
-uint32_t record_flags(const pubsub::RawSample& sample);
+// The record flags of a received sample (inline: the recorder calls it per sample).
+inline uint32_t record_flags(const pubsub::RawSample& s) {
+  uint32_t f = 0;
+  if (s.has_source_timestamp) f |= kFlagHasSourceTimestamp;
+  if (s.key_only) f |= kFlagKeyOnly;
+  if (s.status_info & 1u) f |= kFlagDisposed;
+  if (s.status_info & 2u) f |= kFlagUnregistered;
+  return f;
+}
 
 // A GUID as `pubsub-replay info` and the recorder's log print it (32 lower-case hex digits:
 // prefix, then entity id).
