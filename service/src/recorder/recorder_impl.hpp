@@ -282,13 +282,16 @@ struct Recorder::Impl {
 
   // Appends under this thread's batch lock (the recording's SegmentWriter), or per record
   // (snapshot mode). Delivering thread, under the reader's lock.
-  Status append(const storage::RecordMeta& m, storage::ByteSpan payload);
+  // Inlined into on_sample: per sample, a call and its Status cost as much as the check itself.
+  [[gnu::always_inline]] inline Status append(const storage::RecordMeta& m,
+                                              storage::ByteSpan payload);
 
   // The reader's on_batch_end, and before this thread takes another lock: releases its batch.
   static void end_batch();
 
   // The writer's state, from this thread's cache of the last writer it delivered for (runs of
-  // samples come from one writer), else from the map (created on first sight, with its topic).
+  // samples come from one writer: checked inline in on_sample), else from the map (created on
+  // first sight, with its topic) by writer_for, which refills the cache.
   WriterState* writer_for(const pubsub::RawSample& s);
 
   // Delivering thread, under the writer's reader lock. True = stored in a chunk buffer, so the

@@ -19,6 +19,15 @@ struct ThreadBatch {
 };
 thread_local ThreadBatch t_batch;
 
+// This thread's last writer (runs of samples come from one writer); `generation` tells the
+// recorders of one process apart.
+struct WriterCache {
+  uint64_t generation = 0;
+  pubsub::Guid guid;
+  WriterState* state = nullptr;
+};
+thread_local WriterCache t_writer;
+
 }  // namespace
 
 Status Recorder::Impl::append(const storage::RecordMeta& m, storage::ByteSpan payload) {
@@ -38,13 +47,7 @@ void Recorder::Impl::end_batch() {
 }
 
 WriterState* Recorder::Impl::writer_for(const pubsub::RawSample& s) {
-  struct Cache {
-    uint64_t generation = 0;
-    pubsub::Guid guid;
-    WriterState* state = nullptr;
-  };
-  thread_local Cache cache;
-  if (cache.generation == generation && cache.guid == s.writer) return cache.state;
+  WriterCache& cache = t_writer;
   end_batch();  // the registrar may hold maps_mu and wait for the storage lock
   std::lock_guard lk(maps_mu);
   auto it = writers.find(s.writer);
@@ -81,7 +84,8 @@ WriterState* Recorder::Impl::writer_for(const pubsub::RawSample& s) {
 
 bool Recorder::Impl::on_sample(const pubsub::RawSample& s) {
   if (failed.load(std::memory_order_relaxed)) return false;
-  WriterState* w = writer_for(s);
+  WriterState* w = t_writer.generation == generation && t_writer.guid == s.writer ? t_writer.state
+                                                                                  : writer_for(s);
   if (!w) return false;
   if (w->elsewhere) [[unlikely]]
     return true;  // acknowledged, as every reader of the writer does; recorded by its host
