@@ -63,12 +63,19 @@ set(light_namespace_tests
   "replay: ddsperf KeyedSeq type looked up (XTypes TypeLookup) and decoded, with and without --idl, 4 keys"  # 0.26
   "replay: ddsperf KeyedSeq type from the recorder's types.idl stored and decoded, 4 keys"  # 0.24
 )
-foreach(t IN LISTS light_namespace_tests)
-  if(TEST "${t}")
-    set_tests_properties("${t}" PROPERTIES PROCESSORS ${PUBSUB_SLOTS_LIGHT})
-    set_property(TEST "${t}" APPEND PROPERTY LABELS light)
-  endif()
-endforeach()
+# share_machine(SLOTS LABEL TESTS...): each registered test of TESTS takes SLOTS (and LABEL, if
+# not empty); a name that is not registered (a peer missing) is passed over.
+function(share_machine slots label)
+  foreach(t IN LISTS ARGN)
+    if(TEST "${t}")
+      set_tests_properties("${t}" PROPERTIES PROCESSORS ${slots})
+      if(label)
+        set_property(TEST "${t}" APPEND PROPERTY LABELS ${label})
+      endif()
+    endif()
+  endforeach()
+endfunction()
+share_machine(${PUBSUB_SLOTS_LIGHT} light ${light_namespace_tests})
 # Namespace tests of about one busy core with no throughput or timing bound (they count what was
 # recorded, kill and recover, wait with generous timeouts) take a core's two slots, not the
 # machine: they run beside a unit test or another of them. Figures from scripts/test_cpu.py as
@@ -79,11 +86,7 @@ set(core_namespace_tests
   "recorder: SIGTERM and SIGKILL mid-run leave a verifiable recording"  # 1.10
   "recorder: records ddsperf traffic completely"  # 0.70
 )
-foreach(t IN LISTS core_namespace_tests)
-  if(TEST "${t}")
-    set_tests_properties("${t}" PROPERTIES PROCESSORS ${PUBSUB_SLOTS_CORE})
-  endif()
-endforeach()
+share_machine(${PUBSUB_SLOTS_CORE} "" ${core_namespace_tests})
 # The soak's two minutes at one slot: started first (ctest -j runs the highest COST first), beside
 # the unit tests, instead of holding back every two-slot test behind it at the end.
 set(soak_test "recorder: 2-minute soak of mixed traffic - RSS, fds and threads flat after warm-up, nothing reliable lost, the recording verifies")

@@ -30,7 +30,7 @@ json signed_request(const std::string& text, int64_t time_ms = kNow,
   return json::parse(service::sign_request(key, domain, from, time_ms, nonce, text));
 }
 
-using recorder_test::TempDir;
+using service_test::TempDir;
 
 }  // namespace
 
@@ -71,14 +71,14 @@ TEST_CASE(
                                  "openssl rand -hex 32 > " +
                                  short_key.string() + ")");
   CHECK_FALSE(service::load_control_key(d.file("long", std::string(4097, 'k'), 0600)).ok());
-  k = service::load_control_key(d.path / "missing");
+  k = service::load_control_key(d.dir() / "missing");
   REQUIRE_FALSE(k.ok());
   CHECK(k.error().code == service::Errc::kNotFound);
   CHECK(k.error().message ==
-        "control key file " + (d.path / "missing").string() + ": No such file or directory");
-  k = service::load_control_key(d.path);
+        "control key file " + (d.dir() / "missing").string() + ": No such file or directory");
+  k = service::load_control_key(d.dir());
   REQUIRE_FALSE(k.ok());
-  CHECK(k.error().message == "control key file " + d.path.string() + " is not a regular file");
+  CHECK(k.error().message == "control key file " + d.dir().string() + " is not a regular file");
 }
 
 TEST_CASE("control auth: a signed request is carried out once, with its command and nonce") {

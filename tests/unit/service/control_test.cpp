@@ -21,7 +21,7 @@ using service::ControlServer;
 
 namespace {
 
-using recorder_test::TempDir;
+using service_test::TempDir;
 
 // Answers {"echo": request} and counts.
 ControlServer::Handler echo(int& calls) {
@@ -58,7 +58,7 @@ std::string converse(const std::filesystem::path& p, const std::string& bytes, i
 TEST_CASE("Control socket: requests on one connection are answered in order, mode 0600") {
   TempDir d;
   int calls = 0;
-  const auto path = d.path / "c.sock";
+  const auto path = d.dir() / "c.sock";
   auto server = ControlServer::start(path, echo(calls));
   REQUIRE(server.ok());
   struct stat st {};
@@ -83,7 +83,7 @@ TEST_CASE("Control socket: requests on one connection are answered in order, mod
 TEST_CASE("Control socket: a line over 64 KiB is refused and ends the connection") {
   TempDir d;
   int calls = 0;
-  const auto path = d.path / "c.sock";
+  const auto path = d.dir() / "c.sock";
   auto server = ControlServer::start(path, echo(calls));
   REQUIRE(server.ok());
   const std::string got = converse(path, std::string(70000, 'x') + "\n{\"cmd\":\"a\"}\n", 5);
@@ -94,7 +94,7 @@ TEST_CASE("Control socket: a line over 64 KiB is refused and ends the connection
 TEST_CASE("Control socket: a live one is refused, a stale one replaced, a file kept") {
   TempDir d;
   int calls = 0;
-  const auto path = d.path / "c.sock";
+  const auto path = d.dir() / "c.sock";
   {
     auto first = ControlServer::start(path, echo(calls));
     REQUIRE(first.ok());
@@ -116,7 +116,7 @@ TEST_CASE("Control socket: a live one is refused, a stale one replaced, a file k
     REQUIRE(again.ok());
     CHECK(control_request(path, json{{"cmd", "x"}}, std::chrono::seconds(5)).ok());
   }
-  const auto file = d.path / "plain";
+  const auto file = d.dir() / "plain";
   std::ofstream(file) << "keep me";
   auto refused = ControlServer::start(file, echo(calls));
   REQUIRE_FALSE(refused.ok());

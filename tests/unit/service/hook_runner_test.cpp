@@ -2,6 +2,7 @@
 // a time in the order posted, with $1 and the PUBSUB_* variables, failures logged and counted,
 // drain() waiting for all of them, and no descriptor of the recorder's leaking into them.
 #include "hook_runner.hpp"
+#include "scratch_dir.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -17,21 +18,7 @@ using service::HookRunner;
 
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    std::string t = (std::filesystem::temp_directory_path() / "hooks-XXXXXX").string();
-    path_ = ::mkdtemp(t.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  std::string sub(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using service_test::TempDir;
 
 std::string read_all(const std::string& path) {
   std::ifstream in(path);

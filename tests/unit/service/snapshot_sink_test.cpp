@@ -26,7 +26,7 @@ int64_t now_ns() {
       .count();
 }
 
-using recorder_test::TempDir;
+using service_test::TempDir;
 
 // What the sink reported as finished, in order ("segment PATH", "recording DIR"): the hooks
 // pubsub-recorder's storage.on_segment_closed runs on.
@@ -145,7 +145,7 @@ std::vector<fs::path> snapshot_dirs(const fs::path& dir) {
 TEST_CASE("snapshot sink: window, extension, pause and the next snapshot") {
   TempDir tmp;
   Finished finished;
-  auto sink = make_sink(tmp.path, 0.5, 0.3, &finished);
+  auto sink = make_sink(tmp.dir(), 0.5, 0.3, &finished);
   const auto topic = *sink->add_topic({"pose", "m::Pose", false, {}, {}});
   const auto w1 = *sink->add_writer({topic, storage::Guid{1}});
   REQUIRE(
@@ -188,7 +188,7 @@ TEST_CASE("snapshot sink: window, extension, pause and the next snapshot") {
   REQUIRE(sink->close().ok());             // finishes the second early
   CHECK(sink->status().snapshots == 2);
 
-  const auto dirs = snapshot_dirs(tmp.path);
+  const auto dirs = snapshot_dirs(tmp.dir());
   REQUIRE(dirs.size() == 2);
   CHECK(dirs[0] == t1->path);
   {
@@ -236,7 +236,7 @@ TEST_CASE("snapshot sink: window, extension, pause and the next snapshot") {
 
 TEST_CASE("snapshot sink: a snapshot directory that exists is refused, nothing touched") {
   TempDir tmp;
-  auto sink = make_sink(tmp.path, 1, 0);
+  auto sink = make_sink(tmp.dir(), 1, 0);
   // The directories of every millisecond of the next 3 s, as snapshot-YYYYMMDD-HHMMSS.mmm-x.
   const int64_t start_ms = now_ns() / 1'000'000;
   for (int64_t ms = start_ms; ms < start_ms + 3000; ++ms) {
@@ -246,7 +246,7 @@ TEST_CASE("snapshot sink: a snapshot directory that exists is refused, nothing t
     char b[64];
     const size_t n = std::strftime(b, sizeof b, "snapshot-%Y%m%d-%H%M%S", &tm);
     std::snprintf(b + n, sizeof b - n, ".%03d-x", static_cast<int>(ms % 1000));
-    fs::create_directories(tmp.path / "snaps" / b);
+    fs::create_directories(tmp.dir() / "snaps" / b);
   }
   auto t = sink->trigger("x");
   REQUIRE_FALSE(t.ok());
@@ -254,12 +254,12 @@ TEST_CASE("snapshot sink: a snapshot directory that exists is refused, nothing t
   CHECK(t.error().message.ends_with(" exists already"));
   REQUIRE(sink->close().ok());
   CHECK(sink->status().snapshots == 0);
-  for (const auto& d : snapshot_dirs(tmp.path)) CHECK(fs::is_empty(d));
+  for (const auto& d : snapshot_dirs(tmp.dir())) CHECK(fs::is_empty(d));
 }
 
 TEST_CASE("snapshot sink: every snapshot starts with durable writers' latched state") {
   TempDir tmp;
-  auto sink = make_sink(tmp.path, 0.3, 0.1);
+  auto sink = make_sink(tmp.dir(), 0.3, 0.1);
   const auto topic = *sink->add_topic({"tf_static", "m::Tf", true, {}, {}});
   const std::string durable =
       R"({"durability":"transient_local","history":{"kind":"keep_last","depth":2}})";
@@ -291,7 +291,7 @@ TEST_CASE("snapshot sink: every snapshot starts with durable writers' latched st
   REQUIRE(t2.ok());
   REQUIRE(sink->close().ok());
   CHECK(f2.failures == 0);
-  const auto dirs = snapshot_dirs(tmp.path);
+  const auto dirs = snapshot_dirs(tmp.dir());
   REQUIRE(dirs.size() == 2);
   for (const auto& d : dirs) {
     INFO(d.string());

@@ -23,6 +23,7 @@
 
 #include "pubsub/participant.hpp"
 #include "pubsub/testing/fake_network.hpp"
+#include "scratch_dir.hpp"
 #include "service/recording_schema.hpp"
 #include "service/replay.hpp"
 #include "storage/segment_writer.hpp"
@@ -31,22 +32,7 @@ namespace replay_test {
 
 using namespace std::chrono_literals;
 
-class TempDir {
- public:
-  explicit TempDir(const std::string& tag = "replay") {
-    std::string tmpl = (std::filesystem::temp_directory_path() / (tag + "-XXXXXX")).string();
-    path_ = ::mkdtemp(tmpl.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-  std::string sub(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using service_test::TempDir;
 
 // The lines of `s`, without their newlines.
 inline std::vector<std::string> lines_of(const std::string& s) {
