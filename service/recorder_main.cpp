@@ -113,6 +113,7 @@ struct CommandLine {
   bool check_only = false;
   bool all = false;
   std::chrono::milliseconds::rep storage_delay_ms = 0;
+  std::chrono::milliseconds::rep registrar_delay_ms = 0;
   std::vector<std::string> set_options;  // --set KEY=VALUE, applied last
 };
 
@@ -243,6 +244,9 @@ void define_flags(CLI::App& app, CommandLine& cl, std::vector<std::vector<std::s
                "files), create nothing, exit 0 or 2");
   app.add_option("--test-storage-delay-ms", cl.storage_delay_ms,
                  "testing only: slow the storage writer down by this much per chunk")
+      ->group("");
+  app.add_option("--test-registrar-delay-ms", cl.registrar_delay_ms,
+                 "testing only: the registrar waits this long before preparing matched writers")
       ->group("");
   app.set_version_flag("--version", std::string("pubsub-recorder ") + PUBSUB_VERSION);
   app.footer(
@@ -385,6 +389,7 @@ int main(int argc, char** argv) {
   service::RecorderOptions options;
   if (duration > 0) options.duration = std::chrono::duration<double>(duration);
   options.test_storage_delay = std::chrono::milliseconds(storage_delay_ms);
+  options.test_registrar_delay = std::chrono::milliseconds(cl.registrar_delay_ms);
   ServiceNotifier notifier;
   notifier.hook_into(options);
   auto recorder = service::Recorder::create(cfg, options);

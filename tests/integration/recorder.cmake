@@ -4,8 +4,13 @@ target_link_libraries(recording_summary PRIVATE pubsub::storage perftest_body_ha
 
 set(IT ${CMAKE_CURRENT_SOURCE_DIR})
 # 1. perftest pub -> sub + recorder: counts, sequences and checksums equal.
-pubsub_netns_test("recorder: records everything, 32 B random payload" ${IT}/recorder/record_perftest.sh
-                  -- -datalen 32 -payload random)
+# (Its registrar waits 1 s: the reliable writer's first samples come before it has prepared the
+# writer and are held back, none lost. A best-effort writer's first sample, which would be lost
+# if refused, has the writer prepared on the receive thread instead.)
+pubsub_netns_test("recorder: records everything, 32 B random payload, first samples before the registrar" ${IT}/recorder/record_perftest.sh
+                  --registrar-delay-ms 1000 -- -datalen 32 -payload random)
+pubsub_netns_test("recorder: a best-effort writer's first sample before the registrar - prepared where it arrives, nothing lost"
+                  ${IT}/recorder/record_perftest.sh --registrar-delay-ms 1000 -- -datalen 32 -best -pubRate 20000 -payload random)
 pubsub_netns_test("recorder: records everything, keyed 1000 instances" ${IT}/recorder/record_perftest.sh
                   -- -datalen 100 -keyed -instances 1000 -payload random)
 pubsub_netns_test("recorder: records everything, 63000 B samples" ${IT}/recorder/record_perftest.sh

@@ -53,6 +53,9 @@ struct RecorderOptions {
   std::optional<std::chrono::duration<double>> duration;
   // Test hook: storage's writer thread sleeps this long per chunk (back-pressure tests).
   std::chrono::milliseconds test_storage_delay{0};
+  // Test hook: the registrar thread waits this long before each batch of matched writers (so
+  // that their first samples come before it has prepared them).
+  std::chrono::milliseconds test_registrar_delay{0};
   // Hooks for a service manager (systemd: READY=1, STATUS=, WATCHDOG=1, STOPPING=1), all called
   // on run()'s thread. on_ready: once, when the recording is open and the participant is up.
   // on_stats: the statistics line, every stats interval. on_tick: at least every 50 ms while

@@ -416,7 +416,7 @@ Result<void> Recorder::Impl::open_reader() {
     self->on_writer_refused(t, g, policy, reason);
   };
   l.on_writer_lost = [self](const pubsub::TopicInfo& t, const pubsub::Guid& g) {
-    self->log->info("writer {} on {} gone", guid_hex(g), t.name);
+    self->on_writer_lost(t, g);
   };
   // Started before the reader: writers already discovered are matched inside
   // create_raw_reader(). It uses the store and the participant, both there by now.

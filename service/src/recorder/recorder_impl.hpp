@@ -8,9 +8,9 @@
 //   workers, shared-memory thread, event thread) under the writer's reader lock: the writer's
 //   state (a per-thread cache, else the maps under maps_mu) and the append into the sink.
 // - recorder_registrar.cpp: topics and writers defined in the recording. The registrar thread
-//   defines a matched writer's topic off the receive threads; the types from types.idl or asked
-//   of the writer's participant (TypeLookup, whose replies come on participant threads); writers
-//   the recorder cannot read (discovery thread).
+//   prepares a matched writer off the receive threads (its topic, its type from types.idl or
+//   asked of the writer's participant - TypeLookup, whose replies come on participant threads -
+//   and its encoded QoS); writers the recorder cannot read (discovery thread).
 // - recorder_control.cpp: the control socket, DDS control and metrics servers (each with its
 //   own thread) and the commands they run: status, pause/resume, split, tag, snapshot.
 //
@@ -123,19 +123,32 @@ struct Recorder::Impl {
   std::unordered_map<pubsub::Guid, std::unique_ptr<WriterState>> writers;
   const uint64_t generation = next_generation();  // tells this recorder's cache entries apart
 
-  // Topics defined off the receive threads. A matched writer's topic (its index row, the type
-  // from types.idl or a TypeLookup request) is queued here by on_writer_matched and defined by
-  // the registrar thread, usually before the writer's first sample arrives; a sample that comes
-  // first defines it on its delivering thread (topic_locked under maps_mu, whichever is first).
-  struct TopicToDefine {
-    const pubsub::TopicInfo* topic;  // stable while the raw reader lives
-    pubsub::GuidPrefix from;         // the writer's participant (TypeLookup)
+  // Writers prepared off the receive threads. A matched writer is queued here by
+  // on_writer_matched; the registrar thread defines its topic (the index row, the type from
+  // types.idl or a TypeLookup request) and encodes its QoS (`prepared`), so that its first sample
+  // only appends the writer's definition (writer_for). A reliable writer's sample that comes
+  // before the registrar is done is refused (offered again within milliseconds, see
+  // RawReaderListener::on_sample); a best-effort one, which would be lost, prepares the writer
+  // on its delivering thread (logged).
+  struct Registration {
+    const pubsub::TopicInfo* topic;                    // stable while the raw reader lives
+    std::shared_ptr<const pubsub::WriterInfo> writer;  // as it announced itself
   };
+  struct PreparedWriter {
+    TopicState* topic = nullptr;  // null: queued, not prepared yet
+    bool held_logged = false;     // a sample was refused while queued (logged once)
+    bool reliable = false;
+    storage::Bytes qos;  // encode_qos of what it offered
+    // A writer that announces no data representation: its QoS with {XCDR2}, for samples whose
+    // encapsulation is XCDR2 (infer_representation).
+    storage::Bytes qos_xcdr2;
+  };
+  std::unordered_map<pubsub::Guid, PreparedWriter> prepared;  // under maps_mu
   std::mutex reg_mu;
   std::condition_variable reg_cv;
-  std::vector<TopicToDefine> reg_queue;  // under reg_mu
-  bool reg_stop = false;                 // under reg_mu
-  std::thread registrar;                 // started by create(), ended by stop_registrar()
+  std::vector<Registration> reg_queue;  // under reg_mu
+  bool reg_stop = false;                // under reg_mu
+  std::thread registrar;                // started by create(), ended by stop_registrar()
 
   bool armed = false;        // under maps_mu: control.armed, not started yet (pause_all too)
   std::string recording_id;  // under maps_mu: the start command's
@@ -240,12 +253,21 @@ struct Recorder::Impl {
   // maps_mu held.
   TopicState* topic_locked(const pubsub::TopicInfo* info, const pubsub::GuidPrefix& from);
 
-  // Discovery thread (on_writer_matched): the writer's topic, for the registrar.
-  void queue_topic(const pubsub::TopicInfo& t, const pubsub::GuidPrefix& from);
-
-  // Discovery thread: a writer matched; queues its topic, unless topics.writers is "local" and
-  // the writer is on another host.
+  // Discovery thread: a writer matched; queued for the registrar (`prepared`), unless
+  // topics.writers is "local" and the writer is on another host.
   void on_writer_matched(const pubsub::TopicInfo& t, const pubsub::WriterInfo& w);
+  // Discovery thread: a writer lost before its first sample is forgotten.
+  void on_writer_lost(const pubsub::TopicInfo& t, const pubsub::Guid& g);
+
+  // maps_mu held: writer `w`'s topic defined and its QoS encoded (registrar, or the delivering
+  // thread for a best-effort writer the registrar has not reached). Null if the topic failed.
+  PreparedWriter* prepare_locked(const pubsub::TopicInfo* topic, const pubsub::WriterInfo& w);
+  // maps_mu held, delivering thread: the writer's definition appended (its QoS as `first`, the
+  // first sample, shows the representation), its state created; `p` is gone after.
+  WriterState* define_locked(const pubsub::Guid& g, PreparedWriter& p, storage::ByteSpan first);
+  // maps_mu held, delivering thread: a writer not prepared yet (`queued`: on_writer_matched has
+  // queued it). Null (refused) for a reliable writer; a best-effort one is prepared here.
+  WriterState* unprepared_locked(const pubsub::RawSample& s, bool queued);
 
   // Whether topics.writers "local" leaves writer `w` out.
   bool is_elsewhere(const pubsub::WriterInfo& w) const;
@@ -254,7 +276,7 @@ struct Recorder::Impl {
   // first time.
   WriterState* elsewhere_locked(const pubsub::WriterInfo& w);
 
-  // The registrar thread: defines the queued topics not defined yet.
+  // The registrar thread: prepares the queued writers (prepare_locked).
   void registrar_loop();
 
   void stop_registrar();
@@ -290,8 +312,9 @@ struct Recorder::Impl {
   static void end_batch();
 
   // The writer's state, from this thread's cache of the last writer it delivered for (runs of
-  // samples come from one writer: checked inline in on_sample), else from the map (created on
-  // first sight, with its topic) by writer_for, which refills the cache.
+  // samples come from one writer: checked inline in on_sample), else from the map by
+  // writer_for, which defines a prepared writer at its first sample and refills the cache.
+  // Null: refused for now (not prepared yet, or storage failed).
   WriterState* writer_for(const pubsub::RawSample& s);
 
   // Delivering thread, under the writer's reader lock. True = stored in a chunk buffer, so the

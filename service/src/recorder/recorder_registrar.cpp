@@ -1,7 +1,8 @@
 // What the recorder defines in the recording besides samples (Recorder::Impl,
-// recorder_impl.hpp): topics (by the registrar thread, or by the first sample's delivering
-// thread), their types (types.idl, or TypeLookup replies on participant threads) and writers the
-// recorder cannot read (discovery thread).
+// recorder_impl.hpp): matched writers prepared by the registrar thread (their topics, types and
+// encoded QoS; recorder_samples.cpp appends a writer's definition with its first sample), types
+// from types.idl or TypeLookup replies (participant threads), and writers the recorder cannot
+// read (discovery thread).
 
 #include "recorder_impl.hpp"
 #include "service/recording_schema.hpp"
@@ -37,26 +38,48 @@ TopicState* Recorder::Impl::topic_locked(const pubsub::TopicInfo* info,
   return topics.emplace(info, std::move(t)).first->second.get();
 }
 
-void Recorder::Impl::queue_topic(const pubsub::TopicInfo& t, const pubsub::GuidPrefix& from) {
-  {
-    std::lock_guard lk(reg_mu);
-    reg_queue.push_back({&t, from});
-  }
-  reg_cv.notify_one();
-}
-
 bool Recorder::Impl::is_elsewhere(const pubsub::WriterInfo& w) const {
   return cfg.topics.writers == config::WritersScope::kLocal && !w.same_host;
 }
 
 void Recorder::Impl::on_writer_matched(const pubsub::TopicInfo& t, const pubsub::WriterInfo& w) {
-  if (is_elsewhere(w)) {
+  {
     std::lock_guard lk(maps_mu);
-    (void)elsewhere_locked(w);
-    return;
+    if (is_elsewhere(w)) {
+      (void)elsewhere_locked(w);
+      return;
+    }
+    if (!writers.count(w.guid)) prepared.try_emplace(w.guid);  // queued, not prepared yet
   }
   log->info("writer {} on {} matched", guid_hex(w.guid), t.name);
-  queue_topic(t, w.guid.prefix);
+  {
+    std::lock_guard lk(reg_mu);
+    reg_queue.push_back({&t, std::make_shared<const pubsub::WriterInfo>(w)});
+  }
+  reg_cv.notify_one();
+}
+
+void Recorder::Impl::on_writer_lost(const pubsub::TopicInfo& t, const pubsub::Guid& g) {
+  log->info("writer {} on {} gone", guid_hex(g), t.name);
+  std::lock_guard lk(maps_mu);
+  prepared.erase(g);  // never defined (no sample came): forgotten; the registrar skips it
+}
+
+Recorder::Impl::PreparedWriter* Recorder::Impl::prepare_locked(const pubsub::TopicInfo* topic,
+                                                               const pubsub::WriterInfo& w) {
+  PreparedWriter& p = prepared[w.guid];
+  if (p.topic) return &p;
+  TopicState* t = topic_locked(topic, w.guid.prefix);
+  if (!t) return nullptr;
+  RecordedQos qos = recorded_qos(w);
+  p.reliable = w.topic.reliability == pubsub::ReliabilityKind::kReliable;
+  p.qos = encode_qos(qos);
+  if (qos.data_representation.empty()) {
+    qos.data_representation = {2};
+    p.qos_xcdr2 = encode_qos(qos);
+  }
+  p.topic = t;
+  return &p;
 }
 
 WriterState* Recorder::Impl::elsewhere_locked(const pubsub::WriterInfo& w) {
@@ -77,12 +100,18 @@ void Recorder::Impl::registrar_loop() {
   for (;;) {
     reg_cv.wait(lk, [&] { return reg_stop || !reg_queue.empty(); });
     if (reg_stop) return;
-    std::vector<TopicToDefine> batch;
+    if (opts.test_registrar_delay.count() > 0) {
+      reg_cv.wait_for(lk, opts.test_registrar_delay, [&] { return reg_stop; });
+      if (reg_stop) return;
+    }
+    std::vector<Registration> batch;
     batch.swap(reg_queue);
     lk.unlock();
-    for (const auto& t : batch) {
+    for (const auto& r : batch) {
       std::lock_guard maps(maps_mu);
-      (void)topic_locked(t.topic, t.from);
+      // Defined meanwhile (a best-effort writer's first sample), or lost before it was reached.
+      if (writers.count(r.writer->guid) || !prepared.count(r.writer->guid)) continue;
+      (void)prepare_locked(r.topic, *r.writer);
     }
     lk.lock();
   }

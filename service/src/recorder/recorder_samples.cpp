@@ -47,39 +47,76 @@ void Recorder::Impl::end_batch() {
 }
 
 WriterState* Recorder::Impl::writer_for(const pubsub::RawSample& s) {
-  WriterCache& cache = t_writer;
   end_batch();  // the registrar may hold maps_mu and wait for the storage lock
   std::lock_guard lk(maps_mu);
-  auto it = writers.find(s.writer);
-  if (it == writers.end()) {
-    // The writer's own QoS, from its announcement (known before its first sample).
-    const pubsub::RawReader* r = reader_ready.load(std::memory_order_acquire);
-    auto offer = r ? r->writer_info(s.writer) : nullptr;
-    if (!offer) return nullptr;  // refused for now: offered again in a few milliseconds
-    if (is_elsewhere(*offer)) {
-      WriterState* e = elsewhere_locked(*offer);
-      cache = {generation, s.writer, e};
-      return e;
-    }
-    TopicState* t = topic_locked(s.topic, s.writer.prefix);
-    if (!t) return nullptr;
-    RecordedQos qos = recorded_qos(*offer);
-    infer_representation(qos, s.serialized);
-    auto id = store->add_writer(storage::WriterDef{t->id, s.writer.bytes(), encode_qos(qos)});
-    if (!id) {
-      fail(id.error());
-      return nullptr;
-    }
-    auto w = std::make_unique<WriterState>();
-    w->id = id.value();
-    w->topic = t;
-    w->reliable = offer->topic.reliability == pubsub::ReliabilityKind::kReliable;
-    t->writers.push_back(w.get());
-    it = writers.emplace(s.writer, std::move(w)).first;
-    writer_count++;
+  WriterState* w = nullptr;
+  if (auto it = writers.find(s.writer); it != writers.end()) {
+    w = it->second.get();
+  } else if (auto p = prepared.find(s.writer); p != prepared.end() && p->second.topic) {
+    w = define_locked(s.writer, p->second, s.serialized);
+  } else {
+    w = unprepared_locked(s, p != prepared.end());
   }
-  cache = {generation, s.writer, it->second.get()};
-  return cache.state;
+  if (w) t_writer = {generation, s.writer, w};
+  return w;
+}
+
+WriterState* Recorder::Impl::unprepared_locked(const pubsub::RawSample& s, bool queued) {
+  // The writer's own QoS, from its announcement (known before its first sample); without it,
+  // refused for now: offered again in a few milliseconds.
+  const pubsub::RawReader* r = reader_ready.load(std::memory_order_acquire);
+  auto offer = r ? r->writer_info(s.writer) : nullptr;
+  if (!offer) return nullptr;
+  if (is_elsewhere(*offer)) return elsewhere_locked(*offer);
+  if (offer->topic.reliability == pubsub::ReliabilityKind::kReliable) {
+    // Refused for now, while the registrar prepares it. on_writer_matched queues a writer after
+    // its reader is connected, so its first sample may come first: queued here then.
+    PreparedWriter& p = prepared[s.writer];
+    if (!queued) {
+      std::lock_guard q(reg_mu);
+      reg_queue.push_back({s.topic, std::move(offer)});
+      reg_cv.notify_one();
+    }
+    if (!p.held_logged) {
+      p.held_logged = true;
+      log->info(
+          "writer {} on {}: its first sample came before the registrar had prepared it; "
+          "held back until it has",
+          guid_hex(s.writer), s.topic->name);
+    }
+    return nullptr;
+  }
+  // Best effort: a refused sample would be lost.
+  PreparedWriter* p = prepare_locked(s.topic, *offer);
+  if (!p) return nullptr;
+  log->info(
+      "writer {} on {}: its first sample came before the registrar had prepared it (best "
+      "effort: prepared on the receive thread)",
+      guid_hex(s.writer), s.topic->name);
+  return define_locked(s.writer, *p, s.serialized);
+}
+
+WriterState* Recorder::Impl::define_locked(const pubsub::Guid& g, PreparedWriter& p,
+                                           storage::ByteSpan first) {
+  RecordedQos probe;  // infer_representation's rule, on the first sample's encapsulation
+  if (!p.qos_xcdr2.empty()) infer_representation(probe, first);
+  const bool xcdr2 = !probe.data_representation.empty();
+  auto id =
+      store->add_writer(storage::WriterDef{p.topic->id, g.bytes(), xcdr2 ? p.qos_xcdr2 : p.qos});
+  if (!id) {
+    fail(id.error());
+    return nullptr;
+  }
+  auto w = std::make_unique<WriterState>();
+  w->id = id.value();
+  w->topic = p.topic;
+  w->reliable = p.reliable;
+  WriterState* state = w.get();
+  p.topic->writers.push_back(state);
+  writers.emplace(g, std::move(w));
+  prepared.erase(g);  // `p` goes with it
+  writer_count++;
+  return state;
 }
 
 bool Recorder::Impl::on_sample(const pubsub::RawSample& s) {

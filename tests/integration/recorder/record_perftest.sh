@@ -8,19 +8,22 @@
 # publisher's namespace (its host) and must have read every sample from shared memory. Always:
 # the recorder must have looked the data type up (XTypes TypeLookup of pubsub-perftest's
 # participant) and stored it, and the first samples must decode with it (also as MCAP, through
-# tests/tools/mcap_check).
+# tests/tools/mcap_check). With --registrar-delay-ms D the recorder's registrar waits D ms
+# before preparing matched writers: the first samples of the (reliable) writer come before it,
+# are refused and offered again; nothing may be lost and no writer prepared on a receive thread.
 # Usage: record_perftest.sh [--exec S] [--slow-ms D] [--queue-mb Q] [--rss-overhead-mb M]
-#                           [--same-host] -- PERFTEST ARGS
+#                           [--registrar-delay-ms D] [--same-host] -- PERFTEST ARGS
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib/netns.sh"
 BIN=${BIN:?set BIN to the bin directory of the build}
-exec_s=3 slow_ms=0 queue_mb=64 overhead_mb=48 rec_ns=2 pub_extra=()
+exec_s=3 slow_ms=0 reg_ms=0 queue_mb=64 overhead_mb=48 rec_ns=2 pub_extra=()
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do
   case $1 in
     --same-host) rec_ns=0 pub_extra=(-transport SHMEM); shift ;;
     --exec) exec_s=$2; shift 2 ;;
     --slow-ms) slow_ms=$2; shift 2 ;;
+    --registrar-delay-ms) reg_ms=$2; shift 2 ;;
     --queue-mb) queue_mb=$2; shift 2 ;;
     --rss-overhead-mb) overhead_mb=$2; shift 2 ;;
     *) echo "unknown option $1"; exit 2 ;;
@@ -37,6 +40,7 @@ cat >"$out/recorder.json" <<JSON
 JSON
 slow=()
 [ "$slow_ms" != 0 ] && slow=(--test-storage-delay-ms "$slow_ms")
+[ "$reg_ms" != 0 ] && slow+=(--test-registrar-delay-ms "$reg_ms")
 netns_spawn $rec_ns $((exec_s + 120)) "$BIN/pubsub-recorder" --config "$out/recorder.json" "${slow[@]}" \
   >"$out/recorder.log" 2>&1
 rec=$SPAWNED
@@ -114,6 +118,21 @@ for b in bad: print("FAIL:", b)
 sys.exit(1 if bad else 0)
 PY
 [ $? -eq 0 ] || exit 1
+best=0
+for a in "${args[@]}"; do [ "$a" = "-best" ] && best=1; done
+held="its first sample came before the registrar had prepared it; held back until it has"
+early="its first sample came before the registrar had prepared it (best effort: prepared on the receive thread)"
+if [ "$reg_ms" != 0 ] && [ "$best" = 0 ]; then
+  grep -q "$held" "$out/recorder.log" || { echo "FAIL: no sample came before the registrar"; exit 1; }
+  ! grep -q "prepared on the receive thread" "$out/recorder.log" ||
+    { echo "FAIL: a reliable writer was prepared on a receive thread"; exit 1; }
+  echo "the writer's first samples waited for the registrar (${reg_ms} ms), nothing lost"
+elif [ "$reg_ms" != 0 ]; then
+  # Best effort: a refused sample would be lost, so the writer is prepared where it arrives.
+  [ "$(grep -c "$early" "$out/recorder.log")" = 1 ] ||
+    { echo "FAIL: the best-effort writer was not prepared on its first sample's thread once"; exit 1; }
+  echo "the best-effort writer's first sample came before the registrar (${reg_ms} ms): prepared on the receive thread, nothing lost"
+fi
 
 # The type: pubsub-perftest's writer announces TypeInformation and its participant answers
 # TypeLookup; the recorder must have stored the type it got, and the first 50 ms of samples
