@@ -13,6 +13,7 @@
 #include <set>
 #include <thread>
 
+#include "common/unix_socket.hpp"
 #include "control_commands.hpp"
 
 namespace service {
@@ -27,12 +28,12 @@ Error io_error(Errc code, const std::string& what, int err) {
 
 // A connected stream socket to `path`, or the connect error.
 Result<int> connect_to(const std::filesystem::path& path) {
+  const std::string p = path.string();
+  auto name = common::UnixSocketPath::of(p);  // a long path through its directory
+  if (!name) return name.error();
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
-  const std::string p = path.string();
-  if (p.size() >= sizeof addr.sun_path)
-    return Error{Errc::kInvalidArgument, "socket path too long: " + p};
-  std::memcpy(addr.sun_path, p.c_str(), p.size() + 1);
+  std::memcpy(addr.sun_path, name->name().c_str(), name->name().size() + 1);
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return io_error(Errc::kIo, "socket", errno);
   if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
@@ -135,8 +136,9 @@ struct ControlServer::Impl {
 Result<std::unique_ptr<ControlServer>> ControlServer::start(const std::filesystem::path& path,
                                                             Handler handler) {
   const std::string p = path.string();
-  if (p.size() >= sizeof(sockaddr_un{}.sun_path))
-    return Error{Errc::kInvalidArgument, "control socket path longer than 107 bytes: " + p};
+  // sun_path holds 107 bytes: a longer path is bound through its directory.
+  auto name = common::UnixSocketPath::of(p);
+  if (!name) return name.error().with_context("control socket");
   struct stat st {};
   if (::lstat(p.c_str(), &st) == 0) {
     if (!S_ISSOCK(st.st_mode))
@@ -153,7 +155,7 @@ Result<std::unique_ptr<ControlServer>> ControlServer::start(const std::filesyste
   impl->handler = std::move(handler);
   boost::system::error_code ec;
   impl->acceptor.open(Local(), ec);
-  if (!ec) impl->acceptor.bind(Local::endpoint(p), ec);
+  if (!ec) impl->acceptor.bind(Local::endpoint(name->name()), ec);
   if (ec) return Error{Errc::kIo, "bind control socket " + p + ": " + ec.message()};
   // Owner only, before anyone can connect (listen comes after).
   if (::chmod(p.c_str(), 0600) != 0) {

@@ -18,6 +18,7 @@
 
 #include "common.hpp"
 #include "common/hex.hpp"
+#include "common/unix_socket.hpp"
 #include "service/recording_schema.hpp"
 
 namespace service::replay {
@@ -459,10 +460,11 @@ void remove_stale_control_socket(const std::string& dir, std::ostream& out) {
   const std::string path = dir + "/control.sock";
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) return;
+  auto name = common::UnixSocketPath::of(path);  // a long path through its directory
+  if (!name) return;
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
-  if (path.size() >= sizeof addr.sun_path) return;
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  std::memcpy(addr.sun_path, name->name().c_str(), name->name().size() + 1);
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return;
   const bool refused = ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0 &&

@@ -80,6 +80,28 @@ TEST_CASE("Control socket: requests on one connection are answered in order, mod
   CHECK_FALSE(std::filesystem::exists(path));
 }
 
+TEST_CASE("Control socket: in a directory whose path is longer than sun_path holds") {
+  TempDir d;
+  int calls = 0;
+  const auto dir = d.dir() / std::string(70, 'r') / std::string(70, 'e');
+  std::filesystem::create_directories(dir);
+  const auto path = dir / "control.sock";
+  REQUIRE(path.string().size() > 107);
+  auto server = ControlServer::start(path, echo(calls));
+  REQUIRE(server.ok());
+  struct stat st {};
+  REQUIRE(::stat(path.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+  auto r = control_request(path, json{{"cmd", "c"}}, std::chrono::seconds(5));
+  REQUIRE(r.ok());
+  CHECK(*r == json{{"ok", true}, {"echo", {{"cmd", "c"}}}});
+  auto second = ControlServer::start(path, echo(calls));
+  REQUIRE_FALSE(second.ok());
+  CHECK(second.error().message == "another recorder listens on control socket " + path.string());
+  server.value().reset();
+  CHECK_FALSE(std::filesystem::exists(path));
+}
+
 TEST_CASE("Control socket: a line over 64 KiB is refused and ends the connection") {
   TempDir d;
   int calls = 0;
