@@ -12,7 +12,8 @@
 # kernel's work (recvmmsg, write) is not an instruction callgrind sees.
 #
 # Usage (root): perf/bench/instructions_per_sample.sh [--size B] [--payload zero|random]
-#               [--exec S] [--bin DIR] [--keep DIR]
+#               [--exec S] [--compression lz4|none] [--bin DIR] [--keep DIR]
+# --compression is the recorder's storage.compression (default lz4, the recorder's default).
 # Prints a markdown table: samples, instructions and instructions per sample for each, and the
 # ratio recorder / subscriber; with --keep DIR the callgrind files stay in DIR (read them with
 # callgrind_annotate --inclusive=yes). Exit 0 when both took samples, 1 otherwise, 2 bad usage,
@@ -21,7 +22,7 @@ set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$ROOT/tests/integration/lib/netns.sh"
 BIN=$ROOT/build/bin
-size=32 payload=zero exec_s=10 keep=""
+size=32 payload=zero exec_s=10 keep="" compression=lz4
 while [ $# -gt 0 ]; do
   case $1 in
     --size) size=$2; shift 2 ;;
@@ -29,12 +30,14 @@ while [ $# -gt 0 ]; do
     --exec) exec_s=$2; shift 2 ;;
     --bin) BIN=$2; shift 2 ;;
     --keep) keep=$2; shift 2 ;;
+    --compression) compression=$2; shift 2 ;;
     -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "unknown option $1 (see --help)"; exit 2 ;;
   esac
 done
 [[ $exec_s =~ ^[0-9]+$ && $size =~ ^[0-9]+$ ]] || { echo "--exec and --size take whole numbers"; exit 2; }
 [ "$payload" = zero ] || [ "$payload" = random ] || { echo "--payload: $payload is not zero or random"; exit 2; }
+[ "$compression" = lz4 ] || [ "$compression" = none ] || { echo "--compression: $compression is not lz4 or none"; exit 2; }
 for t in pubsub-perftest pubsub-recorder; do
   [ -x "$BIN/$t" ] || { echo "no $BIN/$t: build first (cmake --build --preset dev)"; exit 2; }
 done
@@ -63,7 +66,7 @@ run_third() {
   if [ "$who" = recorder ]; then
     cat >"$tmp/rec.json" <<JSON
 {"domain": 13, "interface": "veth1", "transports": ["udp"], "stats_interval_s": 1,
- "storage": {"path": "$tmp/rec", "fsync": "none"}}
+ "storage": {"path": "$tmp/rec", "fsync": "none", "compression": "$compression"}}
 JSON
     netns_spawn 1 $((exec_s + 300)) "${vg[@]}" "$BIN/pubsub-recorder" --config "$tmp/rec.json" \
       >"$tmp/rec.log" 2>&1
@@ -95,7 +98,7 @@ print(sum(w['samples'] for w in d['writers']))" 2>/dev/null)
 }
 
 echo "# Instructions per sample (callgrind, sample path only): pubsub-perftest -pub -> third reader,"
-echo "# $size B $payload payload, reliable UDP, ${exec_s}s of publishing, commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)"
+echo "# $size B $payload payload, reliable UDP, ${exec_s}s of publishing, recorder compression $compression, commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)"
 echo
 echo "| Third reader | Samples | Instructions | Instructions per sample |"
 echo "|:--|---:|---:|---:|"
