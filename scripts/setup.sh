@@ -3,11 +3,12 @@
 # Idempotent and non-interactive; run as root on Debian 12 (bookworm).
 set -euo pipefail
 
-build_pkgs=(cmake g++ make pkg-config libboost-dev libsqlite3-dev liblz4-dev libspdlog-dev
+build_pkgs=(cmake g++ make pkg-config libboost-dev libsqlite3-dev liblz4-dev libisal-dev libspdlog-dev
             libxxhash-dev nlohmann-json3-dev catch2 libcli11-dev clang libclang-rt-14-dev clang-format
             cyclonedds-dev zlib1g-dev libdeflate-dev libzstd-dev cyclonedds-tools libsystemd-dev dpkg-dev file
             libssl-dev)
-# (cyclonedds-tools: idlc, run at build time by tests/unit/types; ddsperf for the tests.
+# (libisal-dev: ISA-L's CRC-32C for storage's checksums.
+#  cyclonedds-tools: idlc, run at build time by tests/unit/types; ddsperf for the tests.
 #  libssl-dev: libcrypto's HMAC-SHA256 for signed DDS control requests.
 #  libsystemd-dev: sd_notify for pubsub-recorder. dpkg-dev and file: `cpack -G DEB` finds the
 #  package's Depends with dpkg-shlibdeps.)

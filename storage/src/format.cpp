@@ -1,116 +1,20 @@
-// Chunk and entry codec: see storage/format.hpp for the byte layout. Pure functions, no state
-// beyond the CRC table (built once, thread-safe static initialisation).
+// Chunk and entry codec: see storage/format.hpp for the byte layout. Pure functions, no state.
+// CRC-32C is ISA-L's (crc32_iscsi: the instructions the CPU has, chosen at run time).
 #include "storage/format.hpp"
 
+#include <isa-l/crc.h>
 #include <lz4.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
-
-#if defined(__x86_64__)
-#include <nmmintrin.h>
-#endif
+#include <climits>
 
 namespace storage::format {
 
 using detail::put_varint;
 using detail::zigzag;
 namespace {
-
-// ---- CRC-32C ----
-struct CrcTables {
-  std::array<std::array<uint32_t, 256>, 8> t{};
-  CrcTables() {
-    for (uint32_t i = 0; i < 256; ++i) {
-      uint32_t c = i;
-      for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1u)));
-      t[0][i] = c;
-    }
-    for (uint32_t i = 0; i < 256; ++i)
-      for (int k = 1; k < 8; ++k) t[k][i] = (t[k - 1][i] >> 8) ^ t[0][t[k - 1][i] & 0xff];
-  }
-};
-
-uint32_t crc32c_sw(const uint8_t* p, size_t n, uint32_t crc) {
-  static const CrcTables tables;
-  const auto& t = tables.t;
-  while (n >= 8) {
-    uint64_t v;
-    std::memcpy(&v, p, 8);
-    v ^= crc;
-    crc = t[7][v & 0xff] ^ t[6][(v >> 8) & 0xff] ^ t[5][(v >> 16) & 0xff] ^ t[4][(v >> 24) & 0xff] ^
-          t[3][(v >> 32) & 0xff] ^ t[2][(v >> 40) & 0xff] ^ t[1][(v >> 48) & 0xff] ^ t[0][v >> 56];
-    p += 8;
-    n -= 8;
-  }
-  while (n--) crc = (crc >> 8) ^ t[0][(crc ^ *p++) & 0xff];
-  return crc;
-}
-
-#if defined(__x86_64__)
-// One crc32 instruction has a latency of 3 cycles and a throughput of 1 per cycle, so a single
-// dependency chain runs at a third of the unit's speed. Long inputs are taken in blocks of
-// 3 x kLane bytes: three chains over the three lanes at once, then joined. Without the usual
-// pre/post inversion (crc32c() does it) the update is linear, so
-//   crc(c, A || B) = shift(crc(c, A), |B|) ^ crc(0, B),
-// where shift(c, L) is crc(c, L zero bytes): a linear map of c, applied with four byte tables
-// built once by running the instruction itself over zeros.
-constexpr size_t kLane = 8192;
-
-__attribute__((target("sse4.2"))) uint32_t crc32c_hw1(const uint8_t* p, size_t n, uint32_t crc) {
-  uint64_t c = crc;
-  while (n >= 8) {
-    uint64_t v;
-    std::memcpy(&v, p, 8);
-    c = _mm_crc32_u64(c, v);
-    p += 8;
-    n -= 8;
-  }
-  uint32_t c32 = static_cast<uint32_t>(c);
-  while (n--) c32 = _mm_crc32_u8(c32, *p++);
-  return c32;
-}
-
-struct LaneShift {  // shift(c, kLane) = t[0][c & 0xff] ^ t[1][c >> 8 & 0xff] ^ ...
-  std::array<std::array<uint32_t, 256>, 4> t{};
-  LaneShift() {
-    static const std::array<uint8_t, kLane> zeros{};
-    std::array<uint32_t, 32> bit{};  // shift of each single-bit value
-    for (int i = 0; i < 32; ++i) bit[i] = crc32c_hw1(zeros.data(), kLane, 1u << i);
-    for (int k = 0; k < 4; ++k)
-      for (uint32_t b = 0; b < 256; ++b)
-        for (int j = 0; j < 8; ++j)
-          if (b >> j & 1) t[k][b] ^= bit[8 * k + j];
-  }
-  uint32_t operator()(uint32_t c) const {
-    return t[0][c & 0xff] ^ t[1][c >> 8 & 0xff] ^ t[2][c >> 16 & 0xff] ^ t[3][c >> 24];
-  }
-};
-
-__attribute__((target("sse4.2"))) uint32_t crc32c_hw(const uint8_t* p, size_t n, uint32_t crc) {
-  if (n >= 3 * kLane) {
-    static const LaneShift shift;
-    while (n >= 3 * kLane) {
-      uint64_t c0 = crc, c1 = 0, c2 = 0;
-      for (size_t i = 0; i < kLane; i += 8) {
-        uint64_t v0, v1, v2;
-        std::memcpy(&v0, p + i, 8);
-        std::memcpy(&v1, p + kLane + i, 8);
-        std::memcpy(&v2, p + 2 * kLane + i, 8);
-        c0 = _mm_crc32_u64(c0, v0);
-        c1 = _mm_crc32_u64(c1, v1);
-        c2 = _mm_crc32_u64(c2, v2);
-      }
-      crc = shift(shift(static_cast<uint32_t>(c0)) ^ static_cast<uint32_t>(c1)) ^
-            static_cast<uint32_t>(c2);
-      p += 3 * kLane;
-      n -= 3 * kLane;
-    }
-  }
-  return crc32c_hw1(p, n, crc);
-}
-const bool kHaveSse42 = __builtin_cpu_supports("sse4.2");
-#endif
 
 // ---- little-endian helpers ----
 template <typename T>
@@ -150,12 +54,16 @@ void put_varint_to(Bytes& out, uint64_t v) {
 }  // namespace
 
 uint32_t crc32c(const void* data, size_t size, uint32_t crc) {
-  const auto* p = static_cast<const uint8_t*>(data);
+  // crc32_iscsi takes and returns the register without the final inversion, and an int length.
+  auto* p = static_cast<unsigned char*>(const_cast<void*>(data));  // only read
   crc = ~crc;
-#if defined(__x86_64__)
-  if (kHaveSse42) return ~crc32c_hw(p, size, crc);
-#endif
-  return ~crc32c_sw(p, size, crc);
+  while (size > 0) {
+    const size_t n = std::min<size_t>(size, INT_MAX);
+    crc = crc32_iscsi(p, static_cast<int>(n), crc);
+    p += n;
+    size -= n;
+  }
+  return ~crc;
 }
 
 const char* to_string(Codec c) {

@@ -128,7 +128,8 @@ inline uint64_t chunk_span(const ChunkHeader& h) {
   return kChunkHeaderSize + uint64_t{h.stored_size} + h.padding;
 }
 
-// CRC-32C (Castagnoli); uses the SSE4.2 instruction when the CPU has it.
+// CRC-32C (Castagnoli) of `size` bytes, continuing from `crc` (the CRC of what came before, 0
+// for none): ISA-L's, which uses the CPU's CRC or carry-less multiply instructions.
 uint32_t crc32c(const void* data, size_t size, uint32_t crc = 0);
 
 void encode_segment_header(const SegmentHeader& h, uint8_t out[kSegmentHeaderSize]);
