@@ -10,7 +10,7 @@ set(IT ${CMAKE_CURRENT_SOURCE_DIR})
 pubsub_netns_test("recorder: records everything, 32 B random payload, first samples before the registrar" ${IT}/recorder/record_perftest.sh
                   --registrar-delay-ms 1000 -- -datalen 32 -payload random)
 pubsub_netns_test("recorder: a best-effort writer's first sample before the registrar - prepared where it arrives, nothing lost"
-                  ${IT}/recorder/record_perftest.sh --registrar-delay-ms 1000 -- -datalen 32 -best -pubRate 20000 -payload random)
+                  ${IT}/recorder/record_perftest.sh --exec 1 --registrar-delay-ms 1000 -- -datalen 32 -best -pubRate 20000 -payload random)
 pubsub_netns_test("recorder: records everything, keyed 1000 instances" ${IT}/recorder/record_perftest.sh
                   -- -datalen 100 -keyed -instances 1000 -payload random)
 pubsub_netns_test("recorder: records everything, 63000 B samples" ${IT}/recorder/record_perftest.sh
