@@ -20,8 +20,8 @@ foreach(v BUILD_DIR SOURCE_DIR SCRATCH CPACK VERSION LIBDIR UNITDIR DATADIR)
   endif()
 endforeach()
 set(root ${SCRATCH}/root)
-set(expected_depends libc6 libstdc++6 libgcc-s1 libsqlite3-0 liblz4-1 libspdlog1.10-fmt9 libfmt9
-                     libcycloneddsidl0 zlib1g libdeflate0 libsystemd0 libssl3)
+set(expected_depends libc6 libstdc++6 libgcc-s1 libsqlite3-0 liblz4-1 libisal2 libspdlog1.10-fmt9
+                     libfmt9 libcycloneddsidl0 zlib1g libdeflate0 libsystemd0 libssl3)
 
 function(run what)
   string(TIMESTAMP t0 "%s")
