@@ -1,7 +1,7 @@
 #include "common/unix_socket.hpp"
 
 #include <fcntl.h>
-#include <sys/un.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -33,6 +33,13 @@ Expected<UnixSocketPath> UnixSocketPath::of(const std::string& path) {
   if (p.name_.size() >= sizeof(sockaddr_un{}.sun_path))
     return Error{Errc::kInvalidArgument, "socket file name too long: " + base};
   return p;
+}
+
+sockaddr_un UnixSocketPath::address() const {
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::memcpy(a.sun_path, name_.c_str(), name_.size() + 1);  // of() kept it within sun_path
+  return a;
 }
 
 UnixSocketPath::UnixSocketPath(UnixSocketPath&& o) noexcept

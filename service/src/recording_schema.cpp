@@ -21,12 +21,16 @@ RecordedQos recorded_qos(const pubsub::TopicInfo& t) {
   return q;
 }
 
-void infer_representation(RecordedQos& q, storage::ByteSpan first) {
-  if (!q.data_representation.empty() || first.size() < 2) return;
+bool xcdr2_encapsulation(storage::ByteSpan sample) {
+  if (sample.size() < 2) return false;
   const auto kind =
-      static_cast<uint16_t>(static_cast<uint8_t>(first[0]) << 8 | static_cast<uint8_t>(first[1]));
+      static_cast<uint16_t>(static_cast<uint8_t>(sample[0]) << 8 | static_cast<uint8_t>(sample[1]));
   // CDR2_BE/LE, D_CDR2_BE/LE, PL_CDR2_BE/LE (XTypes 7.6.3.1.2).
-  if (kind >= 0x0006 && kind <= 0x000b) q.data_representation = {2};
+  return kind >= 0x0006 && kind <= 0x000b;
+}
+
+void infer_representation(RecordedQos& q, storage::ByteSpan first) {
+  if (q.data_representation.empty() && xcdr2_encapsulation(first)) q.data_representation = {2};
 }
 
 RecordedQos recorded_qos(const pubsub::WriterInfo& w) {

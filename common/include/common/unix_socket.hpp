@@ -5,6 +5,8 @@
 // is held for as long as the UnixSocketPath lives: bind or connect before it goes.
 #pragma once
 
+#include <sys/un.h>
+
 #include <string>
 
 #include "common/expected.hpp"
@@ -25,6 +27,8 @@ class UnixSocketPath {
 
   // What to put in sun_path: the path itself, or /proc/self/fd/N/NAME (at most 107 bytes).
   const std::string& name() const { return name_; }
+  // The address for bind() or connect() (AF_UNIX, name() in sun_path).
+  sockaddr_un address() const;
 
  private:
   UnixSocketPath() = default;

@@ -82,6 +82,9 @@ RecordedQos recorded_qos(const pubsub::WriterInfo& writer);
 // (Fast DDS 2.9 sends XCDR2 without saying so): then {XCDR2}, from the encapsulation of
 // `first_sample` (the serialized payload, header included).
 void infer_representation(RecordedQos& qos, storage::ByteSpan first_sample);
+// Whether a serialized sample's encapsulation header says XCDR2 (the rule of
+// infer_representation).
+bool xcdr2_encapsulation(storage::ByteSpan sample);
 storage::TopicDef topic_def(const pubsub::TopicInfo& topic);
 
 // The description and writer QoS that replay publishes a recorded topic with.

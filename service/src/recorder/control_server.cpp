@@ -31,9 +31,7 @@ Result<int> connect_to(const std::filesystem::path& path) {
   const std::string p = path.string();
   auto name = common::UnixSocketPath::of(p);  // a long path through its directory
   if (!name) return name.error();
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::memcpy(addr.sun_path, name->name().c_str(), name->name().size() + 1);
+  const sockaddr_un addr = name->address();
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return io_error(Errc::kIo, "socket", errno);
   if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {

@@ -98,9 +98,8 @@ WriterState* Recorder::Impl::unprepared_locked(const pubsub::RawSample& s, bool 
 
 WriterState* Recorder::Impl::define_locked(const pubsub::Guid& g, PreparedWriter& p,
                                            storage::ByteSpan first) {
-  RecordedQos probe;  // infer_representation's rule, on the first sample's encapsulation
-  if (!p.qos_xcdr2.empty()) infer_representation(probe, first);
-  const bool xcdr2 = !probe.data_representation.empty();
+  // infer_representation's rule: a writer that announced none offers what its first sample is.
+  const bool xcdr2 = !p.qos_xcdr2.empty() && xcdr2_encapsulation(first);
   auto id =
       store->add_writer(storage::WriterDef{p.topic->id, g.bytes(), xcdr2 ? p.qos_xcdr2 : p.qos});
   if (!id) {

@@ -462,9 +462,7 @@ void remove_stale_control_socket(const std::string& dir, std::ostream& out) {
   if (::lstat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) return;
   auto name = common::UnixSocketPath::of(path);  // a long path through its directory
   if (!name) return;
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::memcpy(addr.sun_path, name->name().c_str(), name->name().size() + 1);
+  const sockaddr_un addr = name->address();
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return;
   const bool refused = ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0 &&
