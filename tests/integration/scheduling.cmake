@@ -84,7 +84,7 @@ set(core_namespace_tests
   "recorder: SIGKILL x4 under load then recover - verify exits 0 and nothing is lost"  # 1.11
   "recorder: SIGKILL x3 with direct I/O then recover - verify exits 0, nothing lost"  # 1.05
   "recorder: SIGTERM and SIGKILL mid-run leave a verifiable recording"  # 1.10
-  "recorder: records ddsperf traffic completely"  # 0.70
+  "recorder: records ddsperf traffic completely, first samples before the registrar"  # 0.56
 )
 share_machine(${PUBSUB_SLOTS_CORE} "" ${core_namespace_tests})
 # The soak's two minutes at one slot: started first (ctest -j runs the highest COST first), beside
