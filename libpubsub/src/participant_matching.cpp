@@ -64,6 +64,7 @@ rtps::RemoteWriterInfo writer_info(const discovery::RemoteEndpoint& e) {
   w.guid = e.data.guid;
   w.reliable = e.data.reliability == ReliabilityKind::kReliable;
   w.unicast = e.unicast;
+  w.preemptive_base_zero = std::memcmp(e.vendor, wire::kVendorFastDds, 2) == 0;
   return w;
 }
 

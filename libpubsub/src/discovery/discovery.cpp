@@ -254,6 +254,7 @@ void Discovery::add_builtin_proxies(const wire::ParticipantData& p, rtps::Steady
     w.guid = builtin(p.guid_prefix, entity);
     w.reliable = true;
     w.unicast = meta;
+    w.preemptive_base_zero = std::memcmp(p.vendor, wire::kVendorFastDds, 2) == 0;
     return w;
   };
   const uint32_t set = p.builtin_endpoints;

@@ -2,6 +2,7 @@
 #include "discovery/type_lookup.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include "discovery/builtin_config.hpp"
 #include "wire/constants.hpp"
@@ -60,6 +61,7 @@ std::pair<bool, bool> add_proxies(const wire::ParticipantData& p, rtps::SteadyTi
     rtps::RemoteWriterInfo wi;
     wi.guid = entity(p.guid_prefix, writer_id);
     wi.unicast = meta;
+    wi.preemptive_base_zero = std::memcmp(p.vendor, wire::kVendorFastDds, 2) == 0;
     r.add_writer(wi, now);
   }
   return {has_reader, has_writer};

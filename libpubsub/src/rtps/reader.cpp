@@ -267,6 +267,11 @@ void StatefulReader::accept_locked(WriterProxy& p, ReceivedSample& s, SampleBuff
     stats_.duplicates++;
     return;
   }
+  // A writer's first sample: nothing comes before it, so there is no HEARTBEAT to wait for. A
+  // writer whose first HEARTBEAT arrived before we had matched it may send the next one only
+  // after its period (Fast DDS: 3 s), and a writer with a LIFESPAN shorter than that has dropped
+  // its samples from its history by then.
+  if (!p.synced && s.sn == 1 && p.next == 1) p.synced = true;
   if (!p.synced || s.sn > p.next || p.refused) {
     if (p.synced && s.sn > p.next) stats_.out_of_order++;
     store_locked(p, s, owned);
@@ -518,7 +523,7 @@ void StatefulReader::send_acknack_locked(WriterProxy& p, bool preemptive, Steady
   b.header(local_prefix_);
   b.info_dst(p.info.guid.prefix);
   wire::NumberSet set;
-  set.base = preemptive ? 1 : p.next;
+  set.base = preemptive ? (p.info.preemptive_base_zero ? 0 : 1) : p.next;
   const bool may_nack = now >= p.nack_holdoff_until;
   bool missing = false;
   if (!preemptive && !p.refused) {

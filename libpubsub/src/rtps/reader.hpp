@@ -62,6 +62,10 @@ struct RemoteWriterInfo {
   Guid guid;
   bool reliable = true;
   std::vector<Locator> unicast;  // where ACKNACKs go
+  // Its vendor's form of the pre-emptive ACKNACK (before the first HEARTBEAT): bitmapBase 0, as
+  // Fast DDS's readers send it. A Fast DDS writer answers only that one with a HEARTBEAT; the
+  // base-1 form (Cyclone's, ours) makes it restart its HEARTBEAT period instead.
+  bool preemptive_base_zero = false;
 };
 
 struct ReceivedSample {

@@ -182,7 +182,10 @@ class Walker {
     m.writer_id.value = r.u32_be();
     m.set.base = read_sn(r);
     if (!r.ok()) return DecodeError::kTruncated;
-    if (m.set.base < 1 || !read_set_bits(r, m.set)) return DecodeError::kBadSet;
+    if (!read_set_bits(r, m.set)) return DecodeError::kBadSet;
+    // bitmapBase 0 with no bits is Fast DDS's pre-emptive ACKNACK: the base-1 one it stands for.
+    if (m.set.base == 0 && m.set.num_bits == 0) m.set.base = 1;
+    if (m.set.base < 1) return DecodeError::kBadSet;
     m.count = r.u32();
     if (!r.ok()) return DecodeError::kTruncated;
     m.final = flags & kAckNackFlagFinal;

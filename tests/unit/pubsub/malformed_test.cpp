@@ -279,7 +279,8 @@ std::vector<Case> malformed_cases() {
                {}});
   c.push_back({"ACKNACK bitmap words missing", around(acknack(1, 256, 3, false)),
                DecodeError::kBadSet, kBefore});
-  c.push_back({"ACKNACK bitmapBase 0", around(acknack(0, 1, 1)), DecodeError::kBadSet, kBefore});
+  c.push_back(
+      {"ACKNACK bitmapBase 0 with a bit", around(acknack(0, 1, 1)), DecodeError::kBadSet, kBefore});
   c.push_back({"GAP numBits 300", around(gap(1, 2, 300, 10)), DecodeError::kBadSet, kBefore});
   c.push_back(
       {"GAP gapList base below gapStart", around(gap(5, 4, 1, 1)), DecodeError::kBadSet, kBefore});

@@ -1,5 +1,6 @@
 // StatefulReader on a transport that records the ACKNACKs it sends: when a HEARTBEAT is
-// answered.
+// answered, what a reader sends before the writer's first HEARTBEAT, and what it delivers
+// without one.
 #include <catch2/catch.hpp>
 #include <mutex>
 #include <vector>
@@ -23,6 +24,7 @@ class AckRecorder final : public Transport, public wire::Visitor {
       d.insert(d.end(), b, b + p.size);
     }
     REQUIRE(wire::decode_message(d.data(), d.size(), {}, *this) == wire::DecodeError::kNone);
+    datagrams.push_back(std::move(d));
   }
   const TransportLocators& locators() const override { return loc; }
   size_t max_message_size() const override { return 8972; }
@@ -32,11 +34,130 @@ class AckRecorder final : public Transport, public wire::Visitor {
     acknacks.push_back(m);
   }
 
+  // The bitmapBase of the ACKNACK in datagram i, as sent (the decoder reads a pre-emptive base 0
+  // as 1). Our datagrams are little-endian.
+  int64_t sent_base(size_t i) const {
+    const std::vector<uint8_t>& d = datagrams.at(i);
+    size_t off = 20;
+    while (off + 4 <= d.size()) {
+      const uint16_t len = static_cast<uint16_t>(d[off + 2] | d[off + 3] << 8);
+      if (d[off] == 0x06) {
+        REQUIRE(off + 4 + 16 <= d.size());
+        const uint8_t* b = d.data() + off + 4 + 8;
+        const int32_t high = static_cast<int32_t>(b[0] | b[1] << 8 | b[2] << 16 | b[3] << 24);
+        const uint32_t low = b[4] | b[5] << 8 | b[6] << 16 | static_cast<uint32_t>(b[7]) << 24;
+        return (static_cast<int64_t>(high) << 32) | low;
+      }
+      off += 4 + len;
+    }
+    FAIL("no ACKNACK in datagram " << i);
+    return -1;
+  }
+
   std::vector<wire::AckNackSubmessage> acknacks;
+  std::vector<std::vector<uint8_t>> datagrams;
   TransportLocators loc;
 };
 
+constexpr EntityId kReader{0x00000107};
+const uint8_t kPayload[8] = {0, 1, 0, 0, 1, 2, 3, 4};  // CDR_LE, 4 bytes
+
+rtps::RemoteWriterInfo remote_writer() {
+  rtps::RemoteWriterInfo w;
+  w.guid.prefix[0] = 1;
+  w.guid.entity = EntityId{0x00000102};
+  w.unicast = {Locator::udp_v4(0xC6120001u, 7411)};
+  return w;
+}
+
+wire::DataSubmessage data_from(const rtps::RemoteWriterInfo& w, SequenceNumber sn) {
+  wire::DataSubmessage m;
+  m.reader_id = kReader;
+  m.writer_id = w.guid.entity;
+  m.sn = sn;
+  m.has_data = true;
+  m.payload = kPayload;
+  m.payload_size = sizeof kPayload;
+  return m;
+}
+
+wire::HeartbeatSubmessage heartbeat_from(const rtps::RemoteWriterInfo& w, SequenceNumber first,
+                                         SequenceNumber last, uint32_t count) {
+  wire::HeartbeatSubmessage hb;
+  hb.reader_id = kReader;
+  hb.writer_id = w.guid.entity;
+  hb.first = first;
+  hb.last = last;
+  hb.count = count;
+  return hb;
+}
+
 }  // namespace
+
+TEST_CASE("A writer's samples from sequence number 1 are delivered before its first HEARTBEAT") {
+  AckRecorder t;
+  rtps::ReaderConfig cfg;
+  cfg.guid.entity = kReader;
+  std::vector<SequenceNumber> delivered;
+  rtps::StatefulReader r(cfg, t, GuidPrefix{}, [&](const rtps::ReceivedSample& s) {
+    delivered.push_back(s.sn);
+    return true;
+  });
+  const rtps::RemoteWriterInfo w = remote_writer();
+  r.add_writer(w, std::chrono::steady_clock::now());
+  wire::ReceiveContext ctx;
+  ctx.source_prefix = w.guid.prefix;
+  // 2 and 3 first: where the writer's history starts is unknown until 1 or a HEARTBEAT comes.
+  for (SequenceNumber sn : {2, 3}) r.on_data(ctx, data_from(w, sn), Time{});
+  REQUIRE(delivered.empty());
+  r.on_data(ctx, data_from(w, 1), Time{});
+  REQUIRE(delivered == std::vector<SequenceNumber>{1, 2, 3});
+  r.on_data(ctx, data_from(w, 4), Time{});
+  REQUIRE(delivered == std::vector<SequenceNumber>{1, 2, 3, 4});
+  REQUIRE(r.stats().lost == 0);
+
+  // A writer whose first sample here is 5: held until a HEARTBEAT says where its history starts.
+  rtps::RemoteWriterInfo w2 = remote_writer();
+  w2.guid.prefix[0] = 2;
+  r.add_writer(w2, std::chrono::steady_clock::now());
+  ctx.source_prefix = w2.guid.prefix;
+  delivered.clear();
+  r.on_data(ctx, data_from(w2, 5), Time{});
+  REQUIRE(delivered.empty());
+  r.on_heartbeat(ctx, heartbeat_from(w2, 5, 5, 1), nullptr);
+  REQUIRE(delivered == std::vector<SequenceNumber>{5});
+}
+
+TEST_CASE("The pre-emptive ACKNACK has bitmapBase 0 for a Fast DDS writer, 1 for the others") {
+  for (const bool fast_dds : {false, true}) {
+    INFO("Fast DDS writer: " << fast_dds);
+    AckRecorder t;
+    rtps::ReaderConfig cfg;
+    cfg.guid.entity = kReader;
+    rtps::StatefulReader r(cfg, t, GuidPrefix{}, [](const rtps::ReceivedSample&) { return true; });
+    rtps::RemoteWriterInfo w = remote_writer();
+    w.preemptive_base_zero = fast_dds;
+    const auto start = std::chrono::steady_clock::now();
+    r.add_writer(w, start);
+    REQUIRE(t.datagrams.size() == 1);
+    REQUIRE(t.sent_base(0) == (fast_dds ? 0 : 1));
+    REQUIRE_FALSE(t.acknacks[0].final);
+    REQUIRE(t.acknacks[0].set.num_bits == 0);
+    // Again every 200 ms until a HEARTBEAT comes; then the regular form.
+    r.on_timer(start + 250ms);
+    REQUIRE(t.datagrams.size() == 2);
+    REQUIRE(t.sent_base(1) == (fast_dds ? 0 : 1));
+    wire::ReceiveContext ctx;
+    ctx.source_prefix = w.guid.prefix;
+    REQUIRE(r.on_heartbeat(ctx, heartbeat_from(w, 1, 0, 1), nullptr));
+    r.send_pending_acks();
+    REQUIRE(t.datagrams.size() == 3);
+    REQUIRE(t.sent_base(2) == 1);
+    REQUIRE(t.acknacks[2].final);
+    r.on_timer(start + 500ms);
+    REQUIRE(t.datagrams.size() == 3);
+  }
+}
 
 TEST_CASE(
     "A HEARTBEAT that comes with a fragment of the sample still arriving is answered 1 ms "

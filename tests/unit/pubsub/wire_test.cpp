@@ -485,6 +485,23 @@ TEST_CASE("MessageBuilder ACKNACK round-trips sets of 0 to 256 bits") {
   }
 }
 
+TEST_CASE(
+    "An ACKNACK with bitmapBase 0 and no bits (Fast DDS's pre-emptive one) decodes as base 1") {
+  for (const bool final : {false, true}) {
+    Raw a;
+    a.be32(kReader.value).be32(kWriter.value).sn(0).u32(0).u32(3);
+    std::vector<uint8_t> bytes = rtps_header();
+    add_sub(bytes, kAckNack, kFlagLittleEndian | (final ? kAckNackFlagFinal : 0), a.b);
+    Recorder r;
+    REQUIRE(decode(bytes, r) == DecodeError::kNone);
+    REQUIRE(r.acknacks.size() == 1);
+    REQUIRE(r.acknacks[0].set.base == 1);
+    REQUIRE(r.acknacks[0].set.num_bits == 0);
+    REQUIRE(r.acknacks[0].count == 3);
+    REQUIRE(r.acknacks[0].final == final);
+  }
+}
+
 TEST_CASE("decode_message clears set bits past numBits") {
   NumberSet set = make_set(10, 33, {});
   set.bits[0] = 0x80000001u;
