@@ -11,6 +11,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// handle_spdp(): a newcomer's announcements answered with ours (unicast), and for how long after
+// its first. Fast DDS announces 5 times, 100 ms apart, when it starts.
+constexpr uint32_t kAnswersToNewcomer = 5;
+constexpr auto kNewcomerPeriod = std::chrono::seconds(2);
+
 int64_t steady_ns(rtps::SteadyTime t) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
 }
@@ -154,6 +159,7 @@ void Discovery::handle_spdp(const wire::ReceiveContext& ctx, const wire::DataSub
   if (data.domain_id && *data.domain_id != config_.domain_id) return;
   const auto now = Clock::now();
   bool is_new = false;
+  bool answer = false;
   std::string refusal;
   {
     std::lock_guard lk(mu_);
@@ -162,20 +168,29 @@ void Discovery::handle_spdp(const wire::ReceiveContext& ctx, const wire::DataSub
       refusal = participant_over_limit(data);
       if (refusal.empty()) {
         it = participants_.emplace(data.guid_prefix, std::make_shared<RemoteParticipant>()).first;
+        it->second->discovered = now;
         is_new = true;
       }
     }
     if (refusal.empty()) {
-      it->second->data = data;
-      it->second->last_seen_ns.store(steady_ns(now), std::memory_order_relaxed);
+      RemoteParticipant& p = *it->second;
+      p.data = data;
+      p.last_seen_ns.store(steady_ns(now), std::memory_order_relaxed);
+      // Each of a newcomer's first announcements is answered, not only the first: a participant
+      // that is still starting may drop our answer (a Fast DDS one does when it comes within
+      // milliseconds of its first announcement) and would then learn of us only from our next
+      // periodic announcement, up to announce_period later - the samples its writers wrote
+      // meanwhile would miss us.
+      answer = p.answered < kAnswersToNewcomer && now - p.discovered < kNewcomerPeriod;
+      if (answer) p.answered++;
     }
   }
   if (!refusal.empty()) {
     refused(true, "participant " + common::to_hex(data.guid_prefix) + ": " + refusal);
     return;
   }
-  if (is_new) {
-    add_builtin_proxies(data, now);
+  if (is_new) add_builtin_proxies(data, now);
+  if (answer) {
     // Answer at once so the newcomer need not wait for our next periodic announcement.
     std::vector<Locator> to = data.metatraffic_unicast;
     if (to.size() > 1) to.resize(1);

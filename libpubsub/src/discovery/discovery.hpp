@@ -109,6 +109,8 @@ class Discovery {
     wire::ParticipantData data;
     std::atomic<int64_t> last_seen_ns{0};
     std::vector<Guid> endpoints;
+    rtps::SteadyTime discovered{};  // its first announcement
+    uint32_t answered = 0;          // our announcements sent to it in answer (handle_spdp)
   };
 
   void handle_spdp(const wire::ReceiveContext& ctx, const wire::DataSubmessage& m);
