@@ -276,10 +276,11 @@ bool ParticipantImpl::connect_writer_locked(LocalReader& lr, const discovery::Re
   return true;
 }
 
-void ParticipantImpl::disconnect_writer_locked(LocalReader& lr, const Guid& writer) {
+uint64_t ParticipantImpl::disconnect_writer_locked(LocalReader& lr, const Guid& writer) {
+  uint64_t undelivered = 0;
   if (auto m = std::find(lr.matched.begin(), lr.matched.end(), writer); m != lr.matched.end()) {
     lr.matched.erase(m);
-    lr.rtps->remove_writer(writer);
+    undelivered = lr.rtps->remove_writer(writer);
   }
   if (auto m = std::find(lr.local_writers.begin(), lr.local_writers.end(), writer);
       m != lr.local_writers.end()) {
@@ -287,6 +288,7 @@ void ParticipantImpl::disconnect_writer_locked(LocalReader& lr, const Guid& writ
     lr.rtps->remove_local_writer(writer);
     if (shm_) shm_->detach(writer, lr.endpoint.guid);
   }
+  return undelivered;
 }
 
 ParticipantImpl::LocalReader* ParticipantImpl::find_local_reader_locked(
@@ -462,9 +464,20 @@ void ParticipantImpl::on_endpoint_lost(const Guid& g) {
     if (it == remote_.end()) return;
     const bool writer = it->second.data.is_writer();
     const auto shm_locator = it->second.data.shm;
+    const std::string topic = it->second.data.topic_name;
     remote_.erase(it);
     if (writer) {
-      for (auto& lr : readers_) disconnect_writer_locked(lr, g);
+      for (auto& lr : readers_) {
+        // Deleted, or its lease expired: what it had not delivered is dropped with its proxy -
+        // said, not silent. Matched again (after an outage), a durable writer sends what it
+        // still has again.
+        if (const uint64_t n = disconnect_writer_locked(lr, g)) {
+          log("writer " + g.to_string() + " on topic '" + topic + "' gone with " +
+              std::to_string(n) +
+              " of its samples not delivered (held back, or sent and never received): lost "
+              "unless it comes back and sends them again");
+        }
+      }
       for (auto& raw : raw_readers_) {
         for (auto& sub : raw->subscriptions) {
           auto m = std::find(sub->writers.begin(), sub->writers.end(), g);

@@ -64,10 +64,11 @@ void StatefulReader::add_writer(const RemoteWriterInfo& info, SteadyTime now) {
   matched_cv_.notify_all();
 }
 
-void StatefulReader::remove_writer(const Guid& g) {
+uint64_t StatefulReader::remove_writer(const Guid& g) {
   std::lock_guard lk(mu_);
   auto it = writers_.find(g);
-  if (it == writers_.end()) return;
+  if (it == writers_.end()) return 0;
+  const uint64_t undelivered = undelivered_locked(it->second);
   for (auto& [sn, s] : it->second.buffered) {
     buffered_bytes_ -= s.data.size();
     buffered_samples_--;
@@ -78,6 +79,24 @@ void StatefulReader::remove_writer(const Guid& g) {
   pending_.erase(std::remove(pending_.begin(), pending_.end(), &it->second), pending_.end());
   writers_.erase(it);
   last_proxy_ = nullptr;
+  return undelivered;
+}
+
+uint64_t StatefulReader::undelivered_locked(const WriterProxy& p) const {
+  if (!p.info.reliable) return 0;
+  uint64_t n = 0;
+  if (!p.synced) {  // no start point: only what arrived counts
+    for (const auto& [sn, s] : p.buffered) n += s.irrelevant ? 0 : 1;
+    for (const auto& [sn, f] : p.fragments) n += p.buffered.count(sn) ? 0 : 1;
+    return n;
+  }
+  SequenceNumber last = p.hb_last;
+  if (!p.buffered.empty()) last = std::max(last, p.buffered.rbegin()->first);
+  if (!p.fragments.empty()) last = std::max(last, p.fragments.rbegin()->first);
+  if (last < p.next) return 0;
+  n = static_cast<uint64_t>(last - p.next + 1);
+  for (const auto& [sn, s] : p.buffered) n -= s.irrelevant && sn >= p.next ? 1 : 0;
+  return n;
 }
 
 size_t StatefulReader::matched_writers() const {

@@ -128,6 +128,64 @@ TEST_CASE("A writer's samples from sequence number 1 are delivered before its fi
   REQUIRE(delivered == std::vector<SequenceNumber>{5});
 }
 
+TEST_CASE("remove_writer counts the samples the writer sent or announced that were not delivered") {
+  AckRecorder t;
+  rtps::ReaderConfig cfg;
+  cfg.guid.entity = kReader;
+  bool take = true;
+  std::vector<SequenceNumber> delivered;
+  rtps::StatefulReader r(cfg, t, GuidPrefix{}, [&](const rtps::ReceivedSample& s) {
+    if (take) delivered.push_back(s.sn);
+    return take;
+  });
+  wire::ReceiveContext ctx;
+  auto writer = [&](uint8_t id, bool reliable) {
+    rtps::RemoteWriterInfo w = remote_writer();
+    w.guid.prefix[0] = id;
+    w.reliable = reliable;
+    r.add_writer(w, std::chrono::steady_clock::now());
+    ctx.source_prefix = w.guid.prefix;
+    return w;
+  };
+  // Delivered 1-2; 4 arrived after a hole (3); the HEARTBEAT announces up to 6: 3, 4, 5, 6.
+  const auto a = writer(1, true);
+  for (SequenceNumber sn : {1, 2, 4}) r.on_data(ctx, data_from(a, sn), Time{});
+  r.on_heartbeat(ctx, heartbeat_from(a, 1, 6, 1), nullptr);
+  REQUIRE(delivered == std::vector<SequenceNumber>{1, 2});
+  REQUIRE(r.remove_writer(a.guid) == 4);
+
+  // Everything delivered: none. A GAP'd (irrelevant) sample is not one of them.
+  const auto b = writer(2, true);
+  for (SequenceNumber sn : {1, 2}) r.on_data(ctx, data_from(b, sn), Time{});
+  r.on_heartbeat(ctx, heartbeat_from(b, 1, 2, 1), nullptr);
+  REQUIRE(r.remove_writer(b.guid) == 0);
+  const auto c = writer(3, true);
+  r.on_data(ctx, data_from(c, 1), Time{});
+  wire::GapSubmessage gap;
+  gap.reader_id = kReader;
+  gap.writer_id = c.guid.entity;
+  gap.gap_start = 3;
+  gap.gap_list.base = 4;  // [3, 3] irrelevant, 2 still missing
+  r.on_gap(ctx, gap);
+  r.on_heartbeat(ctx, heartbeat_from(c, 1, 3, 1), nullptr);
+  REQUIRE(r.remove_writer(c.guid) == 1);
+
+  // Refused (back-pressure) and held: 1-3.
+  take = false;
+  const auto d = writer(4, true);
+  for (SequenceNumber sn : {1, 2, 3}) r.on_data(ctx, data_from(d, sn), Time{});
+  REQUIRE(r.remove_writer(d.guid) == 3);
+
+  // No HEARTBEAT yet, first sample not 1: what arrived (5, 6). Best effort: none.
+  const auto e = writer(5, true);
+  for (SequenceNumber sn : {5, 6}) r.on_data(ctx, data_from(e, sn), Time{});
+  REQUIRE(r.remove_writer(e.guid) == 2);
+  const auto f = writer(6, false);
+  for (SequenceNumber sn : {1, 3}) r.on_data(ctx, data_from(f, sn), Time{});
+  REQUIRE(r.remove_writer(f.guid) == 0);
+  REQUIRE(r.remove_writer(f.guid) == 0);  // gone already
+}
+
 TEST_CASE("The pre-emptive ACKNACK has bitmapBase 0 for a Fast DDS writer, 1 for the others") {
   for (const bool fast_dds : {false, true}) {
     INFO("Fast DDS writer: " << fast_dds);
