@@ -183,7 +183,8 @@ class Walker {
     m.set.base = read_sn(r);
     if (!r.ok()) return DecodeError::kTruncated;
     if (!read_set_bits(r, m.set)) return DecodeError::kBadSet;
-    // bitmapBase 0 with no bits is Fast DDS's pre-emptive ACKNACK: the base-1 one it stands for.
+    // bitmapBase 0 with no bits is the pre-emptive ACKNACK of Fast DDS's (and RTI Connext's)
+    // readers: the base-1 one it stands for.
     if (m.set.base == 0 && m.set.num_bits == 0) m.set.base = 1;
     if (m.set.base < 1) return DecodeError::kBadSet;
     m.count = r.u32();

@@ -31,7 +31,7 @@ enum class DecodeError : uint8_t {
   kTruncated,          // a submessage header or body runs past the datagram
   kBadLength,          // octetsToNextHeader not a multiple of 4
   kBadSequenceNumber,  // a sequence number < 1 where one is required, or first > last + 1
-  kBadSet,             // numBits > 256, base < 1, or set words missing
+  kBadSet,             // numBits > 256, base < 1 (ACKNACK: 0 with no bits is taken), words missing
   kBadFragment,        // fragment numbers past the end, zero sizes, short fragment data
   kSampleTooLarge,     // DATA_FRAG sampleSize over DecodeLimits::max_sample_size
   kBadParameterList,   // missing sentinel, bad parameter length
