@@ -64,7 +64,7 @@ rtps::RemoteWriterInfo writer_info(const discovery::RemoteEndpoint& e) {
   w.guid = e.data.guid;
   w.reliable = e.data.reliability == ReliabilityKind::kReliable;
   w.unicast = e.unicast;
-  w.preemptive_base_zero = std::memcmp(e.vendor, wire::kVendorFastDds, 2) == 0;
+  w.preemptive_base_zero = wire::is_vendor(e.vendor, wire::kVendorFastDds);
   return w;
 }
 
@@ -392,14 +392,14 @@ rtps::RemoteReaderInfo ParticipantImpl::reader_path_locked(const WriterImpl& w,
   // only in the 64-KiB datagrams its own writers send (UDPv4 maxMessageSize 65500), and loses
   // most of a burst of MTU-sized fragments (perf/RESULTS.md, "Into Fast DDS readers"). Unless
   // the application chose a size.
-  if (options_.max_message_size == 0 && std::memcmp(e.vendor, wire::kVendorFastDds, 2) == 0) {
+  if (options_.max_message_size == 0 && wire::is_vendor(e.vendor, wire::kVendorFastDds)) {
     info.max_datagram = kFastDdsDatagram;
   }
   // A Cyclone DDS reader answers a HEARTBEAT from its event thread once its receive thread has
   // read on, which looks like a deliberate delay; a window grown for it overran its 1-MB socket
   // buffer with bursts of large samples (perf/RESULTS.md, "A window cap for deliberate delays
   // only").
-  info.queued_answers = std::memcmp(e.vendor, wire::kVendorCyclone, 2) == 0;
+  info.queued_answers = wire::is_vendor(e.vendor, wire::kVendorCyclone);
   if (options_.intra_process) {
     auto& reg = local_endpoints();
     std::lock_guard rl(reg.mu);

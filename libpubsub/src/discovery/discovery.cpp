@@ -269,7 +269,7 @@ void Discovery::add_builtin_proxies(const wire::ParticipantData& p, rtps::Steady
     w.guid = builtin(p.guid_prefix, entity);
     w.reliable = true;
     w.unicast = meta;
-    w.preemptive_base_zero = std::memcmp(p.vendor, wire::kVendorFastDds, 2) == 0;
+    w.preemptive_base_zero = wire::is_vendor(p.vendor, wire::kVendorFastDds);
     return w;
   };
   const uint32_t set = p.builtin_endpoints;
@@ -376,14 +376,13 @@ bool Discovery::handle_sedp(const rtps::ReceivedSample& s, bool publications) {
     // PID_PUBSUB_SHM is ours only from participants of our vendor id.
     std::lock_guard lk(mu_);
     auto it = participants_.find(data.guid.prefix);
-    if (it == participants_.end() ||
-        std::memcmp(it->second->data.vendor, wire::kVendorId, 2) != 0) {
+    if (it == participants_.end() || !wire::is_vendor(it->second->data.vendor, wire::kVendorId)) {
       data.shm.reset();
     }
     // A Fast DDS 2.9 reader announces no data representation (XCDR1 only, by XTypes) and reads
     // XCDR2 all the same, by the payload's encapsulation: take it at its deeds.
     if (it != participants_.end() && !publications && data.data_representation.empty() &&
-        std::memcmp(it->second->data.vendor, wire::kVendorFastDds, 2) == 0) {
+        wire::is_vendor(it->second->data.vendor, wire::kVendorFastDds)) {
       data.data_representation = {wire::kXcdr1, wire::kXcdr2};
     }
   }

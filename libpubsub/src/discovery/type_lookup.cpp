@@ -2,7 +2,6 @@
 #include "discovery/type_lookup.hpp"
 
 #include <algorithm>
-#include <cstring>
 
 #include "discovery/builtin_config.hpp"
 #include "wire/constants.hpp"
@@ -61,7 +60,7 @@ std::pair<bool, bool> add_proxies(const wire::ParticipantData& p, rtps::SteadyTi
     rtps::RemoteWriterInfo wi;
     wi.guid = entity(p.guid_prefix, writer_id);
     wi.unicast = meta;
-    wi.preemptive_base_zero = std::memcmp(p.vendor, wire::kVendorFastDds, 2) == 0;
+    wi.preemptive_base_zero = wire::is_vendor(p.vendor, wire::kVendorFastDds);
     r.add_writer(wi, now);
   }
   return {has_reader, has_writer};

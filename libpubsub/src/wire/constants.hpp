@@ -15,6 +15,10 @@ inline constexpr uint8_t kVendorId[2] = {0x01, 0x99};
 // Other vendors' ids (OMG's vendor id list), for what their implementations need of us.
 inline constexpr uint8_t kVendorFastDds[2] = {0x01, 0x0f};
 inline constexpr uint8_t kVendorCyclone[2] = {0x01, 0x10};
+// Whether a participant's vendor id (ParticipantData::vendor) is `id`, one of the above.
+inline bool is_vendor(const uint8_t vendor[2], const uint8_t (&id)[2]) {
+  return vendor[0] == id[0] && vendor[1] == id[1];
+}
 inline constexpr size_t kHeaderSize = 20;
 inline constexpr size_t kSubmessageHeaderSize = 4;
 
