@@ -428,8 +428,8 @@ void write_end_marker(const Options& o, pubsub::Writer& writer, SampleMaker& mak
 }
 
 // The "wrote ..." line on stderr and -summaryJson.
-void report_publisher(const Options& o, const pubsub::Writer& writer, const ThroughputRun& run,
-                      double seconds, bool acked) {
+void report_publisher(const Options& o, const pubsub::Participant& p, const pubsub::Writer& writer,
+                      const ThroughputRun& run, double seconds, bool acked) {
   const auto ws = writer.stats();
   std::fprintf(stderr,
                "pubsub-perftest: wrote %" PRIu64 " samples in %.2f s (%.0f/s), %" PRIu64
@@ -450,7 +450,8 @@ void report_publisher(const Options& o, const pubsub::Writer& writer, const Thro
     f << "{\"written\": " << run.written.load() << ", \"checksum\": \"" << fmt_hex(run.checksum)
       << "\", \"acknowledged\": " << (acked ? "true" : "false") << ", \"guid\": \""
       << writer.guid().to_string() << "\", \"datagrams_sent\": " << ws.datagrams_sent
-      << ", \"write_timeouts\": " << run.timeouts << ", \"loaned_writes\": " << run.loaned << "}\n";
+      << ", \"write_timeouts\": " << run.timeouts << ", \"loaned_writes\": " << run.loaned
+      << ", \"malformed_received\": " << p.stats().malformed_messages << "}\n";
   }
 }
 
@@ -492,7 +493,7 @@ int run_publisher(const Options& o) {
   const double seconds = std::chrono::duration<double>(Clock::now() - run.start).count();
   const bool acked = writer.wait_for_acknowledgments(10s);
   if (!o.ddsperf_compat) write_end_marker(o, writer, maker, run.seq);
-  report_publisher(o, writer, run, seconds, acked);
+  report_publisher(o, p, writer, run, seconds, acked);
   print_transport_stats(p);
   // Linger briefly so late repairs and the end marker get through before we leave.
   std::this_thread::sleep_for(200ms);

@@ -3,6 +3,8 @@
 # Usage: perftest_pair.sh [--impair LOSS_PCT REORDER_PCT] [--exec S] [--min N] [--fastdds-sub]
 #                         [--datagrams-per-sample MIN MAX] [--mtu BYTES] -- PERFTEST ARGS
 # Without --best, the run must be complete, exactly once, in order (check_json.py --reliable).
+# Every datagram the publisher received must decode (its summary's malformed_received is 0): a
+# Fast DDS reader's pre-emptive ACKNACK, bitmapBase 0, among them.
 # --impair: the impairment must have dropped and reordered packets (impair_check).
 # --fastdds-sub: the subscriber is fastdds_perftest (Fast DDS 2.9; the same topic, type and
 # summary), given only -datalen. --datagrams-per-sample: the publisher's datagrams (data, repairs
@@ -61,6 +63,10 @@ if [ -n "$impair" ]; then impair_check "$loss" "$reorder" 0 1 || exit 1; fi
 [ $pub_rc -eq 0 ] || { echo "FAIL: publisher exit $pub_rc"; exit 1; }
 [ $sub_rc -eq 0 ] || { echo "FAIL: subscriber exit $sub_rc"; exit 1; }
 python3 "$HERE/../lib/check_json.py" "$out/pub.json" "$out/sub.json" $reliable --min "$min" || exit 1
+python3 -c 'import json, sys
+n = json.load(open(sys.argv[1]))["malformed_received"]
+sys.exit(f"FAIL: the publisher dropped {n} datagrams it could not decode" if n else 0)' \
+  "$out/pub.json" || exit 1
 if [ -n "$dps" ]; then
   python3 - "$out/pub.json" $dps <<'PY' && exit 0
 import json, sys
