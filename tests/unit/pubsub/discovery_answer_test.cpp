@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "discovery/discovery.hpp"
+#include "test_util.hpp"
 #include "wire/constants.hpp"
 #include "wire/discovery_data.hpp"
 #include "wire/message.hpp"
@@ -20,11 +21,7 @@ class SpdpCounter final : public Transport {
   Result<void> start(TransportReceiver&) override { return {}; }
   void stop() override {}
   void send(std::span<const Locator> to, std::span<const ConstBuffer> parts) override {
-    std::vector<uint8_t> d;
-    for (const auto& p : parts) {
-      const auto* b = static_cast<const uint8_t*>(p.data);
-      d.insert(d.end(), b, b + p.size);
-    }
+    const std::vector<uint8_t> d = test::gather(parts);
     struct : wire::Visitor {
       bool spdp = false;
       void on_data(const wire::ReceiveContext&, const wire::DataSubmessage& m) override {

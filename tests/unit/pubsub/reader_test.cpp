@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "rtps/reader.hpp"
+#include "test_util.hpp"
 #include "wire/message.hpp"
 
 using namespace pubsub;
@@ -18,11 +19,7 @@ class AckRecorder final : public Transport, public wire::Visitor {
   Result<void> start(TransportReceiver&) override { return {}; }
   void stop() override {}
   void send(std::span<const Locator>, std::span<const ConstBuffer> parts) override {
-    std::vector<uint8_t> d;
-    for (const auto& p : parts) {
-      const auto* b = static_cast<const uint8_t*>(p.data);
-      d.insert(d.end(), b, b + p.size);
-    }
+    std::vector<uint8_t> d = test::gather(parts);
     REQUIRE(wire::decode_message(d.data(), d.size(), {}, *this) == wire::DecodeError::kNone);
     datagrams.push_back(std::move(d));
   }

@@ -61,11 +61,7 @@ class GateTransport final : public Transport, public TransportReceiver {
   }
   void stop() override { inner_->stop(); }
   void send(std::span<const Locator> to, std::span<const ConstBuffer> parts) override {
-    std::vector<uint8_t> d;
-    for (const auto& p : parts) {
-      d.insert(d.end(), static_cast<const uint8_t*>(p.data),
-               static_cast<const uint8_t*>(p.data) + p.size);
-    }
+    const std::vector<uint8_t> d = test::gather(parts);
     acknacks_ += seen_in(d.data(), d.size()).acknacks;
     inner_->send(to, parts);
   }

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -11,6 +12,17 @@
 #include "pubsub/testing/fake_network.hpp"
 
 namespace pubsub::test {
+
+// The one datagram a Transport::send call gathers from its parts (for test transports that keep
+// or decode what is sent).
+inline std::vector<uint8_t> gather(std::span<const ConstBuffer> parts) {
+  std::vector<uint8_t> d;
+  for (const auto& p : parts) {
+    const auto* b = static_cast<const uint8_t*>(p.data);
+    d.insert(d.end(), b, b + p.size);
+  }
+  return d;
+}
 
 // Polls pred every millisecond until it holds or the timeout passes.
 template <class Pred>

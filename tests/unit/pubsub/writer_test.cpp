@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "rtps/writer.hpp"
+#include "test_util.hpp"
 #include "wire/message.hpp"
 
 using namespace pubsub;
@@ -22,17 +23,10 @@ class RecordingTransport final : public Transport {
   void stop() override {}
   void send(std::span<const Locator> to, std::span<const ConstBuffer> parts) override {
     std::lock_guard lk(mu);
-    size_t bytes = 0;
-    for (const auto& p : parts) bytes += p.size;
-    std::vector<uint8_t> datagram;
-    datagram.reserve(bytes);
-    for (const auto& p : parts) {
-      const auto* b = static_cast<const uint8_t*>(p.data);
-      datagram.insert(datagram.end(), b, b + p.size);
-    }
+    const std::vector<uint8_t> datagram = test::gather(parts);
     for (const auto& l : to) {
       sent.push_back(l);
-      sizes.push_back(bytes);
+      sizes.push_back(datagram.size());
       datagrams.push_back(datagram);
     }
   }
