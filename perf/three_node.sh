@@ -48,6 +48,9 @@ Matrix (lists are comma or space separated):
   --recorder-reps N        repetitions of the recorder test points in --full (default 3)
   --recorder-set KEY=VALUE a configuration setting for pubsub-recorder (its --set), repeatable:
                            e.g. storage.compression=none
+  --disk-mb N              with the recorder runs: the disk's limit, measured before the first run
+                           with `dd if=/dev/zero bs=1M count=N conv=fdatasync` into DIR (the disk the
+                           recordings go to), three times, the best (default 2048; 0 = not measured)
 Other:
   --mtu BYTES              MTU of the bridge and veth links, 1280..9000 (default 9000)
   --out DIR                output directory, new or empty (default ./three_node-YYYYmmdd-HHMMSS)
@@ -67,7 +70,7 @@ listify() { local s=${*//,/ }; echo $s; }
 
 sizes="" lat_sizes="" exec_s=10 reps=1 rels="" keyings="unkeyed" instances=1000 batches="8192"
 payloads="zero" recorder=0 peer="" iperf=0 latency=0 throughput=1 full=0 rec_reps=3
-out="" bin="" dry_run=0 print_commands=0 nics=() rec_sets=()
+out="" bin="" dry_run=0 print_commands=0 nics=() rec_sets=() disk_mb=2048
 while [ $# -gt 0 ]; do
   case $1 in
     --sizes) sizes=$(listify "${2:?}"); shift 2 ;;
@@ -89,6 +92,7 @@ while [ $# -gt 0 ]; do
     --full) full=1; shift ;;
     --recorder-reps) rec_reps=${2:?}; shift 2 ;;
     --recorder-set) rec_sets+=(--set "${2:?}"); shift 2 ;;
+    --disk-mb) disk_mb=${2:?}; shift 2 ;;
     --out) out=${2:?}; shift 2 ;;
     --mtu) NS_MTU=${2:?}; shift 2 ;;
     --bin) bin=${2:?}; shift 2 ;;
@@ -109,6 +113,7 @@ exec_i=$(awk -v e="$exec_s" 'BEGIN {printf "%d", e + 0.999}')
 is_uint "$reps" && [ "$reps" -ge 1 ] || die "--reps: '$reps' is not a count >= 1"
 is_uint "$rec_reps" && [ "$rec_reps" -ge 1 ] || die "--recorder-reps: '$rec_reps' is not a count >= 1"
 is_uint "$instances" && [ "$instances" -ge 1 ] || die "--instances: '$instances' is not a count >= 1"
+is_uint "$disk_mb" || die "--disk-mb: '$disk_mb' is not a whole number of MiB"
 [ -n "$sizes" ] || { if [ $recorder = 1 ]; then sizes=$REC_SIZES; else sizes=$RTI_SIZES; fi; }
 [ -n "$lat_sizes" ] || lat_sizes=$sizes
 [ -n "$rels" ] || { if [ $recorder = 1 ]; then rels="rel"; else rels="be rel"; fi; }
@@ -354,6 +359,40 @@ env = {
 }
 json.dump(env, open(path, "w"), indent=1)
 PY
+
+# ---- the disk's limit (only before recorder runs) -----------------------------------------
+# dd_mbs FILE MIB: MB/s (10^6 bytes) of MIB MiB of zeros written with conv=fdatasync; FILE is
+# removed after. Prints nothing when dd fails (disk full, say).
+dd_mbs() {
+  local line
+  line=$(dd if=/dev/zero of="$1" bs=1M count="$2" conv=fdatasync 2>&1 | tail -n 1)
+  rm -f "$1"
+  echo "$line" | awk '/ copied, / {for (i = 1; i < NF; i++) if ($i == "copied,") printf "%.0f", $1 / $(i + 1) / 1e6}'
+}
+has_rec=0
+for r in "${RUNS[@]}"; do
+  set -- $r
+  [ "$7" = rec ] && has_rec=1
+done
+if [ $has_rec = 1 ] && [ "$disk_mb" -gt 0 ]; then
+  echo "three_node.sh: the disk's limit for the recorder: dd of $disk_mb MiB with fdatasync into $out, three times" >&2
+  # Three runs back to back, the best counts: on this VM the first often runs at a third of the
+  # next (the page cache it fills is memory the guest has not touched yet), and the next two at
+  # 0.7-1.2 GB/s.
+  dd1=$(dd_mbs "$out/dd.bin" "$disk_mb")
+  dd2=$(dd_mbs "$out/dd.bin" "$disk_mb")
+  dd3=$(dd_mbs "$out/dd.bin" "$disk_mb")
+  python3 - "$out/env.json" "$disk_mb" "$dd1" "$dd2" "$dd3" <<'PY'
+import json, sys
+path, mib, runs = sys.argv[1], int(sys.argv[2]), [int(x) for x in sys.argv[3:] if x]
+env = json.load(open(path))
+env["disk_mib"], env["disk_runs_mbs"] = mib, runs
+env["disk_mbs"] = max(runs) if runs else None
+json.dump(env, open(path, "w"), indent=1)
+if not runs:
+    print("three_node.sh: dd into the output directory failed: no disk limit in the report", file=sys.stderr)
+PY
+fi
 
 # ---- runs ---------------------------------------------------------------------------------
 RECCFG=$out/raw/recorder-d1.json  # ours: domain 1 (pubsub-perftest's default)

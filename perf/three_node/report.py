@@ -73,6 +73,9 @@ class Point:
         self.rec_complete = all(x.get("complete") for x in recs) if recs else None
         self.rec_kb = med([x.get("stored_kb") for x in recs]) if recs else None
         self.rec_bytes = med([x.get("bytes") for x in recs]) if recs else None
+        # What the recording took on disk per sample (segments, index, padding), for the disk's limit.
+        self.rec_disk_per_sample = med([x["stored_kb"] * 1024 / x["samples"] for x in recs
+                                        if x.get("stored_kb") and x.get("samples")]) if recs else None
         self.cpu = {k: med([r.get("cpu", {}).get(k) for r in runs]) for k in ("pub", "sub", "third")}
         self.third_cpu_per_m = med([third_cpu_per_million(r) for r in runs])
         lats = [r["lat"] for r in runs if r.get("lat")]
@@ -146,6 +149,13 @@ def machine_lines(env):
                f"(`{env.get('bin', '?')}`, binaries built {env.get('bin_built', '?')}).")
     out.append(f"- Cyclone DDS ddsperf: cyclonedds-tools {env.get('ddsperf') or 'not installed'}; "
                f"{env.get('iperf') or 'iperf not installed'}; {env.get('gnuplot') or 'no gnuplot'}.")
+    if env.get("disk_mbs"):
+        runs = [f"{x:,} MB/s" for x in env["disk_runs_mbs"]]
+        out.append(f"- Disk (the recorder's limit for what it must write): `dd if=/dev/zero bs=1M "
+                   f"count={env.get('disk_mib')} conv=fdatasync` into the output directory, where the "
+                   f"recordings go, {len(runs)} times before the first run: "
+                   + ", ".join(runs[:-1]) + (" and " if len(runs) > 1 else "") + runs[-1]
+                   + f"; the best, {env['disk_mbs']:,} MB/s, counts.")
     dur = env.get("duration_s")
     out.append(f"- Run: {env.get('started', '?')} to {env.get('finished', '?')}"
                + (f" ({dur // 60} min {dur % 60} s)" if dur is not None else "")
@@ -225,7 +235,7 @@ def build(outdir, md_path, plots_dir, prefix, notes=None):
             L.append(f"![{caption}]({os.path.join(rel, name) if rel != '.' else name})")
             L.append("")
 
-    rec_section(L, pts, meta)
+    rec_section(L, pts, meta, env)
 
     raw = pts.get("raw_udp_iperf", {})
     thr = [s for s in pts if meta[s]["kind"] == "thr"]
@@ -318,7 +328,17 @@ def build(outdir, md_path, plots_dir, prefix, notes=None):
         f.write("\n".join(L).rstrip() + "\n")
 
 
-def rec_section(L, pts, meta):
+def disk_allows(p, b, env):
+    """The recorder / second subscriber ratio the disk allows at a point: the samples per second
+    dd's rate stores (at the bytes per sample the recording took) over the second subscriber's
+    rate. Below the target the point cannot meet it on this disk."""
+    mbs = env.get("disk_mbs")
+    if not mbs or not b or not b.rate or not p.rec_disk_per_sample:
+        return None
+    return mbs * 1e6 / p.rec_disk_per_sample / b.rate
+
+
+def rec_section(L, pts, meta, env):
     recs = [s for s in pts if meta[s]["kind"] == "thr" and meta[s]["third"] == "rec"]
     if not recs:
         return
@@ -355,7 +375,8 @@ def rec_section(L, pts, meta):
     L.append("")
     table(L, head, body)
     body = []
-    met = total = cpu_met = cpu_total = 0
+    met = total = cpu_met = cpu_total = disk_bound = 0
+    has_disk = bool(env.get("disk_mbs"))
     has_cpu = any(p.cpu.get("third") is not None for s in recs for p in pts[s].values())
     for s in sorted(recs, key=order):
         r = meta[s]
@@ -368,6 +389,8 @@ def rec_section(L, pts, meta):
             ok = q is not None and q >= TARGET and zero_loss
             total += 1
             met += ok
+            allows = disk_allows(p, b, env)
+            disk_bound += not ok and allows is not None and allows < TARGET
             verdict = "yes" if ok else ("LOSS" if not zero_loss else
                                         ("below target" if q is not None else "no baseline"))
             who = "pubsub-perftest" if r["tool"] == "ours" else "ddsperf"
@@ -381,6 +404,7 @@ def rec_section(L, pts, meta):
                          f"{fmt(p.lost)} / {fmt(b.lost if b else None)}",
                          f"{fmt(p.rec_samples)} / {fmt(p.rec_expected)}", fmt(p.rec_lost),
                          fmt(p.rec_bytes / p.rec_kb / 1024 if p.rec_kb and p.rec_bytes else None, 2)]
+                        + ([fmt(allows, 2)] if has_disk else [])
                         + ([f"{fmt(p.cpu.get('third'), 1)} / {fmt(b.cpu.get('third') if b else None, 1)}",
                             f"{fmt(p.third_cpu_per_m, 2)} / "
                             f"{fmt(b.third_cpu_per_m if b else None, 2)}",
@@ -393,19 +417,24 @@ def rec_section(L, pts, meta):
                 "publisher CPU s (rec / 2nd)"] if has_cpu else []
     table(L, ["Sample (B)", "Keys", "Rel.", "Pub/sub", "Payload", "2nd subscriber: sub samples/s",
               "recorder: sub samples/s", "recorder / no recorder", "sub lost (rec / 2nd)",
-              "recorded / expected", "recorder lost", "compression"] + cpu_head + ["target met"],
+              "recorded / expected", "recorder lost", "compression"]
+          + (["ratio the disk allows"] if has_disk else []) + cpu_head + ["target met"],
           body, ["---:", ":--", ":--", ":--", ":--", "---:", "---:", "---:", "---:", "---:", "---:",
-                 "---:"] + ["---:"] * len(cpu_head) + [":--"])
+                 "---:"] + ["---:"] * (has_disk + len(cpu_head)) + [":--"])
     n_rec = sorted({p.n for s in recs for p in pts[s].values()})
     n_base = sorted({b.n for s in recs for size, b in pts.get(baseline_counterpart(s), {}).items()
                      if size in pts[s]})
     runs = lambda ns: "/".join(str(x) for x in ns)
-    L.append(f"{met} of {total} points meet the target. "
+    L.append(f"{met} of {total} points meet the target"
+             + (f"; at {disk_bound} of the others the disk allows less than {TARGET}" if has_disk
+                else "") + ". "
              + (f"Each recorder figure is the median of {runs(n_rec)} runs, each second-subscriber "
                 f"figure of {runs(n_base)} (run back to back with the recorder runs; where a "
                 "baseline is also a point of the seed's throughput table, that run counts too). "
                 if max(n_rec + n_base) > 1 else "")
              + "Compression = sample bytes / bytes on disk (the recording directory)."
+             + (" The ratio the disk allows = dd's rate (above) / the recording's bytes on disk per "
+                "sample / the second subscriber's samples/s." if has_disk else "")
              + (f" CPU per sample: the recorder's CPU-seconds per million samples recorded within "
                 f"{CPU_TARGET}x the second subscriber's per million received at {cpu_met} of "
                 f"{cpu_total} random-payload points." if cpu_total else ""))

@@ -24,7 +24,7 @@ leftovers() {  # namespaces of harness PID $1, and its processes
 }
 
 bash "$ROOT/perf/three_node.sh" --bin "$BIN" --sizes 1024 --exec 2 --recorder --reliability rel \
-  --out "$out/run" 2>"$out/harness.err" &
+  --disk-mb 64 --out "$out/run" 2>"$out/harness.err" &
 h=$!
 wait $h
 rc=$?
@@ -74,6 +74,37 @@ for x in res:
             bad.append(f"{x['dir']}: recorder {rec}")
         print(f"published {x.get('published')}, subscriber {x.get('samples')}, "
               f"recorded {rec.get('samples')} (lost {rec.get('lost')})")
+# The disk's limit: three dd runs of 64 MiB, the best in the machine lines, and the recorder
+# table's "ratio the disk allows" = dd's rate / stored bytes per sample / 2nd subscriber's rate.
+env = json.load(open(os.path.join(r, "env.json")))
+runs = env.get("disk_runs_mbs", [])
+if env.get("disk_mib") != 64 or len(runs) != 3 or min(runs) <= 0 or env.get("disk_mbs") != max(runs):
+    bad.append(f"env.json disk figures: {env.get('disk_mib')} MiB, {runs}, {env.get('disk_mbs')}")
+elif os.path.exists(os.path.join(r, "dd.bin")):
+    bad.append("dd.bin left in the output directory")
+else:
+    md = open(os.path.join(r, "report.md")).read()
+    line = (f"- Disk (the recorder's limit for what it must write): `dd if=/dev/zero bs=1M count=64 "
+            f"conv=fdatasync` into the output directory, where the recordings go, 3 times before the "
+            f"first run: {runs[0]:,} MB/s, {runs[1]:,} MB/s and {runs[2]:,} MB/s; the best, "
+            f"{max(runs):,} MB/s, counts.")
+    if line not in md.splitlines():
+        bad.append(f"report.md has no line: {line}")
+    rec = next(x for x in res if x["third"] == "rec")
+    sub2 = next(x for x in res if x["third"] == "sub2")
+    per_sample = rec["rec"]["stored_kb"] * 1024 / rec["rec"]["samples"]
+    allows = f"{max(runs) * 1e6 / per_sample / sub2['rate']:.2f}"
+    hdr = next((l for l in md.splitlines() if "| ratio the disk allows |" in l), None)
+    row = next((l for l in md.splitlines() if l.startswith("| 1024 | unkeyed |")), None)
+    if hdr is None or row is None:
+        bad.append("report.md: no recorder table with the disk's column")
+    else:
+        col = [c.strip() for c in hdr.split("|")].index("ratio the disk allows")
+        got = [c.strip() for c in row.split("|")][col]
+        if got != allows:
+            bad.append(f"ratio the disk allows: {got}, expected {allows}")
+        else:
+            print(f"disk {max(runs)} MB/s, {per_sample:.0f} B stored per sample: the disk allows {allows}")
 for b in bad:
     print("FAIL:", b)
 sys.exit(1 if bad else 0)
@@ -82,7 +113,7 @@ PY
 # Interrupted: SIGINT (Ctrl-C) mid-run removes namespaces and processes, exit 130. A background
 # job of a script starts with SIGINT ignored, which bash cannot trap: restore it first.
 env --default-signal=SIGINT bash "$ROOT/perf/three_node.sh" --bin "$BIN" --sizes 1024 --exec 20 --recorder --reliability rel \
-  --out "$out/int" 2>"$out/int.err" &
+  --disk-mb 0 --out "$out/int" 2>"$out/int.err" &
 h=$!
 for _ in $(seq 100); do  # until the first run's processes are up
   grep -q "\[  1/" "$out/int.err" 2>/dev/null && break
