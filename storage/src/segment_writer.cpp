@@ -204,6 +204,26 @@ Status SegmentWriter::skip_to(WriterId writer, int64_t sequence) {
   return Status{};
 }
 
+Status SegmentWriter::add_gap(WriterId writer, int64_t first, int64_t last) {
+  Impl& m = *impl_;
+  std::unique_lock lk(m.mu);
+  if (!m.failure.ok()) return m.failure;
+  if (m.closed) return Error{ErrorCode::kClosed, "writer closed"};
+  if (writer == 0 || writer >= m.writers.size())
+    return Error{ErrorCode::kInvalidArgument, "add_gap: unknown writer id"};
+  if (first < 1 || last < first)
+    return Error{ErrorCode::kInvalidArgument, "add_gap: not a range of sequence numbers"};
+  const Gap gap{writer, first, last};
+  Bytes entry;
+  format::append_gap_entry(entry, gap);
+  if (auto s = m.put_entry_locked(entry, lk); !s) return s;
+  m.open->row.gaps.push_back(gap);
+  ++m.stats.gaps;
+  int64_t& seq = m.last_seq[writer];
+  seq = std::max(seq, last);
+  return Status{};
+}
+
 Status SegmentWriter::try_append(const RecordMeta& meta, ByteSpan payload) {
   return append_impl(meta, std::span<const ByteSpan>(&payload, 1), false);
 }

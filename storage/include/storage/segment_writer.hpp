@@ -210,6 +210,10 @@ class SegmentWriter {
   // The writer's records up to `sequence` were left out on purpose (a pause): a later record
   // after them is no gap.
   Status skip_to(WriterId writer, int64_t sequence);
+  // The writer's records `first` to `last` are missing though no later record of it shows it
+  // (it went away before they were delivered): a gap entry [first, last] in the open chunk,
+  // indexed as a sequence jump's is. A later record after `last` is no second gap.
+  Status add_gap(WriterId writer, int64_t first, int64_t last);
 
   // Copies the record into the open chunk. Returns kFull (without blocking) when it needs a new
   // chunk buffer and all are in flight. A sequence jump of the writer (seq > last + 1) records a

@@ -4,9 +4,11 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include "test_util.hpp"
 
@@ -358,6 +360,61 @@ TEST_CASE("SegmentWriter records sequence gaps per writer, across chunks, not fo
   CHECK((*writers)[1].count == 4);
   CHECK((*writers)[1].def.guid == guid_of(2));
   CHECK((*rec)->topics()->at(0).lost == 18);
+}
+
+TEST_CASE("SegmentWriter add_gap: a gap no later record shows, indexed, kept by reindex") {
+  TempDir dir;
+  // (writer, first, last) of every gap, as the index has them.
+  auto gaps_of = [](Recording& r) {
+    std::vector<std::tuple<WriterId, int64_t, int64_t>> out;
+    auto g = r.gaps();
+    REQUIRE(g.ok());
+    for (const auto& x : *g) out.emplace_back(x.writer, x.first_missing, x.last_missing);
+    return out;
+  };
+  using G = std::tuple<WriterId, int64_t, int64_t>;
+  {
+    auto w = SegmentWriter::create(dir.path(), small_opts());
+    REQUIRE(w.ok());
+    auto& wr = **w;
+    const TopicId t = *wr.add_topic({"a", "A", false, {}, {}});
+    const WriterId w1 = *wr.add_writer({t, guid_of(1)});
+    const WriterId w2 = *wr.add_writer({t, guid_of(2)});
+    const Bytes p(10, std::byte{7});
+    for (int64_t seq : {1, 2}) REQUIRE(wr.append({t, w1, seq, seq, seq}, p).ok());
+    REQUIRE(wr.add_gap(w1, 3, 7).ok());
+    REQUIRE(wr.append({t, w1, 8, 8, 8}, p).ok());  // right after the gap: no second one
+    REQUIRE(wr.add_gap(w2, 1, 20).ok());           // a writer with no record at all
+    CHECK(wr.add_gap(99, 1, 2).error().code == ErrorCode::kInvalidArgument);
+    CHECK(wr.add_gap(w1, 5, 4).error().code == ErrorCode::kInvalidArgument);
+    CHECK(wr.add_gap(w1, 0, 4).error().code == ErrorCode::kInvalidArgument);
+    CHECK(wr.stats().gaps == 2);
+    REQUIRE(wr.close().ok());
+    CHECK(wr.add_gap(w1, 9, 9).error().code == ErrorCode::kClosed);
+  }
+  {
+    auto rec = Recording::open(dir.path());
+    REQUIRE(rec.ok());
+    CHECK(gaps_of(**rec) == std::vector<G>{G{1, 3, 7}, G{2, 1, 20}});
+    auto writers = (*rec)->writers();
+    REQUIRE(writers->size() == 2);
+    CHECK((*writers)[0].lost == 5);
+    CHECK((*writers)[0].count == 3);
+    CHECK((*writers)[1].lost == 20);
+    CHECK((*writers)[1].count == 0);
+    CHECK((*rec)->topics()->at(0).lost == 25);
+    auto v = (*rec)->verify();
+    REQUIRE(v.ok());
+    CHECK(v->ok());
+  }
+  REQUIRE(std::filesystem::remove(dir.path() + "/index.sqlite3"));
+  auto r = Recording::reindex(dir.path());
+  REQUIRE(r.ok());
+  CHECK(r->problems == 0);
+  auto rec = Recording::open(dir.path());
+  REQUIRE(rec.ok());
+  CHECK(gaps_of(**rec) == std::vector<G>{G{1, 3, 7}, G{2, 1, 20}});
+  CHECK((*rec)->topics()->at(0).lost == 25);
 }
 
 TEST_CASE("SegmentWriter try_append reports full without blocking, append waits") {
