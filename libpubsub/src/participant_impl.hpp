@@ -281,8 +281,8 @@ class ParticipantImpl final : public TransportReceiver,
   void match_remote_reader_locked(const discovery::RemoteEndpoint& e);
   // Connects a local reader to a matched writer by the best path; false if none is allowed.
   bool connect_writer_locked(LocalReader& lr, const discovery::RemoteEndpoint& e);
-  // Returns how many of the writer's samples the reader will never get (remove_writer's count).
-  uint64_t disconnect_writer_locked(LocalReader& lr, const Guid& writer);
+  // Returns the writer's samples the reader will never get (remove_writer's).
+  UndeliveredSamples disconnect_writer_locked(LocalReader& lr, const Guid& writer);
   // Adds a matched reader to a local writer by the best path (see reader_path_locked).
   void connect_reader_locked(WriterImpl& w, const discovery::RemoteEndpoint& e);
   rtps::RemoteReaderInfo reader_path_locked(const WriterImpl& w,

@@ -276,8 +276,8 @@ bool ParticipantImpl::connect_writer_locked(LocalReader& lr, const discovery::Re
   return true;
 }
 
-uint64_t ParticipantImpl::disconnect_writer_locked(LocalReader& lr, const Guid& writer) {
-  uint64_t undelivered = 0;
+UndeliveredSamples ParticipantImpl::disconnect_writer_locked(LocalReader& lr, const Guid& writer) {
+  UndeliveredSamples undelivered;
   if (auto m = std::find(lr.matched.begin(), lr.matched.end(), writer); m != lr.matched.end()) {
     lr.matched.erase(m);
     undelivered = lr.rtps->remove_writer(writer);
@@ -467,26 +467,33 @@ void ParticipantImpl::on_endpoint_lost(const Guid& g) {
     const std::string topic = it->second.data.topic_name;
     remote_.erase(it);
     if (writer) {
+      // Deleted, or its lease expired: what it had not delivered is dropped with its proxy -
+      // said, not silent (logged, and told to a raw reader's listener). Matched again (after an
+      // outage), a durable writer sends what it still has again.
+      std::vector<std::pair<const rtps::StatefulReader*, UndeliveredSamples>> dropped;
       for (auto& lr : readers_) {
-        // Deleted, or its lease expired: what it had not delivered is dropped with its proxy -
-        // said, not silent. Matched again (after an outage), a durable writer sends what it
-        // still has again.
-        if (const uint64_t n = disconnect_writer_locked(lr, g)) {
-          log("writer " + g.to_string() + " on topic '" + topic + "' gone with " +
-              std::to_string(n) +
-              " of its samples not delivered (held back, or sent and never received): lost "
-              "unless it comes back and sends them again");
-        }
+        const UndeliveredSamples u = disconnect_writer_locked(lr, g);
+        if (u.count == 0) continue;
+        dropped.emplace_back(lr.rtps.get(), u);
+        log("writer " + g.to_string() + " on topic '" + topic + "' gone with " +
+            std::to_string(u.count) +
+            " of its samples not delivered (held back, or sent and never received): lost "
+            "unless it comes back and sends them again");
       }
       for (auto& raw : raw_readers_) {
         for (auto& sub : raw->subscriptions) {
           auto m = std::find(sub->writers.begin(), sub->writers.end(), g);
           if (m == sub->writers.end()) continue;
           sub->writers.erase(m);
-          if (raw->listener.on_writer_lost) {
-            deferred.push_back(
-                [raw, info = sub->info, g] { raw->listener.on_writer_lost(info, g); });
+          if (!raw->listener.on_writer_lost) continue;
+          UndeliveredSamples u;
+          for (const auto& [r, d] : dropped) {
+            if (r == sub->rtps.get()) u = d;
           }
+          // The subscription's TopicInfo itself (stable while the raw reader lives), as
+          // on_writer_matched's: a listener may key its topics by its address.
+          deferred.push_back(
+              [raw, info = &sub->info, g, u] { raw->listener.on_writer_lost(*info, g, u); });
         }
       }
     } else {

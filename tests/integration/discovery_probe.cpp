@@ -53,7 +53,8 @@ int main(int argc, char** argv) {
     std::printf("%lld writer+ %s %s\n", ms(), t.name.c_str(), w.guid.to_string().c_str());
     std::fflush(stdout);
   };
-  l.on_writer_lost = [](const pubsub::TopicInfo& t, const pubsub::Guid& g) {
+  l.on_writer_lost = [](const pubsub::TopicInfo& t, const pubsub::Guid& g,
+                        const pubsub::UndeliveredSamples&) {
     std::lock_guard lk(out_mu);
     std::printf("%lld writer- %s %s\n", ms(), t.name.c_str(), g.to_string().c_str());
     std::fflush(stdout);

@@ -54,6 +54,9 @@ pubsub_netns_test("recorder: an empty recording names the topics the filters lef
 # 6d. Recording from the command line alone: -o, -d, -i, topic globs and -x; ctl status as text.
 pubsub_netns_test("recorder: records from the command line alone (-o -d -i TOPIC -x), ctl status as text"
                   ${IT}/recorder/cli_record.sh)
+# 6e. Writers that go away with samples the recorder held back: counted lost, stored as a gap.
+pubsub_netns_test("recorder: writers gone with samples held back (libpubsub, Cyclone) - counted lost and stored as a gap"
+                  ${IT}/recorder/departed_writer.sh)
 # 7. Remote control: pubsub-recorder ctl status/pause/resume/split/tag/stop, refusals, tags in
 #    info and as --start tag:NAME, a second recorder on the same socket refused.
 pubsub_netns_test("recorder: ctl status, pause/resume, split, tag, stop against a running recorder"

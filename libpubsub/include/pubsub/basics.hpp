@@ -68,6 +68,17 @@ struct GuidHash {
 // RTPS sequence numbers are 64-bit, starting at 1.
 using SequenceNumber = int64_t;
 
+// The samples of a reliable writer that a reader will never get because the writer went away
+// (deleted, or its lease expired) before they were delivered: those it sent or announced
+// (HEARTBEAT) that were held back (refused, or waiting behind a hole) or never received.
+struct UndeliveredSamples {
+  uint64_t count = 0;
+  // The lowest and highest of them (0 and 0 when count is 0). GAP'd sequence numbers between
+  // them are not counted, so count <= last - first + 1.
+  SequenceNumber first = 0;
+  SequenceNumber last = 0;
+};
+
 // ---- time -----------------------------------------------------------------------------------
 
 using Duration = std::chrono::nanoseconds;

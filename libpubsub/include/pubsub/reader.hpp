@@ -162,11 +162,14 @@ struct RawReaderListener {
   // between that a thread outside the batch holds while waiting for it.
   std::function<void()> on_batch_end;
   // A remote writer was matched / lost (lease expired or it was deleted). `TopicInfo` is the
-  // subscription's: on_writer_matched's is the object RawSample::topic points to (stable while
-  // the raw reader lives). `writer` is how it announced itself (as RawReader::writer_info(),
-  // which create_raw_reader's caller cannot reach yet for the writers matched inside it).
+  // subscription's: the object RawSample::topic points to (stable while the raw reader lives).
+  // `writer` is how it announced itself (as RawReader::writer_info(), which create_raw_reader's
+  // caller cannot reach yet for the writers matched inside it). `undelivered`: the lost writer's
+  // samples this reader will now never get (held back by on_sample's refusals, or sent or announced
+  // and never received); they are in no later sequence gap unless the writer is matched again.
   std::function<void(const TopicInfo&, const WriterInfo& writer)> on_writer_matched;
-  std::function<void(const TopicInfo&, const Guid& writer)> on_writer_lost;
+  std::function<void(const TopicInfo&, const Guid& writer, const UndeliveredSamples& undelivered)>
+      on_writer_lost;
   // A writer on a wanted topic that the raw reader cannot read (it offers a data representation
   // other than XCDR1 and XCDR2): not matched, reported once with the policy and both values.
   // `TopicInfo` is the subscription's (stable while the raw reader lives, as RawSample::topic);

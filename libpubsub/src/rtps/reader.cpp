@@ -64,11 +64,11 @@ void StatefulReader::add_writer(const RemoteWriterInfo& info, SteadyTime now) {
   matched_cv_.notify_all();
 }
 
-uint64_t StatefulReader::remove_writer(const Guid& g) {
+UndeliveredSamples StatefulReader::remove_writer(const Guid& g) {
   std::lock_guard lk(mu_);
   auto it = writers_.find(g);
-  if (it == writers_.end()) return 0;
-  const uint64_t undelivered = undelivered_locked(it->second);
+  if (it == writers_.end()) return {};
+  const UndeliveredSamples undelivered = undelivered_locked(it->second);
   for (auto& [sn, s] : it->second.buffered) {
     buffered_bytes_ -= s.data.size();
     buffered_samples_--;
@@ -82,21 +82,42 @@ uint64_t StatefulReader::remove_writer(const Guid& g) {
   return undelivered;
 }
 
-uint64_t StatefulReader::undelivered_locked(const WriterProxy& p) const {
-  if (!p.info.reliable) return 0;
-  uint64_t n = 0;
+UndeliveredSamples StatefulReader::undelivered_locked(const WriterProxy& p) const {
+  if (!p.info.reliable) return {};
+  UndeliveredSamples u;
+  const auto add = [&u](SequenceNumber sn) {
+    u.first = u.count == 0 ? sn : std::min(u.first, sn);
+    u.last = std::max(u.last, sn);
+    ++u.count;
+  };
+  const auto irrelevant = [&p](SequenceNumber sn) {
+    auto b = p.buffered.find(sn);
+    return b != p.buffered.end() && b->second.irrelevant;
+  };
   if (!p.synced) {  // no start point: only what arrived counts
-    for (const auto& [sn, s] : p.buffered) n += s.irrelevant ? 0 : 1;
-    for (const auto& [sn, f] : p.fragments) n += p.buffered.count(sn) ? 0 : 1;
-    return n;
+    for (const auto& [sn, s] : p.buffered) {
+      if (!s.irrelevant) add(sn);
+    }
+    for (const auto& [sn, f] : p.fragments) {
+      if (!p.buffered.count(sn)) add(sn);
+    }
+    return u;
   }
+  // Everything from `next` up to the last sequence number sent or announced, GAP'd ones apart.
   SequenceNumber last = p.hb_last;
   if (!p.buffered.empty()) last = std::max(last, p.buffered.rbegin()->first);
   if (!p.fragments.empty()) last = std::max(last, p.fragments.rbegin()->first);
-  if (last < p.next) return 0;
-  n = static_cast<uint64_t>(last - p.next + 1);
-  for (const auto& [sn, s] : p.buffered) n -= s.irrelevant && sn >= p.next ? 1 : 0;
-  return n;
+  while (last >= p.next && irrelevant(last)) --last;
+  SequenceNumber first = p.next;
+  while (first <= last && irrelevant(first)) ++first;
+  if (last < first) return {};
+  u.first = first;
+  u.last = last;
+  u.count = static_cast<uint64_t>(last - first + 1);
+  for (auto b = p.buffered.lower_bound(first); b != p.buffered.end() && b->first <= last; ++b) {
+    if (b->second.irrelevant) --u.count;
+  }
+  return u;
 }
 
 size_t StatefulReader::matched_writers() const {

@@ -161,10 +161,10 @@ class StatefulReader {
   const ReaderConfig& config() const { return config_; }
 
   void add_writer(const RemoteWriterInfo& writer, SteadyTime now);
-  // Forgets a writer. Returns how many of its samples will now never be delivered: of a reliable
+  // Forgets a writer. Returns its samples that will now never be delivered: of a reliable
   // writer, those it sent or announced (HEARTBEAT) that were not delivered - held back (refused,
-  // or waiting behind a hole) or never received; 0 for a best-effort one.
-  uint64_t remove_writer(const Guid& writer);
+  // or waiting behind a hole) or never received; none for a best-effort one.
+  UndeliveredSamples remove_writer(const Guid& writer);
   size_t matched_writers() const;
   bool wait_for_writers(size_t n, SteadyTime deadline);
 
@@ -263,7 +263,7 @@ class StatefulReader {
   void drain_locked(WriterProxy& p);
   void skip_to_locked(WriterProxy& p, SequenceNumber first);
   void drop_below_locked(WriterProxy& p);
-  uint64_t undelivered_locked(const WriterProxy& p) const;  // remove_writer's count
+  UndeliveredSamples undelivered_locked(const WriterProxy& p) const;  // remove_writer's
   void release_fragments_locked(WriterProxy& p, std::map<SequenceNumber, FragBuffer>::iterator it);
   // Reassembly entries (map node, fragment bitmap, sample buffer) are kept for the next
   // fragmented sample (up to kSpareBuffers holding kSpareBytes), so that a stream of large

@@ -415,8 +415,9 @@ Result<void> Recorder::Impl::open_reader() {
                                     pubsub::QosPolicyId policy, const std::string& reason) {
     self->on_writer_refused(t, g, policy, reason);
   };
-  l.on_writer_lost = [self](const pubsub::TopicInfo& t, const pubsub::Guid& g) {
-    self->on_writer_lost(t, g);
+  l.on_writer_lost = [self](const pubsub::TopicInfo& t, const pubsub::Guid& g,
+                            const pubsub::UndeliveredSamples& undelivered) {
+    self->on_writer_lost(t, g, undelivered);
   };
   // Started before the reader: writers already discovered are matched inside
   // create_raw_reader(). It uses the store and the participant, both there by now.
@@ -504,6 +505,7 @@ Result<RecorderTotals> Recorder::Impl::finish(Clock::time_point start) {
   stop_registrar();  // it writes to the store
   const uint64_t shm_samples = reader->stats().samples_shm;
   reader.reset();
+  store_departures();
   const auto closed = store->close();
   RecorderTotals t;
   const Sums total = sums();

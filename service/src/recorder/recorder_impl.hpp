@@ -84,7 +84,12 @@ struct WriterState {
   // acknowledged, its samples dropped; no topic or writer is defined for it (id, topic unset).
   bool elsewhere = false;
   std::atomic<uint64_t> samples{0}, bytes{0}, lost{0}, refused{0};
-  std::atomic<uint64_t> resent{0};   // samples received again and not stored twice
+  std::atomic<uint64_t> resent{0};  // samples received again and not stored twice
+  // Gone (lease expired or deleted) with samples it sent or announced not recorded: their
+  // sequence numbers, counted in `lost` at once and stored as a gap when the recording closes.
+  // Matched again, it is cleared and un-counted: its later samples (or their sequence gap) tell
+  // what is missing. 0 and 0: none. Under Impl::maps_mu (the sample path does not read them).
+  pubsub::SequenceNumber departed_first = 0, departed_last = 0;
   std::atomic<uint64_t> skipped{0};  // received while the topic was paused
 };
 
@@ -256,8 +261,17 @@ struct Recorder::Impl {
   // Discovery thread: a writer matched; queued for the registrar (`prepared`), unless
   // topics.writers is "local" and the writer is on another host.
   void on_writer_matched(const pubsub::TopicInfo& t, const pubsub::WriterInfo& w);
-  // Discovery thread: a writer lost before its first sample is forgotten.
-  void on_writer_lost(const pubsub::TopicInfo& t, const pubsub::Guid& g);
+  // Discovery thread: a writer lost before its first sample, with nothing undelivered, is
+  // forgotten. One gone with samples not delivered (`undelivered`, e.g. held back by
+  // back-pressure) is defined if it was not yet, and those samples are counted lost
+  // (WriterState::departed_first).
+  void on_writer_lost(const pubsub::TopicInfo& t, const pubsub::Guid& g,
+                      const pubsub::UndeliveredSamples& undelivered);
+  // maps_mu held: the state of a writer that went away, defined now if no sample of it was
+  // recorded (so that its loss is a gap of a writer in the recording); null if it cannot be.
+  WriterState* departed_writer_locked(const pubsub::TopicInfo& t, const pubsub::Guid& g);
+  // run()'s end, after the reader is gone: the departed writers' losses stored as gaps.
+  void store_departures();
 
   // maps_mu held: writer `w`'s topic defined and its QoS encoded (registrar, or the delivering
   // thread for a best-effort writer the registrar has not reached). Null if the topic failed.

@@ -49,7 +49,15 @@ void Recorder::Impl::on_writer_matched(const pubsub::TopicInfo& t, const pubsub:
       (void)elsewhere_locked(w);
       return;
     }
-    if (!writers.count(w.guid)) prepared.try_emplace(w.guid);  // queued, not prepared yet
+    if (auto it = writers.find(w.guid); it == writers.end()) {
+      prepared.try_emplace(w.guid);  // queued, not prepared yet
+    } else if (WriterState& s = *it->second; s.departed_last) {
+      // Back after it was gone: what it sends again is recorded, and a later sample's sequence
+      // gap counts what it does not.
+      s.lost.fetch_sub(static_cast<uint64_t>(s.departed_last - s.departed_first + 1),
+                       std::memory_order_relaxed);
+      s.departed_first = s.departed_last = 0;
+    }
   }
   log->info("writer {} on {} matched", guid_hex(w.guid), t.name);
   {
@@ -59,10 +67,48 @@ void Recorder::Impl::on_writer_matched(const pubsub::TopicInfo& t, const pubsub:
   reg_cv.notify_one();
 }
 
-void Recorder::Impl::on_writer_lost(const pubsub::TopicInfo& t, const pubsub::Guid& g) {
+void Recorder::Impl::on_writer_lost(const pubsub::TopicInfo& t, const pubsub::Guid& g,
+                                    const pubsub::UndeliveredSamples& undelivered) {
   log->info("writer {} on {} gone", guid_hex(g), t.name);
   std::lock_guard lk(maps_mu);
+  WriterState* w = undelivered.count ? departed_writer_locked(t, g) : nullptr;
   prepared.erase(g);  // never defined (no sample came): forgotten; the registrar skips it
+  if (!w || w->elsewhere) return;
+  // No sample of it is delivered any more (its proxy is gone), so `last` is settled. Samples at
+  // or below it were recorded (a durable writer matched again sends them once more).
+  const pubsub::SequenceNumber first = std::max(undelivered.first, w->last + 1);
+  if (first > undelivered.last) return;
+  w->departed_first = first;
+  w->departed_last = undelivered.last;
+  bump(w->lost, static_cast<uint64_t>(undelivered.last - first + 1));
+  log->warn(
+      "writer {} on {} gone with samples {} to {} not recorded (held back by back-pressure, or "
+      "sent and never received): counted as lost, and stored as a gap when the recording closes "
+      "unless it comes back",
+      guid_hex(g), t.name, first, undelivered.last);
+}
+
+WriterState* Recorder::Impl::departed_writer_locked(const pubsub::TopicInfo& t,
+                                                    const pubsub::Guid& g) {
+  if (auto it = writers.find(g); it != writers.end()) return it->second.get();
+  const pubsub::RawReader* r = reader_ready.load(std::memory_order_acquire);
+  auto offer = r ? r->writer_info(g) : nullptr;
+  if (!offer) return nullptr;
+  if (is_elsewhere(*offer)) return elsewhere_locked(*offer);
+  PreparedWriter* p = prepare_locked(&t, *offer);
+  return p ? define_locked(g, *p, {}) : nullptr;
+}
+
+void Recorder::Impl::store_departures() {
+  std::lock_guard lk(maps_mu);
+  for (auto& [g, w] : writers) {
+    if (!w->departed_last) continue;
+    if (auto st = store->add_gap(w->id, w->departed_first, w->departed_last); !st) {
+      fail(st.error());
+      return;
+    }
+    w->departed_first = w->departed_last = 0;
+  }
 }
 
 Recorder::Impl::PreparedWriter* Recorder::Impl::prepare_locked(const pubsub::TopicInfo* topic,

@@ -28,6 +28,9 @@ class Sink {
   virtual Status add_mark(const storage::Mark& mark) = 0;
   // The writer's records up to `sequence` were left out on purpose (a paused topic).
   virtual Status skip_to(storage::WriterId writer, int64_t sequence) = 0;
+  // The writer's records `first` to `last` are missing (it went away before they were
+  // delivered): a gap, as a sequence jump would have recorded.
+  virtual Status add_gap(storage::WriterId writer, int64_t first, int64_t last) = 0;
   // kFull: no room now (back-pressure: the sample is not acknowledged, offered again later).
   virtual Status try_append(const storage::RecordMeta& meta, storage::ByteSpan payload) = 0;
   // The storage writer whose appends may be batched under one lock (SegmentWriter::AppendLock);
@@ -53,6 +56,9 @@ class RecordingSink final : public Sink {
   Status add_type(const storage::TypeDef& d) override { return w_->add_type(d); }
   Status add_mark(const storage::Mark& m) override { return w_->add_mark(m); }
   Status skip_to(storage::WriterId w, int64_t seq) override { return w_->skip_to(w, seq); }
+  Status add_gap(storage::WriterId w, int64_t first, int64_t last) override {
+    return w_->add_gap(w, first, last);
+  }
   Status try_append(const storage::RecordMeta& m, storage::ByteSpan p) override {
     return w_->try_append(m, p);
   }

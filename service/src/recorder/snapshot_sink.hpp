@@ -70,6 +70,9 @@ class SnapshotSink final : public Sink {
   Status add_type(const storage::TypeDef& def) override;
   Status add_mark(const storage::Mark& mark) override;
   Status skip_to(storage::WriterId writer, int64_t sequence) override;
+  // Not kept: a ring stores a gap as a skip (snapshot_ring.hpp), and the loss is in the
+  // recorder's counts and log.
+  Status add_gap(storage::WriterId, int64_t, int64_t) override { return Status{}; }
   Status try_append(const storage::RecordMeta& meta, storage::ByteSpan payload) override;
   // Refused: a snapshot's recording is split by its own size and duration limits.
   Result<uint64_t> split() override;

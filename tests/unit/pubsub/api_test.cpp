@@ -1,6 +1,7 @@
 // Participant-level behaviour over the FakeNetwork: batching flushes (count, delay, flush()),
 // a 16 MiB sample, RawReader topic patterns with topics that appear later, and the log line of a
 // writer deleted with samples it held back.
+#include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <cstdlib>
@@ -8,7 +9,9 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "pubsub/participant.hpp"
@@ -330,7 +333,9 @@ TEST_CASE("A participant with steady_reception_clock stamps samples from its Rec
   CHECK(stamps[0] <= after);
 }
 
-TEST_CASE("A writer deleted with samples a RawReader held back is logged with their number") {
+TEST_CASE(
+    "A writer deleted with samples a RawReader held back is logged with their number, and its "
+    "listener told which") {
   auto net = FakeNetwork::create();
   std::mutex mu;
   std::vector<std::string> lines;
@@ -351,6 +356,18 @@ TEST_CASE("A writer deleted with samples a RawReader held back is logged with th
     if (s.topic->name == "taken") return ++taken, true;
     offered.insert(s.sequence_number);
     return false;  // back-pressure, for good
+  };
+  // on_writer_lost: topic, and the undelivered samples as (count, first, last).
+  std::vector<std::tuple<std::string, uint64_t, SequenceNumber, SequenceNumber>> gone;
+  std::set<const TopicInfo*> matched_topics, lost_topics;
+  l.on_writer_matched = [&](const TopicInfo& t, const WriterInfo&) {
+    std::lock_guard lk(mu);
+    matched_topics.insert(&t);
+  };
+  l.on_writer_lost = [&](const TopicInfo& t, const Guid&, const UndeliveredSamples& u) {
+    std::lock_guard lk(mu);
+    lost_topics.insert(&t);
+    gone.emplace_back(t.name, u.count, u.first, u.last);
   };
   auto raw = sub.value()->create_raw_reader({}, l);
   REQUIRE(raw);
@@ -373,10 +390,19 @@ TEST_CASE("A writer deleted with samples a RawReader held back is logged with th
   const std::string held_guid = held_w.value()->guid().to_string();
   held_w.value().reset();
   taken_w.value().reset();
-  REQUIRE(test::eventually([&] { return raw.value()->matched_writers() == 0; }));
+  REQUIRE(test::eventually([&] {
+    if (raw.value()->matched_writers() != 0) return false;  // not under mu: on_sample takes it
+    std::lock_guard lk(mu);
+    return gone.size() == 2;
+  }));
   std::lock_guard lk(mu);
   REQUIRE(lines == std::vector<std::string>{
                        "writer " + held_guid +
                        " on topic 'held' gone with 5 of its samples not delivered (held back, or "
                        "sent and never received): lost unless it comes back and sends them again"});
+  std::sort(gone.begin(), gone.end());
+  using Gone = decltype(gone)::value_type;
+  REQUIRE(gone == std::vector<Gone>{Gone{"held", 5, 1, 5}, Gone{"taken", 0, 0, 0}});
+  // The TopicInfo objects on_writer_matched had (what RawSample::topic points to).
+  REQUIRE(lost_topics == matched_topics);
 }

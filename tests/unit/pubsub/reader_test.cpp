@@ -3,6 +3,7 @@
 // without one.
 #include <catch2/catch.hpp>
 #include <mutex>
+#include <tuple>
 #include <vector>
 
 #include "rtps/reader.hpp"
@@ -125,7 +126,15 @@ TEST_CASE("A writer's samples from sequence number 1 are delivered before its fi
   REQUIRE(delivered == std::vector<SequenceNumber>{5});
 }
 
-TEST_CASE("remove_writer counts the samples the writer sent or announced that were not delivered") {
+// remove_writer's result as (count, first, last).
+using Undelivered = std::tuple<uint64_t, SequenceNumber, SequenceNumber>;
+Undelivered undelivered(const UndeliveredSamples& u) {
+  return {u.count, u.first, u.last};
+}
+
+TEST_CASE(
+    "remove_writer counts the samples the writer sent or announced that were not delivered, and "
+    "gives the lowest and highest") {
   AckRecorder t;
   rtps::ReaderConfig cfg;
   cfg.guid.entity = kReader;
@@ -149,13 +158,13 @@ TEST_CASE("remove_writer counts the samples the writer sent or announced that we
   for (SequenceNumber sn : {1, 2, 4}) r.on_data(ctx, data_from(a, sn), Time{});
   r.on_heartbeat(ctx, heartbeat_from(a, 1, 6, 1), nullptr);
   REQUIRE(delivered == std::vector<SequenceNumber>{1, 2});
-  REQUIRE(r.remove_writer(a.guid) == 4);
+  REQUIRE(undelivered(r.remove_writer(a.guid)) == Undelivered{4, 3, 6});
 
   // Everything delivered: none. A GAP'd (irrelevant) sample is not one of them.
   const auto b = writer(2, true);
   for (SequenceNumber sn : {1, 2}) r.on_data(ctx, data_from(b, sn), Time{});
   r.on_heartbeat(ctx, heartbeat_from(b, 1, 2, 1), nullptr);
-  REQUIRE(r.remove_writer(b.guid) == 0);
+  REQUIRE(undelivered(r.remove_writer(b.guid)) == Undelivered{0, 0, 0});
   const auto c = writer(3, true);
   r.on_data(ctx, data_from(c, 1), Time{});
   wire::GapSubmessage gap;
@@ -165,22 +174,22 @@ TEST_CASE("remove_writer counts the samples the writer sent or announced that we
   gap.gap_list.base = 4;  // [3, 3] irrelevant, 2 still missing
   r.on_gap(ctx, gap);
   r.on_heartbeat(ctx, heartbeat_from(c, 1, 3, 1), nullptr);
-  REQUIRE(r.remove_writer(c.guid) == 1);
+  REQUIRE(undelivered(r.remove_writer(c.guid)) == Undelivered{1, 2, 2});
 
   // Refused (back-pressure) and held: 1-3.
   take = false;
   const auto d = writer(4, true);
   for (SequenceNumber sn : {1, 2, 3}) r.on_data(ctx, data_from(d, sn), Time{});
-  REQUIRE(r.remove_writer(d.guid) == 3);
+  REQUIRE(undelivered(r.remove_writer(d.guid)) == Undelivered{3, 1, 3});
 
   // No HEARTBEAT yet, first sample not 1: what arrived (5, 6). Best effort: none.
   const auto e = writer(5, true);
   for (SequenceNumber sn : {5, 6}) r.on_data(ctx, data_from(e, sn), Time{});
-  REQUIRE(r.remove_writer(e.guid) == 2);
+  REQUIRE(undelivered(r.remove_writer(e.guid)) == Undelivered{2, 5, 6});
   const auto f = writer(6, false);
   for (SequenceNumber sn : {1, 3}) r.on_data(ctx, data_from(f, sn), Time{});
-  REQUIRE(r.remove_writer(f.guid) == 0);
-  REQUIRE(r.remove_writer(f.guid) == 0);  // gone already
+  REQUIRE(undelivered(r.remove_writer(f.guid)) == Undelivered{0, 0, 0});
+  REQUIRE(undelivered(r.remove_writer(f.guid)) == Undelivered{0, 0, 0});  // gone already
 }
 
 TEST_CASE("The pre-emptive ACKNACK has bitmapBase 0 for a Fast DDS writer, 1 for the others") {
