@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Writers that go away with samples the recorder still held back: those samples are counted as
-# lost and stored as a gap, not dropped in silence. The recorder's registrar is held back 3 s
+# lost and stored as a gap, not dropped in silence. The recorder's registrar is held back 8 s
 # (--test-registrar-delay-ms), so each reliable writer's samples wait in the recorder
-# unacknowledged. Two writers write 20 samples each and are deleted 0.5 s later: a libpubsub one
-# (pubsub_qos_peer) on Q_gone_pubsub and a Cyclone DDS one on Q_gone_cyclone (Cyclone waits up to
-# 1 s for acknowledgements before it deletes a writer). A third writer, on Q_kept, stays 8 s and
-# loses nothing.
-# Checked: the recorder logs each gone writer's samples 1 to 20 as not recorded; its last line
-# says 20 samples and 40 lost; `pubsub-replay info --json` has Q_gone_* with 0 samples and 20
-# lost each, Q_kept with 20 and 0; the gaps are 1-20 of each gone writer; `verify` passes.
+# unacknowledged. Every writer writes 20 samples:
+# - Q_gone_pubsub (libpubsub, pubsub_qos_peer) and Q_gone_cyclone (Cyclone DDS, which waits up to
+#   1 s for acknowledgements before it deletes a writer) are deleted 0.5 s later;
+# - Q_back (libpubsub, participant lease 2 s) stays; its link goes down until the recorder has
+#   dropped it (lease), then up: matched again, it sends its 20 samples again;
+# - Q_kept stays 12 s.
+# Checked: the recorder logs samples 1 to 20 of Q_gone_* and of Q_back as not recorded; its last
+# line says 40 samples and 40 lost (Q_back's 20 are taken off `lost` when it is back);
+# `pubsub-replay info --json` has Q_gone_* with 0 samples and 20 lost each (their gaps 1-20),
+# Q_back and Q_kept with 20 and 0; `verify` passes.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib/netns.sh"
@@ -23,7 +26,7 @@ netns_setup 2
 netns_scratch
 rec=$out/rec
 netns_spawn 1 60 "$BIN/pubsub-recorder" -o "$rec" -d "$DOMAIN" -i veth1 --stats-interval 1 \
-  --test-registrar-delay-ms 3000 >"$out/rec.log" 2>&1
+  --test-registrar-delay-ms 8000 >"$out/rec.log" 2>&1
 recorder=$SPAWNED
 wait_for 10 "recording directory" test -e "$rec/index.sqlite3" || fail "no recording"
 peer 0 pubsub pub --topic Q_gone_pubsub --count 20 --rate 200 --wait-readers 1 --linger 0.5 \
@@ -32,7 +35,10 @@ gone_pubsub=$!
 peer 0 cyclone pub --topic Q_gone_cyclone --count 20 --rate 200 --wait-readers 1 --linger 0.5 \
   >"$out/gone_cyclone.out" 2>&1 &
 gone_cyclone=$!
-peer 0 pubsub pub --topic Q_kept --count 20 --rate 200 --wait-readers 1 --linger 8 \
+peer 0 pubsub pub --topic Q_back --count 20 --rate 200 --wait-readers 1 --linger 14 \
+  --participant-lease 2 >"$out/back.out" 2>&1 &
+back=$!
+peer 0 pubsub pub --topic Q_kept --count 20 --rate 200 --wait-readers 1 --linger 12 \
   >"$out/kept.out" 2>&1 &
 kept=$!
 wait "$gone_pubsub" || fail "Q_gone_pubsub writer exit $?"
@@ -41,19 +47,25 @@ for t in Q_gone_pubsub Q_gone_cyclone; do
   wait_for 10 "$t's loss logged" grep -q "on $t gone with samples 1 to 20 not recorded" "$out/rec.log" ||
     fail "$t: no loss logged: $(grep "$t" "$out/rec.log")"
 done
+# Q_back's link down until the recorder drops it (before the registrar is done), then up.
+ip -n "${NS_PREFIX}br" link set port0 down
+wait_for 6 "Q_back dropped" grep -q "on Q_back gone with samples 1 to 20 not recorded" "$out/rec.log" ||
+  fail "Q_back: not dropped with its samples: $(grep Q_back "$out/rec.log")"
+ip -n "${NS_PREFIX}br" link set port0 up
+wait "$back" || fail "Q_back writer exit $?"
 wait "$kept" || fail "Q_kept writer exit $?"
 ip netns exec "${NS_PREFIX}1" "$BIN/pubsub-recorder" ctl --path "$rec" stop >/dev/null || fail "ctl stop"
 wait "$recorder" || fail "recorder exit $?"
-grep -q "recorded 20 samples (.*) from 3 writers on 3 topics in [0-9.]* s, 40 lost," "$out/rec.log" ||
+grep -q "recorded 40 samples (.*) from 4 writers on 4 topics in [0-9.]* s, 40 lost," "$out/rec.log" ||
   fail "the recorder's summary: $(grep 'recorded .* samples' "$out/rec.log")"
 "$BIN/pubsub-replay" info "$rec" --json >"$out/info.json" || fail "info exit $?"
 python3 - "$out/info.json" <<'PY' || fail "info: $(cat "$out/info.json")"
 import json, sys
 j = json.load(open(sys.argv[1]))
 got = sorted((t["name"], t["samples"], t["lost"]) for t in j["topics"])
-want = [("Q_gone_cyclone", 0, 20), ("Q_gone_pubsub", 0, 20), ("Q_kept", 20, 0)]
+want = [("Q_back", 20, 0), ("Q_gone_cyclone", 0, 20), ("Q_gone_pubsub", 0, 20), ("Q_kept", 20, 0)]
 assert got == want, got
 PY
 "$BIN/pubsub-replay" verify "$rec" >"$out/verify.txt" 2>&1 || fail "verify exit $?: $(cat "$out/verify.txt")"
-[ $status -eq 0 ] && { echo "what the recorder logged:"; grep "gone with\|recorded .* samples" "$out/rec.log"; }
+[ $status -eq 0 ] && { echo "what the recorder logged:"; grep "gone with\|matched\|recorded .* samples" "$out/rec.log"; }
 exit $status

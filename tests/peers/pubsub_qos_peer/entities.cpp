@@ -53,6 +53,11 @@ std::unique_ptr<pubsub::Participant> create_participant(const Options& o) {
   po.domain_id = o.domain;
   po.interface = o.nic;
   po.log = [](const std::string& line) { err("pubsub: " + line); };
+  if (o.participant_lease > 0) {  // announced at a third of it, as DDS implementations do
+    po.lease_duration = std::chrono::duration_cast<pubsub::Duration>(
+        std::chrono::duration<double>(o.participant_lease));
+    po.announce_period = std::min(po.announce_period, po.lease_duration / 3);
+  }
   // libpubsub asserts no writer liveliness of its own beyond its participant announcements:
   // with a finite lease, announce at half of it (at most every 3 s, the default), so a remote
   // reader's lease check sees the participant alive while the writer is idle.

@@ -191,6 +191,10 @@ constexpr Flag kRunFlags[] = {
      [](const std::string& v, Options& o) { return to_int(v, 0, kMaxMs, o.assert_every_ms); }},
     {"--nic", For::kBoth, true, "an interface name or IPv4 address",
      [](const std::string& v, Options& o) { return !(o.nic = v).empty(); }},
+    {"--participant-lease", For::kBoth, true, "seconds > 0",
+     [](const std::string& v, Options& o) {
+       return to_number(v, o.participant_lease) && o.participant_lease > 0;
+     }},
 };
 
 constexpr Flag kQosFlags[] = {
@@ -356,6 +360,7 @@ Parsed parse_options(int argc, char** argv, Options& o, std::string& error) {
 std::string usage() {
   return "usage: pubsub_qos_peer pub|sub [options]   (tests/peers/README.md)\n"
          "  --domain N  --topic NAME  --count N  --timeout S  --linger S  --nic IFACE|ADDR\n"
+         "  --participant-lease S (libpubsub only)\n"
          "  pub: --keys K  --size B  --rate HZ  --wait-readers N  --dispose ID (repeatable)\n"
          "       --unregister-rest  --assert-every MS (accepted, ignored)\n"
          "  QoS: --reliability reliable|best_effort  --max-blocking MS\n"

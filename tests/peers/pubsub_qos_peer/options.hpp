@@ -44,8 +44,9 @@ struct Options {
   bool unregister_rest = false;
   double linger = 3;  // pub's default; sub's is 0 (set by the parser)
   double timeout = 30;
-  int64_t assert_every_ms = 0;  // accepted, not acted on (libpubsub cannot assert liveliness)
-  std::string nic;              // --nic IFACE|ADDR -> ParticipantOptions::interface
+  int64_t assert_every_ms = 0;   // accepted, not acted on (libpubsub cannot assert liveliness)
+  std::string nic;               // --nic IFACE|ADDR -> ParticipantOptions::interface
+  double participant_lease = 0;  // --participant-lease S (0: libpubsub's default, 10 s)
   QosOptions qos;
 };
 
