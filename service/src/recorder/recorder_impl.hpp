@@ -89,6 +89,7 @@ struct WriterState {
   // sequence numbers, counted in `lost` at once and stored as a gap when the recording closes.
   // Matched again, it is cleared and un-counted: its later samples (or their sequence gap) tell
   // what is missing. 0 and 0: none. Under Impl::maps_mu (the sample path does not read them).
+  // `lost` is then changed from two threads: every change to it is a locked add.
   pubsub::SequenceNumber departed_first = 0, departed_last = 0;
   std::atomic<uint64_t> skipped{0};  // received while the topic was paused
 };

@@ -80,7 +80,7 @@ void Recorder::Impl::on_writer_lost(const pubsub::TopicInfo& t, const pubsub::Gu
   if (first > undelivered.last) return;
   w->departed_first = first;
   w->departed_last = undelivered.last;
-  bump(w->lost, static_cast<uint64_t>(undelivered.last - first + 1));
+  w->lost.fetch_add(static_cast<uint64_t>(undelivered.last - first + 1), std::memory_order_relaxed);
   log->warn(
       "writer {} on {} gone with samples {} to {} not recorded (held back by back-pressure, or "
       "sent and never received): counted as lost, and stored as a gap when the recording closes "

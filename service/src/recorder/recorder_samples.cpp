@@ -149,8 +149,10 @@ bool Recorder::Impl::on_sample(const pubsub::RawSample& s) {
     }
     return false;
   }
-  if (w->last && s.sequence_number > w->last + 1) {
-    bump(w->lost, static_cast<uint64_t>(s.sequence_number - w->last - 1));
+  if (w->last && s.sequence_number > w->last + 1) [[unlikely]] {
+    // A locked add, not bump(): on_writer_matched may take a departure off `lost` meanwhile.
+    w->lost.fetch_add(static_cast<uint64_t>(s.sequence_number - w->last - 1),
+                      std::memory_order_relaxed);
   }
   w->last = std::max(w->last, s.sequence_number);
   w->last_reception_ns = m.reception_ns;
