@@ -1,8 +1,9 @@
 // What the recorder defines in the recording besides samples (Recorder::Impl,
 // recorder_impl.hpp): matched writers prepared by the registrar thread (their topics, types and
 // encoded QoS; recorder_samples.cpp appends a writer's definition with its first sample), types
-// from types.idl or TypeLookup replies (participant threads), and writers the recorder cannot
-// read (discovery thread).
+// from types.idl or TypeLookup replies (participant threads), writers the recorder cannot read
+// (discovery thread), and writers gone with samples not delivered (discovery thread: counted
+// lost; their gaps stored when the recording closes, store_departures).
 
 #include "recorder_impl.hpp"
 #include "service/recording_schema.hpp"
