@@ -227,6 +227,7 @@ done
 NS_PREFIX="tn$$-"
 . "$ROOT/tests/integration/lib/netns.sh"
 . "$ROOT/tests/integration/lib/ddsperf.sh"
+. "$ROOT/perf/lib/dd.sh"
 PIDS=()
 CURRENT_REC=""
 cleanup() {
@@ -361,14 +362,7 @@ json.dump(env, open(path, "w"), indent=1)
 PY
 
 # ---- the disk's limit (only before recorder runs) -----------------------------------------
-# dd_mbs FILE MIB: MB/s (10^6 bytes) of MIB MiB of zeros written with conv=fdatasync; FILE is
-# removed after. Prints nothing when dd fails (disk full, say).
-dd_mbs() {
-  local line
-  line=$(dd if=/dev/zero of="$1" bs=1M count="$2" conv=fdatasync 2>&1 | tail -n 1)
-  rm -f "$1"
-  echo "$line" | awk '/ copied, / {for (i = 1; i < NF; i++) if ($i == "copied,") printf "%.0f", $1 / $(i + 1) / 1e6}'
-}
+# (dd_write_mbs: perf/lib/dd.sh)
 has_rec=0
 for r in "${RUNS[@]}"; do
   set -- $r
@@ -379,9 +373,9 @@ if [ $has_rec = 1 ] && [ "$disk_mb" -gt 0 ]; then
   # Three runs back to back, the best counts: on this VM the first often runs at a third of the
   # next (the page cache it fills is memory the guest has not touched yet), and the next two at
   # 0.7-1.2 GB/s.
-  dd1=$(dd_mbs "$out/dd.bin" "$disk_mb")
-  dd2=$(dd_mbs "$out/dd.bin" "$disk_mb")
-  dd3=$(dd_mbs "$out/dd.bin" "$disk_mb")
+  dd1=$(dd_write_mbs "$out/dd.bin" "$disk_mb")
+  dd2=$(dd_write_mbs "$out/dd.bin" "$disk_mb")
+  dd3=$(dd_write_mbs "$out/dd.bin" "$disk_mb")
   python3 - "$out/env.json" "$disk_mb" "$dd1" "$dd2" "$dd3" <<'PY'
 import json, sys
 path, mib, runs = sys.argv[1], int(sys.argv[2]), [int(x) for x in sys.argv[3:] if x]

@@ -16,6 +16,7 @@
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$ROOT/tests/integration/lib/netns.sh"
+. "$ROOT/perf/lib/dd.sh"
 BIN=$ROOT/build-release/bin
 exec_s=10 size=63000 reps=1 record_parent=/var/tmp fsync=chunk page_cache= payloads="random zero"
 mode=record
@@ -51,17 +52,10 @@ tmp=$(mktemp -d) || exit 1
 rec_tmp=$(mktemp -d -p "$record_parent") || exit 1
 
 # dd_mbs: MB/s of 2 GiB of zeros written with conv=fdatasync next to the recordings; the better
-# of two runs back to back. (On a VM the first often runs at a third of the second: the page
-# cache it fills is memory the guest has not touched yet, which costs more than the copy.)
-dd_once() {
-  local out
-  out=$(dd if=/dev/zero of="$rec_tmp/dd.bin" bs=1M count=2048 conv=fdatasync 2>&1 | tail -n 1)
-  rm -f "$rec_tmp/dd.bin"
-  echo "$out" | awk '{for (i = 1; i < NF; i++) if ($(i+1) ~ /^[MG]B\/s$/) print ($(i+1) == "GB/s") ? $i * 1000 : $i}'
-}
+# of two runs back to back (perf/lib/dd.sh).
 dd_mbs() {
   local a b
-  a=$(dd_once) b=$(dd_once)
+  a=$(dd_write_mbs "$rec_tmp/dd.bin" 2048) b=$(dd_write_mbs "$rec_tmp/dd.bin" 2048)
   echo "dd runs: $a and $b MB/s" >>"$tmp/dd.log"
   awk -v a="${a:-0}" -v b="${b:-0}" 'BEGIN {print (a > b) ? a : b}'
 }
