@@ -217,8 +217,7 @@ Status SegmentWriter::add_gap(WriterId writer, int64_t first, int64_t last) {
   Bytes entry;
   format::append_gap_entry(entry, gap);
   if (auto s = m.put_entry_locked(entry, lk); !s) return s;
-  m.open->row.gaps.push_back(gap);
-  ++m.stats.gaps;
+  m.index_gap(gap);
   int64_t& seq = m.last_seq[writer];
   seq = std::max(seq, last);
   return Status{};

@@ -374,9 +374,13 @@ struct SegmentWriter::Impl {
     p = format::detail::put_svarint(p, g.first_missing);
     p = format::detail::put_svarint(p, g.last_missing);
     ++open->entries;
+    index_gap(g);
+    return p;
+  }
+  // A gap entry just put into the open chunk: its index row and the count.
+  void index_gap(const Gap& g) {
     open->row.gaps.push_back(g);
     ++stats.gaps;
-    return p;
   }
 
   // ---------------- writer thread ----------------
