@@ -55,7 +55,7 @@ pubsub_netns_test("recorder: an empty recording names the topics the filters lef
 pubsub_netns_test("recorder: records from the command line alone (-o -d -i TOPIC -x), ctl status as text"
                   ${IT}/recorder/cli_record.sh)
 # 6e. Writers that go away with samples the recorder held back: counted lost, stored as a gap.
-pubsub_netns_test("recorder: writers gone with samples held back (libpubsub, Cyclone) - counted lost and stored as a gap, one back after its lease not lost"
+pubsub_netns_test("recorder: writers gone with samples held back (libpubsub, Cyclone, Fast DDS) - counted lost and stored as a gap, one back after its lease not lost"
                   ${IT}/recorder/departed_writer.sh)
 # 7. Remote control: pubsub-recorder ctl status/pause/resume/split/tag/stop, refusals, tags in
 #    info and as --start tag:NAME, a second recorder on the same socket refused.
