@@ -49,7 +49,7 @@ Matrix (lists are comma or space separated):
   --recorder-set KEY=VALUE a configuration setting for pubsub-recorder (its --set), repeatable:
                            e.g. storage.compression=none
   --disk-mb N              with the recorder runs: the disk's limit, measured before the first run
-                           with `dd if=/dev/zero bs=1M count=N conv=fdatasync` into DIR (the disk the
+                           with "dd if=/dev/zero bs=1M count=N conv=fdatasync" into DIR (the disk the
                            recordings go to), three times, the best (default 2048; 0 = not measured)
 Other:
   --mtu BYTES              MTU of the bridge and veth links, 1280..9000 (default 9000)

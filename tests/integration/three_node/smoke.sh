@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Smoke test of perf/three_node.sh: one size, 2 s, reliable, with the recorder (so a
+# Smoke test of perf/three_node.sh: its --help; one size, 2 s, reliable, with the recorder (so a
 # second-subscriber run and a recorder run). Checks: exit 0; report.md, results.jsonl and the
 # seed-layout CSVs exist with a row each; 0 lost at the subscriber, the second subscriber and
 # the recorder, which stored every published sample; the report has the recorder table; no
@@ -18,6 +18,11 @@ done
 out=$(mktemp -d) || exit 1  # removed on exit: only what this script made
 trap 'rm -rf "$out"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
+# --help: exit 0, nothing on stderr (its text once ran a command by mistake), the dd line whole.
+bash "$ROOT/perf/three_node.sh" --help >"$out/help.out" 2>"$out/help.err" || fail "--help: exit $?"
+[ ! -s "$out/help.err" ] || fail "--help wrote to stderr: $(head -c 200 "$out/help.err")"
+grep -q 'with "dd if=/dev/zero bs=1M count=N conv=fdatasync" into DIR' "$out/help.out" ||
+  fail "--help lacks the --disk-mb dd command"
 leftovers() {  # namespaces of harness PID $1, and its processes
   ip netns list | awk '{print $1}' | grep "^tn$1-" 
   pgrep -f "$out/" | grep -v "^$$\$"
@@ -105,6 +110,18 @@ else:
             bad.append(f"ratio the disk allows: {got}, expected {allows}")
         else:
             print(f"disk {max(runs)} MB/s, {per_sample:.0f} B stored per sample: the disk allows {allows}")
+        # "target met": issue 32's ratio (>= 0.90) and CPU per sample (<= 1.2x the 2nd subscriber's).
+        q = rec["rate"] / sub2["rate"]
+        per_m = lambda x, k: x["cpu"]["third"] / x[k]["samples"] * 1e6
+        cq = per_m(rec, "rec") / per_m(sub2, "sub2") if rec.get("cpu", {}).get("third") else None
+        misses = (["ratio < 0.9"] if q < 0.90 else []) + \
+            (["CPU > 1.2x"] if cq is not None and cq > 1.2 else [])
+        verdict = ", ".join(misses) or "yes"
+        got = [c.strip() for c in row.split("|")][-2]
+        if got != verdict:
+            bad.append(f"target met: {got!r}, expected {verdict!r} (ratio {q:.3f}, CPU {cq})")
+        else:
+            print(f"target met: {got!r} (ratio {q:.3f}, CPU per sample {cq})")
 for b in bad:
     print("FAIL:", b)
 sys.exit(1 if bad else 0)
