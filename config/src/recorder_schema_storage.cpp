@@ -43,6 +43,10 @@ void RecorderSchema::storage(const Json& v, const std::string& p) {
            [&](const Json& e, const std::string& ep) {
              r_.one_of(e, ep, s.compression, kCompressionNames);
            }},
+          {"lz4_acceleration",
+           [&](const Json& e, const std::string& ep) {
+             r_.integer(e, ep, s.lz4_acceleration, 1, 65537);
+           }},
           {"fsync",
            [&](const Json& e, const std::string& ep) { r_.one_of(e, ep, s.fsync, kFsyncNames); }},
           {"fsync_interval_ms",

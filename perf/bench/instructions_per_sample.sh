@@ -12,8 +12,9 @@
 # kernel's work (recvmmsg, write) is not an instruction callgrind sees.
 #
 # Usage (root): perf/bench/instructions_per_sample.sh [--size B] [--payload zero|random]
-#               [--exec S] [--compression lz4|none] [--bin DIR] [--keep DIR]
-# --compression is the recorder's storage.compression (default lz4, the recorder's default).
+#               [--exec S] [--compression lz4|none] [--set KEY=VALUE]... [--bin DIR] [--keep DIR]
+# --compression is the recorder's storage.compression (default lz4, the recorder's default);
+# --set passes any other setting to the recorder (its --set), e.g. storage.lz4_acceleration=4.
 # Prints a markdown table: samples, instructions and instructions per sample for each, and the
 # ratio recorder / subscriber; with --keep DIR the callgrind files stay in DIR (read them with
 # callgrind_annotate --inclusive=yes). Exit 0 when both took samples, 1 otherwise, 2 bad usage,
@@ -22,7 +23,7 @@ set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$ROOT/tests/integration/lib/netns.sh"
 BIN=$ROOT/build/bin
-size=32 payload=zero exec_s=10 keep="" compression=lz4
+size=32 payload=zero exec_s=10 keep="" compression=lz4 sets=()
 while [ $# -gt 0 ]; do
   case $1 in
     --size) size=$2; shift 2 ;;
@@ -31,7 +32,8 @@ while [ $# -gt 0 ]; do
     --bin) BIN=$2; shift 2 ;;
     --keep) keep=$2; shift 2 ;;
     --compression) compression=$2; shift 2 ;;
-    -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --set) sets+=(--set "$2"); shift 2 ;;
+    -h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "unknown option $1 (see --help)"; exit 2 ;;
   esac
 done
@@ -68,7 +70,7 @@ run_third() {
 {"domain": 13, "interface": "veth1", "transports": ["udp"], "stats_interval_s": 1,
  "storage": {"path": "$tmp/rec", "fsync": "none", "compression": "$compression"}}
 JSON
-    netns_spawn 1 $((exec_s + 300)) "${vg[@]}" "$BIN/pubsub-recorder" --config "$tmp/rec.json" \
+    netns_spawn 1 $((exec_s + 300)) "${vg[@]}" "$BIN/pubsub-recorder" --config "$tmp/rec.json" "${sets[@]}" \
       >"$tmp/rec.log" 2>&1
   else
     netns_spawn 1 $((exec_s + 300)) "${vg[@]}" "$BIN/pubsub-perftest" -sub -nic veth1 -domain 13 \
@@ -98,7 +100,7 @@ print(sum(w['samples'] for w in d['writers']))" 2>/dev/null)
 }
 
 echo "# Instructions per sample (callgrind, sample path only): pubsub-perftest -pub -> third reader,"
-echo "# $size B $payload payload, reliable UDP, ${exec_s}s of publishing, recorder compression $compression, commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)"
+echo "# $size B $payload payload, reliable UDP, ${exec_s}s of publishing, recorder compression $compression${sets[*]:+ ${sets[*]}}, commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)"
 echo
 echo "| Third reader | Samples | Instructions | Instructions per sample |"
 echo "|:--|---:|---:|---:|"

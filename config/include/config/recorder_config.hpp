@@ -113,6 +113,9 @@ struct StorageConfig {
   std::chrono::seconds segment_max_duration{600};
   // "compression". Default lz4.
   Compression compression = Compression::kLz4;
+  // "lz4_acceleration": LZ4's speed against its ratio, 1 (LZ4's default) .. 65537
+  // -> SegmentWriterOptions::lz4_acceleration. Default 16.
+  uint32_t lz4_acceleration = 16;
   // "fsync". Default chunk.
   FsyncPolicy fsync = FsyncPolicy::kChunk;
   // "fsync_interval_ms": the period of FsyncPolicy::kInterval. Default 1000 ms.

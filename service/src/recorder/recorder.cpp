@@ -29,6 +29,7 @@ storage::SegmentWriterOptions writer_options(const config::RecorderConfig& c,
       std::chrono::duration_cast<std::chrono::milliseconds>(c.storage.segment_max_duration);
   w.compression = c.storage.compression == config::Compression::kLz4 ? storage::Compression::kLz4
                                                                      : storage::Compression::kNone;
+  w.lz4_acceleration = static_cast<int>(c.storage.lz4_acceleration);
   switch (c.storage.fsync) {
     case config::FsyncPolicy::kNone:
       w.fsync = storage::FsyncPolicy::kNone;

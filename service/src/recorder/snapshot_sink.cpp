@@ -58,6 +58,7 @@ SnapshotSink::SnapshotSink(SnapshotSinkOptions options, std::shared_ptr<spdlog::
         r.max_bytes = opt_.max_bytes;
         r.chunk_max_bytes = static_cast<uint32_t>(std::min<uint64_t>(1u << 20, opt_.max_bytes / 8));
         r.chunk_max_age = opt_.chunk_max_age;
+        r.lz4_acceleration = opt_.writer.lz4_acceleration;
         return r;
       }()) {}
 

@@ -23,6 +23,7 @@ const IntegerRange kIntegerRanges[] = {
     {"/max_sample_bytes", "in 1024..1073737728", "1023", "1073737729"},
     {"/storage/chunk_max_bytes", "in 4096..268435456", "4095", "268435457"},
     {"/storage/chunk_max_age_ms", "in 1..60000", "0", "60001"},
+    {"/storage/lz4_acceleration", "in 1..65537", "0", "65538"},
     {"/storage/segment_max_bytes", "in 1048576..1099511627776", "1048575", "1099511627777"},
     {"/storage/segment_max_duration_s", "in 0..604800", "-1", "604801"},
     {"/storage/fsync_interval_ms", "in 1..3600000", "0", "3600001"},
@@ -234,8 +235,8 @@ TEST_CASE("parse_recorder_config refuses unknown keys, suggesting close ones") {
       "max_sample_bytes, stats_interval_s, log, types, control, metrics)";
   const std::string storage =
       " (known keys: path, chunk_max_bytes, chunk_max_age_ms, segment_max_bytes, "
-      "segment_max_duration_s, compression, fsync, fsync_interval_ms, page_cache, direct_io, "
-      "retention, min_free_bytes, on_low_space, on_segment_closed)";
+      "segment_max_duration_s, compression, lz4_acceleration, fsync, fsync_interval_ms, "
+      "page_cache, direct_io, retention, min_free_bytes, on_low_space, on_segment_closed)";
   CHECK(only_error(doc_with("/domian", "1")) ==
         "/domian: unknown key, did you mean \"domain\"?" + top);
   CHECK(only_error(doc_with("/Domain", "1")) ==
@@ -311,8 +312,8 @@ TEST_CASE("parse_recorder_config reports all problems together in document order
                         "/topics/exclude: expected an array of topic pattern strings, got 7",
                         "/storage/chunk_size: unknown key (known keys: path, chunk_max_bytes, "
                         "chunk_max_age_ms, segment_max_bytes, segment_max_duration_s, "
-                        "compression, fsync, fsync_interval_ms, page_cache, direct_io, retention, "
-                        "min_free_bytes, on_low_space, on_segment_closed)",
+                        "compression, lz4_acceleration, fsync, fsync_interval_ms, page_cache, "
+                        "direct_io, retention, min_free_bytes, on_low_space, on_segment_closed)",
                         R"(/storage/fsync: expected one of "none", "chunk", "segment", )"
                         R"("interval", got "always")",
                         "/storage/retention/max_bytes: expected an integer >= 0, got -5",

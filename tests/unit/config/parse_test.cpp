@@ -20,6 +20,7 @@ TEST_CASE("parse_recorder_config gives the documented defaults for a minimal doc
   CHECK(c.storage.segment_max_bytes == 268435456u);
   CHECK(c.storage.segment_max_duration == std::chrono::seconds(600));
   CHECK(c.storage.compression == Compression::kLz4);
+  CHECK(c.storage.lz4_acceleration == 16u);
   CHECK(c.storage.fsync == FsyncPolicy::kChunk);
   CHECK(c.storage.fsync_interval == std::chrono::milliseconds(1000));
   CHECK(c.storage.drop_page_cache);
@@ -95,6 +96,7 @@ TEST_CASE("parse_recorder_config reads every key when set to non-default values"
       "segment_max_bytes": 1099511627776,
       "segment_max_duration_s": 0,
       "compression": "none",
+      "lz4_acceleration": 65537,
       "fsync": "interval",
       "fsync_interval_ms": 3600000,
       "page_cache": "keep",
@@ -129,6 +131,7 @@ TEST_CASE("parse_recorder_config reads every key when set to non-default values"
   CHECK(c.storage.segment_max_bytes == 1099511627776u);
   CHECK(c.storage.segment_max_duration == std::chrono::seconds(0));
   CHECK(c.storage.compression == Compression::kNone);
+  CHECK(c.storage.lz4_acceleration == 65537u);
   CHECK(c.storage.fsync == FsyncPolicy::kInterval);
   CHECK(c.storage.fsync_interval == std::chrono::milliseconds(3600000));
   CHECK_FALSE(c.storage.drop_page_cache);
