@@ -27,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/thread_name.hpp"
 #include "config/recorder_config.hpp"
 #include "service/cli_text.hpp"
 #include "service/ctl.hpp"
@@ -411,6 +412,7 @@ int main(int argc, char** argv) {
       }
     }
   });
+  common::name_thread(signals, "rec-signals");
   auto totals = recorder.value()->run();
   g_recorder = nullptr;
   pthread_kill(signals.native_handle(), SIGUSR2);

@@ -30,6 +30,7 @@
 #include <arpa/inet.h>
 
 #include "common/glob.hpp"
+#include "common/thread_name.hpp"
 #include "discovery/matching.hpp"
 #include "environment.hpp"
 #include "wire/constants.hpp"
@@ -160,6 +161,7 @@ Result<void> ParticipantImpl::start() {
   if (auto r = transport_->start(*this); !r) return r;
   schedule_timer(Clock::now());
   event_thread_ = std::thread([this] { io_.run(); });
+  common::name_thread(event_thread_, "pubsub-events");
   return {};
 }
 

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "common/hex.hpp"
+#include "common/thread_name.hpp"
 
 namespace storage {
 namespace {
@@ -106,9 +107,12 @@ Result<std::unique_ptr<SegmentWriter>> SegmentWriter::create(const std::string& 
   if (s) s = idx.commit();
   if (!s) return s.error();
   Impl* raw = impl.get();
-  if (impl->opt.fsync == FsyncPolicy::kChunk)
+  if (impl->opt.fsync == FsyncPolicy::kChunk) {
     impl->syncer = std::thread([raw] { raw->sync_loop(); });
+    common::name_thread(impl->syncer, "storage-sync");
+  }
   impl->thread = std::thread([raw] { raw->run(); });
+  common::name_thread(impl->thread, "storage-writer");
   return std::unique_ptr<SegmentWriter>(new SegmentWriter(std::move(impl)));
 }
 

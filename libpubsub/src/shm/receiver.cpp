@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "common/thread_name.hpp"
+
 namespace pubsub::shm {
 namespace {
 
@@ -27,6 +29,7 @@ ShmReceiver::ShmReceiver(Doorbell bell, Duration spin, ReceptionClock clock, Log
       clock_(clock),
       log_(std::move(log)) {
   thread_ = std::thread([this] { run(); });
+  common::name_thread(thread_, "pubsub-shm");
 }
 
 ShmReceiver::~ShmReceiver() {

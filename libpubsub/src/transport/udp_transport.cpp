@@ -1,6 +1,7 @@
 // UdpTransport's setup (udp_transport_impl.hpp has the overview): the interface, the unicast
 // port pair, multicast membership, socket options, the receive threads' start and stop, and the
 // statistics. Runs on the thread that creates, starts or stops the participant.
+#include "common/thread_name.hpp"
 #include "udp_transport_impl.hpp"
 
 namespace pubsub::detail {
@@ -87,7 +88,9 @@ Result<void> UdpTransport::start(TransportReceiver& receiver) {
   receiver_ = &receiver;
   running_ = true;
   thread_ = std::thread([this] { receive_loop(); });
+  common::name_thread(thread_, "pubsub-recv");  // discovery, multicast data
   data_thread_ = std::thread([this] { data_loop(); });
+  common::name_thread(data_thread_, "pubsub-recv-uc");  // unicast data
   return {};
 }
 

@@ -13,6 +13,7 @@
 #include <set>
 #include <thread>
 
+#include "common/thread_name.hpp"
 #include "common/unix_socket.hpp"
 #include "control_commands.hpp"
 
@@ -174,6 +175,7 @@ Result<std::unique_ptr<ControlServer>> ControlServer::start(const std::filesyste
     m->io.run();
     done.set_value();
   });
+  common::name_thread(m->thread, "rec-control");
   return std::unique_ptr<ControlServer>(new ControlServer(std::move(impl)));
 }
 

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <thread>
 
+#include "common/thread_name.hpp"
 #include "control_commands.hpp"
 
 namespace service {
@@ -281,6 +282,7 @@ Result<std::unique_ptr<DdsControl>> DdsControl::start(pubsub::Participant& parti
   impl->writer = std::move(writer).value();
   Impl* m = impl.get();
   m->worker = std::thread([m] { m->run_worker(); });
+  common::name_thread(m->worker, "rec-dds-control");
   // From here on the destructor joins the worker.
   std::unique_ptr<DdsControl> control(new DdsControl(std::move(impl)));
   pubsub::ReaderQos rq;

@@ -10,6 +10,8 @@
 #include <cstring>
 #include <vector>
 
+#include "common/thread_name.hpp"
+
 extern char** environ;
 
 namespace service {
@@ -31,6 +33,7 @@ HookRunner::HookRunner(std::string command,
                        std::function<void(bool warning, const std::string&)> log_line)
     : command_(std::move(command)), log_(std::move(log_line)) {
   thread_ = std::thread([this] { loop(); });
+  common::name_thread(thread_, "rec-hooks");
 }
 
 HookRunner::~HookRunner() {

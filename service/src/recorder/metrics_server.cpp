@@ -8,6 +8,8 @@
 #include <map>
 #include <thread>
 
+#include "common/thread_name.hpp"
+
 namespace service {
 namespace {
 
@@ -224,6 +226,7 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const std::string& l
   Impl* m = impl.get();
   m->accept();
   m->thread = std::thread([m] { m->io.run(); });
+  common::name_thread(m->thread, "rec-metrics");
   return std::unique_ptr<MetricsServer>(new MetricsServer(std::move(impl)));
 }
 

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 
+#include "common/thread_name.hpp"
 #include "recorder_impl.hpp"
 #include "service/recording_schema.hpp"
 #include "text.hpp"
@@ -423,6 +424,7 @@ Result<void> Recorder::Impl::open_reader() {
   // Started before the reader: writers already discovered are matched inside
   // create_raw_reader(). It uses the store and the participant, both there by now.
   registrar = std::thread([self] { self->registrar_loop(); });
+  common::name_thread(registrar, "rec-registrar");
   auto made = participant->create_raw_reader(ro, l);
   if (!made) return made.error();
   reader = std::move(made).value();

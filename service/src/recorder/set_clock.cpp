@@ -8,6 +8,8 @@
 #include <set>
 #include <thread>
 
+#include "common/thread_name.hpp"
+
 namespace service {
 namespace {
 
@@ -194,6 +196,7 @@ Result<std::unique_ptr<SetClock>> SetClock::start(pubsub::Participant& participa
   if (!reader) return reader.error();
   m->reader = std::move(reader).value();
   m->thread = std::thread([m] { m->run(); });
+  common::name_thread(m->thread, "rec-set-clock");
   return std::unique_ptr<SetClock>(new SetClock(std::move(impl)));
 }
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <ctime>
 
+#include "common/thread_name.hpp"
 #include "service/recording_schema.hpp"
 #include "text.hpp"
 
@@ -69,6 +70,7 @@ Result<std::unique_ptr<SnapshotSink>> SnapshotSink::create(SnapshotSinkOptions o
   if (ec) return Error{Errc::kIo, "cannot create " + options.dir.string() + ": " + ec.message()};
   std::unique_ptr<SnapshotSink> s(new SnapshotSink(std::move(options), std::move(log)));
   s->thread_ = std::thread([p = s.get()] { p->run(); });
+  common::name_thread(s->thread_, "rec-snapshot");
   return s;
 }
 

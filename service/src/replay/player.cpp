@@ -61,6 +61,7 @@
 #include <vector>
 
 #include "common.hpp"
+#include "common/thread_name.hpp"
 #include "decode.hpp"
 #include "histogram.hpp"
 #include "replay_qos.hpp"
@@ -131,6 +132,7 @@ class ReadAhead {
   }
   void start() {
     thread_ = std::thread([this] { run(); });
+    common::name_thread(thread_, "replay-read");
   }
   // Consumer: the next batch; false at the end (or when cancelled / failed: see error()).
   bool pop(Batch& out) {

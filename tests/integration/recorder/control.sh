@@ -6,7 +6,8 @@
 # refused (exit 2, nothing created); an unreachable socket is exit 2; a recorder with
 # control.armed matches the writer and records nothing until `ctl start --id`, whose mark is in
 # its recording; stop ends the recorder with exit 0 and a recording that verifies. The
-# Prometheus endpoint (metrics.listen) is scraped with curl while recording and while paused.
+# Prometheus endpoint (metrics.listen) is scraped with curl while recording and while paused. The
+# recorder's threads carry their names.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib/netns.sh"
@@ -66,6 +67,14 @@ n2=$(metric pubsub_recorder_samples_total)
 [ "$n2" -ge $((n1 + 1000)) ] || fail "metrics: samples_total $n1 -> $n2 in 1 s at 2000/s"
 code=$(netns_exec 1 curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:9464/)
 [ "$code" = 404 ] || fail "GET / answered $code, expected 404"
+
+# 1c. threads: each named for its role (README "Threads"), as top -H and perf show them.
+names=""
+for p in $(pgrep -f "$out/r.json"); do
+  [ "$(cat /proc/$p/comm 2>/dev/null)" = pubsub-recorder ] && names=$(cat /proc/$p/task/*/comm | sort | tr '\n' ' ')
+done
+want="pubsub-events pubsub-recorder pubsub-recv pubsub-recv-uc pubsub-shm rec-control rec-metrics rec-registrar rec-signals storage-sync storage-writer "
+[ "$names" = "$want" ] || fail "recorder threads: '$names', expected '$want'"
 
 # 2. pause: the counts stop; a second pause is refused; resume: they grow again.
 m=$(ctl pause) && [ "$m" = "paused every topic" ] || fail "pause said '$m'"

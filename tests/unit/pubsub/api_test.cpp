@@ -16,6 +16,7 @@
 
 #include "pubsub/participant.hpp"
 #include "test_util.hpp"
+#include "thread_names.hpp"
 
 using namespace pubsub;
 using namespace std::chrono_literals;
@@ -405,4 +406,23 @@ TEST_CASE(
   REQUIRE(gone == std::vector<Gone>{Gone{"held", 5, 1, 5}, Gone{"taken", 0, 0, 0}});
   // The TopicInfo objects on_writer_matched had (what RawSample::topic points to).
   REQUIRE(lost_topics == matched_topics);
+}
+
+TEST_CASE("A UDP participant's threads carry names (top -H, ps -L, perf), gone with it") {
+  using test_support::thread_names;
+  const auto before = thread_names();
+  ParticipantOptions po;
+  po.interface = "lo";
+  po.multicast = false;
+  po.domain_id = 43;
+  {
+    auto p = Participant::create(po);
+    REQUIRE(p);
+    const auto names = thread_names();
+    for (const char* n : {"pubsub-recv", "pubsub-recv-uc", "pubsub-events"}) {
+      INFO(n);
+      CHECK(names.count(n) == before.count(n) + 1);
+    }
+  }
+  CHECK(thread_names() == before);
 }

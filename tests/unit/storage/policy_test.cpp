@@ -17,6 +17,7 @@
 
 #include "skip.hpp"
 #include "test_util.hpp"
+#include "thread_names.hpp"
 
 using namespace storage;
 using storage_test::TempDir;
@@ -350,4 +351,19 @@ TEST_CASE("SegmentWriter's lz4_acceleration reaches LZ4: 1 stores small random s
   INFO("file bytes at acceleration 1: " << smallest << ", at 65537: " << raw);
   CHECK(smallest < raw * 9 / 10);
   CHECK(raw > 20000u * (32 + 8));  // stored raw: every payload and its record header
+}
+
+TEST_CASE("SegmentWriter's threads carry names (top -H, ps -L, perf)") {
+  const auto names = test_support::thread_names;
+  TempDir dir;
+  SegmentWriterOptions o;
+  o.fsync = FsyncPolicy::kChunk;  // the background fdatasync thread too
+  auto w = SegmentWriter::create(dir.path(), o);
+  REQUIRE(w.ok());
+  const auto running = names();
+  CHECK(running.count("storage-writer") == 1);
+  CHECK(running.count("storage-sync") == 1);
+  REQUIRE((*w)->close().ok());
+  w->reset();
+  CHECK(names().count("storage-writer") == 0);
 }
