@@ -417,9 +417,22 @@ start_recorder() {
     sleep 0.05
   done
 }
-# stop_recorder DIR: SIGTERM, wait, count what it stored, remove the recording.
+# recorder_threads_cpu NS: the CPU seconds (user + system) each named thread of pubsub-recorder
+# in namespace NS has used so far (README "Threads"), one "NAME SECONDS" line per name.
+recorder_threads_cpu() {
+  local p t
+  for p in $(ip netns pids "${NS_PREFIX}$1" 2>/dev/null); do
+    [ "$(cat /proc/"$p"/comm 2>/dev/null)" = pubsub-recorder ] || continue
+    for t in /proc/"$p"/task/*; do
+      echo "$(cat "$t"/comm 2>/dev/null) $(awk '{print $14 + $15}' "$t"/stat 2>/dev/null)"
+    done
+  done | awk -v hz="$(getconf CLK_TCK)" 'NF == 2 {s[$1] += $2}
+    END {for (n in s) printf "%s %.2f\n", n, s[n] / hz}' | sort
+}
+# stop_recorder DIR: its threads' CPU, SIGTERM, wait, count what it stored, remove the recording.
 stop_recorder() {
   local d=$1 rc
+  recorder_threads_cpu 2 >"$d/rec_threads.txt"
   ns_signal TERM 2
   finish "$REC_PID"
   echo "rec_rc=$RC" >>"$d/meta.txt"

@@ -170,6 +170,19 @@ def parse_iperf_server(text, size):
             "lost_pct": pct(lost, received), "seconds": end - start}
 
 
+def read_threads(path):
+    """rec_threads.txt ("NAME SECONDS" per named recorder thread) -> {name: seconds}."""
+    out = {}
+    for line in read(path).splitlines():
+        parts = line.split()
+        if len(parts) == 2:
+            try:
+                out[parts[0]] = float(parts[1])
+            except ValueError:
+                pass
+    return out
+
+
 def read_cpu(d):
     """CPU seconds (user + system) of the publisher, subscriber and third host, from GNU time."""
     cpu = {}
@@ -295,6 +308,9 @@ def main():
                     if reliable and (not complete or t["lost"]):
                         problems.append(f"recorder stored {t['samples']} samples ({t['lost']} lost), "
                                         f"expected {rec['expected']}")
+            threads = read_threads(os.path.join(d, "rec_threads.txt"))
+            if threads:
+                rec["threads_cpu"] = threads
             res["rec"] = rec
             append_csv(os.path.join(outdir, "rec_" + res["scenario"][len("thr_sub_"):] + ".csv"),
                        REC_HEADER,

@@ -77,12 +77,28 @@ class Point:
         self.rec_disk_per_sample = med([x["stored_kb"] * 1024 / x["samples"] for x in recs
                                         if x.get("stored_kb") and x.get("samples")]) if recs else None
         self.cpu = {k: med([r.get("cpu", {}).get(k) for r in runs]) for k in ("pub", "sub", "third")}
+        groups = [thread_groups(x["threads_cpu"]) for x in recs if x.get("threads_cpu")] if recs else []
+        self.rec_threads = {k: med([g[k] for g in groups]) for k in THREAD_GROUPS} if groups else None
         self.third_cpu_per_m = med([third_cpu_per_million(r) for r in runs])
         lats = [r["lat"] for r in runs if r.get("lat")]
         self.lat = {k: med([x.get(k) for x in lats]) for k in
                     ("avg", "std", "min", "max", "p50", "p90", "p99", "p9999", "p999999",
                      "samples")} if lats else None
         self.sent = med([r.get("sent") for r in runs])
+
+
+# The recorder's threads (README "Threads") in three groups: the receive path, storage, the rest.
+THREAD_GROUPS = ("receive", "storage", "other")
+
+
+def thread_groups(threads):
+    """{thread name: CPU s} -> {group: CPU s} (THREAD_GROUPS)."""
+    g = dict.fromkeys(THREAD_GROUPS, 0.0)
+    for name, secs in threads.items():
+        key = ("receive" if name in ("pubsub-recv", "pubsub-recv-uc", "pubsub-shm") else
+               "storage" if name.startswith("storage-") else "other")
+        g[key] += secs
+    return g
 
 
 def third_cpu_per_million(run):
@@ -391,6 +407,7 @@ def rec_section(L, pts, meta, env):
     met = total = cpu_met = cpu_total = disk_bound = 0
     has_disk = bool(env.get("disk_mbs"))
     has_cpu = any(p.cpu.get("third") is not None for s in recs for p in pts[s].values())
+    has_threads = any(p.rec_threads for s in recs for p in pts[s].values())
     for s in sorted(recs, key=order):
         r = meta[s]
         base = pts.get(baseline_counterpart(s), {})
@@ -423,6 +440,8 @@ def rec_section(L, pts, meta, env):
                             fmt(cq, 2),
                             f"{fmt(p.cpu.get('pub'), 1)} / {fmt(b.cpu.get('pub') if b else None, 1)}"]
                            if has_cpu else [])
+                        + ([" / ".join(fmt(p.rec_threads[k], 2) for k in THREAD_GROUPS)
+                            if p.rec_threads else "-"] if has_threads else [])
                         + [verdict])
     cpu_head = ["third-host CPU s (recorder / 2nd sub)",
                 "third-host CPU s per million samples (rec / 2nd)", "CPU per sample rec / 2nd",
@@ -430,9 +449,11 @@ def rec_section(L, pts, meta, env):
     table(L, ["Sample (B)", "Keys", "Rel.", "Pub/sub", "Payload", "2nd subscriber: sub samples/s",
               "recorder: sub samples/s", "recorder / no recorder", "sub lost (rec / 2nd)",
               "recorded / expected", "recorder lost", "compression"]
-          + (["ratio the disk allows"] if has_disk else []) + cpu_head + ["target met"],
+          + (["ratio the disk allows"] if has_disk else []) + cpu_head
+          + (["recorder CPU s by thread: receive / storage / other"] if has_threads else [])
+          + ["target met"],
           body, ["---:", ":--", ":--", ":--", ":--", "---:", "---:", "---:", "---:", "---:", "---:",
-                 "---:"] + ["---:"] * (has_disk + len(cpu_head)) + [":--"])
+                 "---:"] + ["---:"] * (has_disk + len(cpu_head) + has_threads) + [":--"])
     n_rec = sorted({p.n for s in recs for p in pts[s].values()})
     n_base = sorted({b.n for s in recs for size, b in pts.get(baseline_counterpart(s), {}).items()
                      if size in pts[s]})
@@ -447,6 +468,9 @@ def rec_section(L, pts, meta, env):
              + "Compression = sample bytes / bytes on disk (the recording directory)."
              + (" The ratio the disk allows = dd's rate (above) / the recording's bytes on disk per "
                 "sample / the second subscriber's samples/s." if has_disk else "")
+             + (" The recorder's CPU by thread, until it is told to stop: the receive threads "
+                "(pubsub-recv, pubsub-recv-uc, pubsub-shm), storage's (storage-writer, "
+                "storage-sync) and the others (README \"Threads\")." if has_threads else "")
              + (f" CPU per sample: the recorder's CPU-seconds per million samples recorded within "
                 f"{CPU_TARGET}x the second subscriber's per million received at {cpu_met} of "
                 f"{cpu_total} points." if cpu_total else ""))

@@ -2,9 +2,10 @@
 # Smoke test of perf/three_node.sh: its --help; one size, 2 s, reliable, with the recorder (so a
 # second-subscriber run and a recorder run). Checks: exit 0; report.md, results.jsonl and the
 # seed-layout CSVs exist with a row each; 0 lost at the subscriber, the second subscriber and
-# the recorder, which stored every published sample; the report has the recorder table; no
-# namespace or process of the harness is left. Then an interrupted run (SIGINT after 3 s) must
-# exit 130 and leave nothing behind either.
+# the recorder, which stored every published sample; the report has the recorder table (with
+# the disk's limit, the recorder's CPU by thread and the targets); no namespace or process of
+# the harness is left. Then an interrupted run (SIGINT after 3 s) must exit 130 and leave nothing
+# behind either.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../../.." && pwd)
@@ -110,6 +111,20 @@ else:
             bad.append(f"ratio the disk allows: {got}, expected {allows}")
         else:
             print(f"disk {max(runs)} MB/s, {per_sample:.0f} B stored per sample: the disk allows {allows}")
+        # The recorder's CPU by thread: receive / storage / other, from rec_threads.txt.
+        th = rec["rec"].get("threads_cpu", {})
+        if not th.get("pubsub-recv") or "storage-writer" not in th:
+            bad.append(f"recorder threads' CPU: {th}")
+        else:
+            recv = sum(v for k, v in th.items() if k in ("pubsub-recv", "pubsub-recv-uc", "pubsub-shm"))
+            store = sum(v for k, v in th.items() if k.startswith("storage-"))
+            cell = f"{recv:.2f} / {store:.2f} / {sum(th.values()) - recv - store:.2f}"
+            col = [c.strip() for c in hdr.split("|")].index("recorder CPU s by thread: receive / storage / other")
+            got = [c.strip() for c in row.split("|")][col]
+            if got != cell or sum(th.values()) > rec["cpu"]["third"] + 0.05:
+                bad.append(f"CPU by thread: {got!r}, expected {cell!r} (total {rec['cpu']['third']})")
+            else:
+                print(f"recorder CPU s by thread: {got} (total {rec['cpu']['third']})")
         # "target met": issue 32's ratio (>= 0.90) and CPU per sample (<= 1.2x the 2nd subscriber's).
         q = rec["rate"] / sub2["rate"]
         per_m = lambda x, k: x["cpu"]["third"] / x[k]["samples"] * 1e6
