@@ -283,6 +283,10 @@ class ParticipantImpl final : public TransportReceiver,
   bool connect_writer_locked(LocalReader& lr, const discovery::RemoteEndpoint& e);
   // Returns the writer's samples the reader will never get (remove_writer's).
   UndeliveredSamples disconnect_writer_locked(LocalReader& lr, const Guid& writer);
+  // A lost writer's undelivered samples in reader `r` go to a raw reader's on_writer_lost (which
+  // reports them) rather than to the log.
+  bool told_to_listener_locked(const rtps::StatefulReader* r) const;
+  void log_undelivered(const Guid& writer, const std::string& topic, const UndeliveredSamples& u);
   // Adds a matched reader to a local writer by the best path (see reader_path_locked).
   void connect_reader_locked(WriterImpl& w, const discovery::RemoteEndpoint& e);
   rtps::RemoteReaderInfo reader_path_locked(const WriterImpl& w,

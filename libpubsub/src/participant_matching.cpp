@@ -456,6 +456,23 @@ void ParticipantImpl::finish_matching(const std::vector<wire::EndpointData>& ann
   for (auto& f : deferred) f();
 }
 
+bool ParticipantImpl::told_to_listener_locked(const rtps::StatefulReader* r) const {
+  for (const auto& raw : raw_readers_) {
+    if (!raw->listener.on_writer_lost) continue;
+    for (const auto& sub : raw->subscriptions) {
+      if (sub->rtps.get() == r) return true;
+    }
+  }
+  return false;
+}
+
+void ParticipantImpl::log_undelivered(const Guid& g, const std::string& topic,
+                                      const UndeliveredSamples& u) {
+  log("writer " + g.to_string() + " on topic '" + topic + "' gone with " + std::to_string(u.count) +
+      " of its samples not delivered (held back, or sent and never received): lost unless it "
+      "comes back and sends them again");
+}
+
 void ParticipantImpl::on_endpoint_lost(const Guid& g) {
   Deferred deferred;
   {
@@ -468,17 +485,16 @@ void ParticipantImpl::on_endpoint_lost(const Guid& g) {
     remote_.erase(it);
     if (writer) {
       // Deleted, or its lease expired: what it had not delivered is dropped with its proxy -
-      // said, not silent (logged, and told to a raw reader's listener). Matched again (after an
-      // outage), a durable writer sends what it still has again.
+      // said, not silent: told to a raw reader's listener that takes on_writer_lost (which then
+      // reports it, as the recorder does), logged for every other reader. Matched again (after
+      // an outage), a durable writer sends what it still has again.
       std::vector<std::pair<const rtps::StatefulReader*, UndeliveredSamples>> dropped;
       for (auto& lr : readers_) {
         const UndeliveredSamples u = disconnect_writer_locked(lr, g);
-        if (u.count == 0) continue;
-        dropped.emplace_back(lr.rtps.get(), u);
-        log("writer " + g.to_string() + " on topic '" + topic + "' gone with " +
-            std::to_string(u.count) +
-            " of its samples not delivered (held back, or sent and never received): lost "
-            "unless it comes back and sends them again");
+        if (u.count != 0) dropped.emplace_back(lr.rtps.get(), u);
+      }
+      for (const auto& [r, u] : dropped) {
+        if (!told_to_listener_locked(r)) log_undelivered(g, topic, u);
       }
       for (auto& raw : raw_readers_) {
         for (auto& sub : raw->subscriptions) {

@@ -167,6 +167,8 @@ struct RawReaderListener {
   // caller cannot reach yet for the writers matched inside it). `undelivered`: the lost writer's
   // samples this reader will now never get (held back by on_sample's refusals, or sent or announced
   // and never received); they are in no later sequence gap unless the writer is matched again.
+  // With on_writer_lost set the participant does not log such a loss itself (it does for readers
+  // whose loss no listener is told): reporting it is the listener's.
   std::function<void(const TopicInfo&, const WriterInfo& writer)> on_writer_matched;
   std::function<void(const TopicInfo&, const Guid& writer, const UndeliveredSamples& undelivered)>
       on_writer_lost;

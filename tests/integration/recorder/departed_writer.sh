@@ -9,7 +9,8 @@
 # - Q_back (libpubsub, participant lease 2 s) stays; its link goes down until the recorder has
 #   dropped it (lease), then up: matched again, it sends its 20 samples again;
 # - Q_kept stays 12 s.
-# Checked: the recorder logs samples 1 to 20 of Q_gone_* and of Q_back as not recorded; its last
+# Checked: the recorder logs samples 1 to 20 of Q_gone_* and of Q_back as not recorded, one line
+# per departure (libpubsub's own line is left to the listener it told); its last
 # line says 40 samples and 60 lost (Q_back's 20 are taken off `lost` when it is back);
 # `pubsub-replay info --json` has Q_gone_* with 0 samples and 20 lost each (their gaps 1-20),
 # Q_back and Q_kept with 20 and 0; `verify` passes.
@@ -63,6 +64,9 @@ ip netns exec "${NS_PREFIX}1" "$BIN/pubsub-recorder" ctl --path "$rec" stop >/de
 wait "$recorder" || fail "recorder exit $?"
 grep -q "recorded 40 samples (.*) from 5 writers on 5 topics in [0-9.]* s, 60 lost," "$out/rec.log" ||
   fail "the recorder's summary: $(grep 'recorded .* samples' "$out/rec.log")"
+# One line per departure: the recorder's; libpubsub leaves it to the listener it told.
+n=$(grep -c "gone with" "$out/rec.log")
+[ "$n" = 4 ] || fail "$n lines with 'gone with', expected 4 (the recorder's, one per departure)"
 "$BIN/pubsub-replay" info "$rec" --json >"$out/info.json" || fail "info exit $?"
 python3 - "$out/info.json" <<'PY' || fail "info: $(cat "$out/info.json")"
 import json, sys

@@ -335,8 +335,8 @@ TEST_CASE("A participant with steady_reception_clock stamps samples from its Rec
 }
 
 TEST_CASE(
-    "A writer deleted with samples a RawReader held back is logged with their number, and its "
-    "listener told which") {
+    "A writer deleted with samples RawReaders held back: a listener with on_writer_lost is told "
+    "which, the library logs the others' number") {
   auto net = FakeNetwork::create();
   std::mutex mu;
   std::vector<std::string> lines;
@@ -349,15 +349,19 @@ TEST_CASE(
   auto sub = Participant::create(so);
   REQUIRE(pub);
   REQUIRE(sub);
+  // on_sample: takes the "taken" topic's samples, holds the "held" topic's back for good.
+  auto holding = [&mu](int& taken, std::set<SequenceNumber>& offered) {
+    return [&mu, &taken, &offered](const RawSample& s) {
+      std::lock_guard lk(mu);
+      if (s.topic->name == "taken") return ++taken, true;
+      offered.insert(s.sequence_number);
+      return false;  // back-pressure, for good
+    };
+  };
   std::set<SequenceNumber> offered;  // of the held topic's writer
   int taken = 0;
   RawReaderListener l;
-  l.on_sample = [&](const RawSample& s) {
-    std::lock_guard lk(mu);
-    if (s.topic->name == "taken") return ++taken, true;
-    offered.insert(s.sequence_number);
-    return false;  // back-pressure, for good
-  };
+  l.on_sample = holding(taken, offered);
   // on_writer_lost: topic, and the undelivered samples as (count, first, last).
   std::vector<std::tuple<std::string, uint64_t, SequenceNumber, SequenceNumber>> gone;
   std::set<const TopicInfo*> matched_topics, lost_topics;
@@ -372,12 +376,20 @@ TEST_CASE(
   };
   auto raw = sub.value()->create_raw_reader({}, l);
   REQUIRE(raw);
+  // A second raw reader that holds the same samples back, without on_writer_lost: nobody reports
+  // its loss but the library's log line.
+  std::set<SequenceNumber> offered2;
+  int taken2 = 0;
+  RawReaderListener l2;
+  l2.on_sample = holding(taken2, offered2);
+  auto raw2 = sub.value()->create_raw_reader({}, l2);
+  REQUIRE(raw2);
   auto taken_w = pub.value()->create_writer({"taken", "T"});
   auto held_w = pub.value()->create_writer({"held", "T"});
   REQUIRE(taken_w);
   REQUIRE(held_w);
-  REQUIRE(taken_w.value()->wait_for_readers(1, 10s));
-  REQUIRE(held_w.value()->wait_for_readers(1, 10s));
+  REQUIRE(taken_w.value()->wait_for_readers(2, 10s));
+  REQUIRE(held_w.value()->wait_for_readers(2, 10s));
   for (uint32_t i = 1; i <= 5; ++i) {
     REQUIRE(taken_w.value()->write(test::as_bytes(test::pattern(i, 8))).ok());
     REQUIRE(held_w.value()->write(test::as_bytes(test::pattern(i, 8))).ok());
@@ -386,17 +398,21 @@ TEST_CASE(
     std::lock_guard lk(mu);
     // The first held sample is offered again and again; the others wait behind it. The taken
     // writer's samples, written after each, have all arrived: so have the held ones.
-    return taken == 5 && offered == std::set<SequenceNumber>{1};
+    return taken == 5 && offered == std::set<SequenceNumber>{1} && taken2 == 5 &&
+           offered2 == std::set<SequenceNumber>{1};
   }));
   const std::string held_guid = held_w.value()->guid().to_string();
   held_w.value().reset();
   taken_w.value().reset();
   REQUIRE(test::eventually([&] {
-    if (raw.value()->matched_writers() != 0) return false;  // not under mu: on_sample takes it
+    if (raw.value()->matched_writers() != 0 || raw2.value()->matched_writers() != 0) {
+      return false;  // not under mu: on_sample takes it
+    }
     std::lock_guard lk(mu);
     return gone.size() == 2;
   }));
   std::lock_guard lk(mu);
+  // One line: the second reader's. The first reader's listener was told (and reports it).
   REQUIRE(lines == std::vector<std::string>{
                        "writer " + held_guid +
                        " on topic 'held' gone with 5 of its samples not delivered (held back, or "
