@@ -114,7 +114,8 @@ struct StorageConfig {
   // "compression". Default lz4.
   Compression compression = Compression::kLz4;
   // "lz4_acceleration": LZ4's speed against its ratio, 1 (LZ4's default) .. 65537
-  // -> SegmentWriterOptions::lz4_acceleration. Default 16.
+  // -> SegmentWriterOptions::lz4_acceleration. Default 16 (storage's
+  // format::kDefaultLz4Acceleration, written out: config's public headers do not include storage).
   uint32_t lz4_acceleration = 16;
   // "fsync". Default chunk.
   FsyncPolicy fsync = FsyncPolicy::kChunk;

@@ -74,6 +74,14 @@ inline constexpr uint8_t kChunkFlagRecvSorted = 1;  // reception times never dec
 inline constexpr uint8_t kEntryHasKeyHash = 0x10;
 
 // Limits applied while decoding untrusted bytes.
+// The chunk writers' (SegmentWriter, SnapshotRing) default LZ4_compress_fast acceleration (1 =
+// LZ4's own default; higher is faster, compresses less). On the recorder's chunks of 32-B random
+// samples (46-B records) callgrind counted 13.7, 11.2, 8.3, 7.3, 6.3 and 5.7 instructions per byte
+// at 1, 2, 4, 8, 16 and 32, saving 47, 46, 35, 32, 32 and 30 %; on compressible chunks (zero
+// payloads) every value from 1 to 32 saves the same within 1.5 points at the same speed
+// (perf/RESULTS.md, issue 32).
+inline constexpr int kDefaultLz4Acceleration = 16;
+
 // When a chunk writer (SegmentWriter, SnapshotRing) tries LZ4: after a chunk that LZ4 could not
 // shrink enough (random payloads), the next 1, 2, 4 ... 64 chunks are stored raw without trying;
 // a chunk that compresses resets it.

@@ -26,6 +26,7 @@
 #include <mutex>
 #include <string>
 
+#include "storage/format.hpp"
 #include "storage/records.hpp"
 #include "storage/status.hpp"
 
@@ -92,12 +93,8 @@ struct SegmentWriterOptions {
   std::chrono::milliseconds segment_max_duration{600'000};
   // Default kLz4.
   Compression compression = Compression::kLz4;
-  // LZ4_compress_fast acceleration (1 = LZ4 default; higher is faster, compresses less).
-  // Default 16. On the recorder's chunks of 32-B random samples (46-B records) callgrind counted
-  // 13.7, 11.2, 8.3, 7.3, 6.3 and 5.7 instructions per byte at 1, 2, 4, 8, 16 and 32, saving
-  // 47, 46, 35, 32, 32 and 30 %; on compressible chunks (zero payloads) every value from 1 to 32
-  // saves the same within 1.5 points at the same speed (perf/RESULTS.md, issue 32).
-  int lz4_acceleration = 16;
+  // LZ4_compress_fast acceleration. Default format::kDefaultLz4Acceleration (16).
+  int lz4_acceleration = format::kDefaultLz4Acceleration;
   // Store a chunk raw when LZ4 saves less than this fraction of its size. Default 0.02.
   double min_compression_saving = 0.02;
   // Default kChunk.

@@ -51,7 +51,7 @@ struct SnapshotRingOptions {
   // poll() seals a chunk holding entries for this long. Default 100 ms.
   std::chrono::milliseconds chunk_max_age{100};
   bool compress = true;
-  int lz4_acceleration = 16;  // as SegmentWriterOptions::lz4_acceleration
+  int lz4_acceleration = format::kDefaultLz4Acceleration;
 };
 
 // One sealed chunk. Times are those of its entries (records: reception time; marks: their time).
