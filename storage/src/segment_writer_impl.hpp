@@ -12,9 +12,10 @@
 // - Caller threads (any number) run add_topic/add_writer/add_mark/append/flush/close. They
 //   hold `mu` while touching the open chunk (`open`), the chunk queue, the buffer pool and the
 //   per-writer sequence state. Appending is a memcpy of the encoded record into `open`; no
-//   allocation once the pool has warmed up. Records of kRunningCrcFrom and more also go into
-//   the chunk's running CRC-32C while they are in the cache (when the chunk will likely be
-//   stored raw), which the writer thread then uses instead of reading the chunk back.
+//   allocation once the pool has warmed up. Records of kRunningCrcFrom and more are copied
+//   with streaming stores around the cache (stream_copy.hpp) and go into the chunk's running
+//   CRC-32C from their source, which is in the cache (when the chunk will likely be stored
+//   raw); the writer thread then uses that CRC instead of reading the chunk back.
 // - One writer thread (`run`) owns the segment file, the index, the compression buffer and the
 //   segment list. It takes closed chunks from `queue` (under `mu`), then without the lock
 //   compresses, checksums, writes, syncs and indexes them (one SQLite transaction per batch),

@@ -255,7 +255,16 @@ TEST_CASE("Chunks of large records carry the appenders' running CRC, and it veri
   auto put = [&](size_t size) {
     RecordMeta m{t, id, seq, 1000 + seq, 2000 + seq, 0, false, {}};
     recs.push_back({m, storage_test::make_payload(static_cast<uint64_t>(seq) * 31, size)});
-    REQUIRE((*w)->append(m, recs.back().payload).ok());
+    const auto& b = recs.back().payload;
+    if (seq % 3 == 0 && size > 9000) {
+      // In four parts, one empty, at odd offsets: the CRC is taken from each part's source.
+      const ByteSpan parts[] = {ByteSpan(b.data(), 7), ByteSpan(b.data() + 7, 0),
+                                ByteSpan(b.data() + 7, 9000),
+                                ByteSpan(b.data() + 9007, size - 9007)};
+      REQUIRE((*w)->append_parts(m, parts).ok());
+    } else {
+      REQUIRE((*w)->append(m, b).ok());
+    }
     ++seq;
   };
   // Seven chunks, each written before the next one opens (flush), so which of them the
