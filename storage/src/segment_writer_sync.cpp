@@ -7,15 +7,23 @@ namespace storage {
 
 void SegmentWriter::Impl::sync_loop() {
   std::unique_lock lk(mu);
+  Clock::time_point last_start{};
   for (;;) {
     syncer_cv.wait(lk, [&] { return sync_sink != nullptr || syncer_stop; });
     if (!sync_sink) return;
+    // Paced (opt.min_sync_spacing): what the writer thread writes meanwhile waits in
+    // unsynced_rows for the next sync. Not when the writer thread waits for this one.
+    syncer_cv.wait_until(lk, last_start + opt.min_sync_spacing,
+                         [&] { return sync_hurry || syncer_stop; });
+    last_start = Clock::now();
     FileSink* sink = sync_sink;
     lk.unlock();
     if (opt.test_delay_per_sync.count() > 0) std::this_thread::sleep_for(opt.test_delay_per_sync);
     Status st = sink->sync();  // fdatasync only: safe beside the writer thread's pwritev
     lk.lock();
     sync_sink = nullptr;
+    sync_hurry = false;
+    ++stats.syncs;
     sync_status = std::move(st);
     sync_finished = true;
     work_cv.notify_one();
@@ -42,6 +50,10 @@ Status SegmentWriter::Impl::finish_background_sync(bool block) {
   {
     std::unique_lock lk(mu);
     if (!sync_finished && !block) return Status{};
+    if (!sync_finished) {
+      sync_hurry = true;  // a flush, roll or close waits: no pacing
+      syncer_cv.notify_one();
+    }
     work_cv.wait(lk, [&] { return sync_finished; });
     sync_finished = false;
     st = std::move(sync_status);

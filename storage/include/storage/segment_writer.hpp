@@ -35,7 +35,8 @@ namespace storage {
 enum class FsyncPolicy {
   kNone,      // never fdatasync (page cache only; survives a process crash, not a power loss)
   kChunk,     // fdatasync after each written batch of chunks, before their index rows commit
-              // (chunks the writer thread finds queued together share one fdatasync)
+              // (chunks the writer thread finds queued together share one fdatasync, and so do
+              // those written within min_sync_spacing of the last one's start)
   kSegment,   // fdatasync when a segment is finished (rolled or closed)
   kInterval,  // fdatasync at most every fsync_interval while data is pending
 };
@@ -108,6 +109,12 @@ struct SegmentWriterOptions {
   uint32_t direct_io_min_bytes = 256u << 10;
   // Period for FsyncPolicy::kInterval. Default 1 s.
   std::chrono::milliseconds fsync_interval{1000};
+  // FsyncPolicy::kChunk: the background fdatasyncs start at least this far apart, so that a
+  // stream of chunks that each take less than this to sync (small ones: LZ4 over compressible
+  // samples) shares one fdatasync, and one index transaction, per interval instead of paying one
+  // per chunk; the index rows wait for it. flush(), segment rolls and close() do not wait for
+  // the interval. 0: each sync starts as soon as the one before has ended. Default 10 ms.
+  std::chrono::milliseconds min_sync_spacing{10};
   // After each fdatasync the synced part of the segment is dropped from the page cache
   // (POSIX_FADV_DONTNEED): a long recording does not push everything else out of memory, and
   // the kernel writes the next chunks into the pages just freed (on a VM, touching memory the
@@ -185,6 +192,7 @@ struct WriterStats {
   uint64_t low_space_removed = 0;  // of segments_removed: by the disk guard (kRotate)
   uint64_t free_bytes = 0;         // free space at the disk guard's latest check (0: none yet)
   uint64_t gaps = 0;               // gap rows recorded (sequence jumps)
+  uint64_t syncs = 0;              // fdatasync calls on segment files
 };
 
 class SegmentWriter {

@@ -1,6 +1,7 @@
 // Writer policies: every fsync policy round-trips, segments roll by duration, retention by age,
 // several appending threads while another samples the queue statistics; the background
-// fdatasync of fsync per chunk (writing goes on, indexing waits) and dropping synced pages.
+// fdatasync of fsync per chunk (writing goes on, indexing waits, its pacing) and dropping synced
+// pages.
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <sqlite3.h>
@@ -263,6 +264,85 @@ TEST_CASE(
   REQUIRE(got.size() == recs.size());
   for (size_t i = 0; i < got.size(); ++i) REQUIRE(got[i].payload == recs[i].payload);
   CHECK((*rec)->verify()->ok());
+}
+
+TEST_CASE("fsync per chunk starts its fdatasyncs min_sync_spacing apart") {
+  TempDir dir;
+  SegmentWriterOptions o;
+  o.fsync = FsyncPolicy::kChunk;
+  o.chunk_max_bytes = 8 << 10;
+  o.chunk_max_age = std::chrono::milliseconds(1);
+  const bool paced = GENERATE(true, false);
+  o.min_sync_spacing = std::chrono::milliseconds(paced ? 400 : 0);
+  auto w = SegmentWriter::create(dir.path(), o);
+  REQUIRE(w.ok());
+  auto& wr = **w;
+  const TopicId t = *wr.add_topic({"pace", "P", false, {}, {}});
+  const WriterId id = *wr.add_writer({t, Guid{}});
+  // 1.1 s of chunks of two 3000-B records, one chunk every 2 ms or so.
+  const auto start = std::chrono::steady_clock::now();
+  int64_t seq = 0;
+  while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(1100)) {
+    for (int k = 0; k < 2; ++k, ++seq) {
+      RecordMeta m{t, id, seq + 1, seq, seq, 0, false, {}};
+      REQUIRE(wr.append(m, storage_test::make_payload(static_cast<uint64_t>(seq), 3000)).ok());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  const WriterStats st = wr.stats();
+  INFO(st.chunks_written << " chunks written, " << st.syncs << " fdatasyncs");
+  CHECK(st.chunks_written > 100);
+  if (paced)
+    CHECK(st.syncs <= 4);  // begun at about 0, 400 and 800 ms (and 1200 if it was slow)
+  else
+    CHECK(st.syncs > 8);  // one as soon as the one before has returned
+  REQUIRE(wr.close().ok());
+  auto rec = Recording::open(dir.path());
+  REQUIRE(rec.ok());
+  CHECK(storage_test::read_all(**rec).size() == static_cast<size_t>(seq));
+  CHECK((*rec)->verify()->ok());
+}
+
+TEST_CASE("flush() and close() do not wait for min_sync_spacing") {
+  TempDir dir;
+  SegmentWriterOptions o;
+  o.fsync = FsyncPolicy::kChunk;
+  o.chunk_max_bytes = 8 << 10;
+  o.chunk_max_age = std::chrono::milliseconds(1);
+  o.min_sync_spacing = std::chrono::seconds(60);
+  auto w = SegmentWriter::create(dir.path(), o);
+  REQUIRE(w.ok());
+  auto& wr = **w;
+  const TopicId t = *wr.add_topic({"hurry", "H", false, {}, {}});
+  const WriterId id = *wr.add_writer({t, Guid{}});
+  int64_t seq = 0;
+  auto put = [&](int n) {
+    for (int k = 0; k < n; ++k, ++seq) {
+      RecordMeta m{t, id, seq + 1, seq, seq, 0, false, {}};
+      REQUIRE(wr.append(m, storage_test::make_payload(static_cast<uint64_t>(seq), 3000)).ok());
+    }
+  };
+  // The first sync starts at once; the chunks after it wait for the next, 60 s later.
+  put(4);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (wr.stats().syncs < 1 && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  REQUIRE(wr.stats().syncs == 1);
+  put(8);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  CHECK(wr.stats().syncs == 1);
+  CHECK(indexed_chunks(dir.path()) < static_cast<int64_t>(wr.stats().chunks_written));
+  const auto f0 = std::chrono::steady_clock::now();
+  REQUIRE(wr.flush().ok());
+  CHECK(std::chrono::steady_clock::now() - f0 < std::chrono::seconds(10));
+  CHECK(indexed_chunks(dir.path()) == static_cast<int64_t>(wr.stats().chunks_written));
+  put(4);
+  const auto c0 = std::chrono::steady_clock::now();
+  REQUIRE(wr.close().ok());
+  CHECK(std::chrono::steady_clock::now() - c0 < std::chrono::seconds(10));
+  auto rec = Recording::open(dir.path());
+  REQUIRE(rec.ok());
+  CHECK(storage_test::read_all(**rec).size() == static_cast<size_t>(seq));
 }
 
 TEST_CASE("Synced segment data leaves the page cache with drop_synced_pages and stays without") {
