@@ -10,9 +10,9 @@ cd "$(dirname "$0")/.."
 # How many tests the tsan and fuzz presets select (check_selection below): 12 libpubsub unit
 # tests (shm, same host, loans), 18 same-host integration tests, 2 recording runs (one with
 # its first samples before the registrar), 40 recorder unit tests
-# (the segment-hook runner's, ctl --set's and SetClock's among them), 15 storage writer tests;
+# (the segment-hook runner's, ctl --set's and SetClock's among them), 17 storage writer tests;
 # one per fuzzer.
-TSAN_TESTS=87
+TSAN_TESTS=89
 FUZZ_TESTS=9
 # ctest's slots: four on this 2-core machine, a slot half a core (cmake/test_slots.cmake: a
 # namespace test takes all four, a unit test two, a light namespace test one).

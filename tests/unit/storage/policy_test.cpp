@@ -266,7 +266,7 @@ TEST_CASE(
   CHECK((*rec)->verify()->ok());
 }
 
-TEST_CASE("fsync per chunk starts its fdatasyncs min_sync_spacing apart") {
+TEST_CASE("SegmentWriter with fsync per chunk starts its fdatasyncs min_sync_spacing apart") {
   TempDir dir;
   SegmentWriterOptions o;
   o.fsync = FsyncPolicy::kChunk;
@@ -303,7 +303,7 @@ TEST_CASE("fsync per chunk starts its fdatasyncs min_sync_spacing apart") {
   CHECK((*rec)->verify()->ok());
 }
 
-TEST_CASE("flush() and close() do not wait for min_sync_spacing") {
+TEST_CASE("SegmentWriter's flush() and close() do not wait for min_sync_spacing") {
   TempDir dir;
   SegmentWriterOptions o;
   o.fsync = FsyncPolicy::kChunk;
