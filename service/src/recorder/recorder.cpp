@@ -530,6 +530,13 @@ Result<RecorderTotals> Recorder::Impl::finish(Clock::time_point start) {
       "deliveries held back by back-pressure; {} samples over shared memory, {} over UDP",
       t.samples, mb(static_cast<double>(t.bytes)), t.writers, t.topics, t.seconds, t.lost,
       t.refused, t.samples_shm, t.samples - std::min(t.samples, t.samples_shm));
+  if (const storage::SegmentWriter* w = store->batch_writer()) {  // not in snapshot mode
+    const storage::WriterStats ws = w->stats();
+    log->info(
+        "storage: wrote {} chunks ({} with O_DIRECT) into {} segment files, {} bytes; {} "
+        "fdatasyncs",
+        ws.chunks_written, ws.direct_chunks, ws.segments_created, ws.file_bytes, ws.syncs);
+  }
   for (const auto& line : hints->at_end(t.seconds)) log->warn("{}", line);
   if (t.writers_elsewhere > 0) {
     log->log(t.samples == 0 ? spdlog::level::warn : spdlog::level::info,

@@ -13,7 +13,8 @@
 # per departure (libpubsub's own line is left to the listener it told); its last
 # line says 40 samples and 60 lost (Q_back's 20 are taken off `lost` when it is back);
 # `pubsub-replay info --json` has Q_gone_* with 0 samples and 20 lost each (their gaps 1-20),
-# Q_back and Q_kept with 20 and 0; `verify` passes.
+# Q_back and Q_kept with 20 and 0; the recorder's storage line at the end agrees with info's chunks,
+# segments and bytes; `verify` passes.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib/netns.sh"
@@ -68,13 +69,22 @@ grep -q "recorded 40 samples (.*) from 5 writers on 5 topics in [0-9.]* s, 60 lo
 n=$(grep -c "gone with" "$out/rec.log")
 [ "$n" = 4 ] || fail "$n lines with 'gone with', expected 4 (the recorder's, one per departure)"
 "$BIN/pubsub-replay" info "$rec" --json >"$out/info.json" || fail "info exit $?"
-python3 - "$out/info.json" <<'PY' || fail "info: $(cat "$out/info.json")"
-import json, sys
+storage_line=$(grep "storage: wrote" "$out/rec.log")
+python3 - "$out/info.json" "$storage_line" <<'PY' || fail "info: $(cat "$out/info.json"), $storage_line"
+import json, re, sys
 j = json.load(open(sys.argv[1]))
 got = sorted((t["name"], t["samples"], t["lost"]) for t in j["topics"])
 want = [("Q_back", 20, 0), ("Q_gone_cyclone", 0, 20), ("Q_gone_fastdds", 0, 20),
         ("Q_gone_pubsub", 0, 20), ("Q_kept", 20, 0)]
 assert got == want, got
+# The recorder's storage line at the end says what the files hold: every chunk indexed, the
+# segment files' bytes, and (fsync per chunk) at least one fdatasync.
+m = re.search(r"storage: wrote (\d+) chunks \((\d+) with O_DIRECT\) into (\d+) segment files, "
+              r"(\d+) bytes; (\d+) fdatasyncs$", sys.argv[2])
+assert m, sys.argv[2]
+chunks, direct, segments, size, syncs = map(int, m.groups())
+assert (chunks, segments, size) == (j["chunks"], j["segments"], j["disk_bytes"]), (m.groups(), j)
+assert direct == 0 and syncs >= 1, m.groups()
 PY
 "$BIN/pubsub-replay" verify "$rec" >"$out/verify.txt" 2>&1 || fail "verify exit $?: $(cat "$out/verify.txt")"
 [ $status -eq 0 ] && { echo "what the recorder logged:"; grep "gone with\|matched\|recorded .* samples" "$out/rec.log"; }
