@@ -19,11 +19,10 @@ void SegmentWriter::Impl::sync_loop() {
     FileSink* sink = sync_sink;
     lk.unlock();
     if (opt.test_delay_per_sync.count() > 0) std::this_thread::sleep_for(opt.test_delay_per_sync);
-    Status st = sink->sync();  // fdatasync only: safe beside the writer thread's pwritev
+    Status st = sync_file(*sink);  // fdatasync only: safe beside the writer thread's pwritev
     lk.lock();
     sync_sink = nullptr;
     sync_hurry = false;
-    ++stats.syncs;
     sync_status = std::move(st);
     sync_finished = true;
     work_cv.notify_one();

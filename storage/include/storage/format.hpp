@@ -73,7 +73,6 @@ enum class EntryKind : uint8_t {
 inline constexpr uint8_t kChunkFlagRecvSorted = 1;  // reception times never decrease in the chunk
 inline constexpr uint8_t kEntryHasKeyHash = 0x10;
 
-// Limits applied while decoding untrusted bytes.
 // The chunk writers' (SegmentWriter, SnapshotRing) default LZ4_compress_fast acceleration (1 =
 // LZ4's own default; higher is faster, compresses less). On the recorder's chunks of 32-B random
 // samples (46-B records) callgrind counted 13.7, 11.2, 8.3, 7.3, 6.3 and 5.7 instructions per byte
@@ -105,6 +104,7 @@ class Lz4Backoff {
   uint32_t skip_ = 0, backoff_ = 0;
 };
 
+// Limits applied while decoding untrusted bytes.
 struct DecodeLimits {
   uint32_t max_raw_chunk_bytes = 1u << 30;  // largest accepted raw (uncompressed) chunk body
   uint32_t max_record_bytes = 1u << 30;     // largest accepted payload or definition blob

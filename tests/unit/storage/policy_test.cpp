@@ -266,83 +266,89 @@ TEST_CASE(
   CHECK((*rec)->verify()->ok());
 }
 
-TEST_CASE("SegmentWriter with fsync per chunk starts its fdatasyncs min_sync_spacing apart") {
+namespace {
+
+// A writer with fsync per chunk, chunks of 8 KiB closed 1 ms after their first record and the
+// given min_sync_spacing, one topic; put(n) appends n more records of 3000 B.
+struct ChunkSyncWriter {
+  ChunkSyncWriter(const std::string& topic, std::chrono::milliseconds spacing) {
+    SegmentWriterOptions o;
+    o.fsync = FsyncPolicy::kChunk;
+    o.chunk_max_bytes = 8 << 10;
+    o.chunk_max_age = std::chrono::milliseconds(1);
+    o.min_sync_spacing = spacing;
+    auto created = SegmentWriter::create(dir.path(), o);
+    REQUIRE(created.ok());
+    w = std::move(*created);
+    t = *w->add_topic({topic, "T", false, {}, {}});
+    id = *w->add_writer({t, Guid{}});
+  }
+  void put(int n) {
+    for (int k = 0; k < n; ++k, ++seq) {
+      RecordMeta m{t, id, seq + 1, seq, seq, 0, false, {}};
+      REQUIRE(w->append(m, storage_test::make_payload(static_cast<uint64_t>(seq), 3000)).ok());
+    }
+  }
+  // Closes the writer; the recording holds every record put, and verifies.
+  void close_and_check() {
+    REQUIRE(w->close().ok());
+    auto rec = Recording::open(dir.path());
+    REQUIRE(rec.ok());
+    CHECK(storage_test::read_all(**rec).size() == static_cast<size_t>(seq));
+    CHECK((*rec)->verify()->ok());
+  }
   TempDir dir;
-  SegmentWriterOptions o;
-  o.fsync = FsyncPolicy::kChunk;
-  o.chunk_max_bytes = 8 << 10;
-  o.chunk_max_age = std::chrono::milliseconds(1);
+  std::unique_ptr<SegmentWriter> w;
+  TopicId t = 0;
+  WriterId id = 0;
+  int64_t seq = 0;
+};
+
+}  // namespace
+
+TEST_CASE("SegmentWriter with fsync per chunk starts its fdatasyncs min_sync_spacing apart") {
   const bool paced = GENERATE(true, false);
-  o.min_sync_spacing = std::chrono::milliseconds(paced ? 400 : 0);
-  auto w = SegmentWriter::create(dir.path(), o);
-  REQUIRE(w.ok());
-  auto& wr = **w;
-  const TopicId t = *wr.add_topic({"pace", "P", false, {}, {}});
-  const WriterId id = *wr.add_writer({t, Guid{}});
+  ChunkSyncWriter cw("pace", std::chrono::milliseconds(paced ? 400 : 0));
   // 1.1 s of chunks of two 3000-B records, one chunk every 2 ms or so.
   const auto start = std::chrono::steady_clock::now();
-  int64_t seq = 0;
   while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(1100)) {
-    for (int k = 0; k < 2; ++k, ++seq) {
-      RecordMeta m{t, id, seq + 1, seq, seq, 0, false, {}};
-      REQUIRE(wr.append(m, storage_test::make_payload(static_cast<uint64_t>(seq), 3000)).ok());
-    }
+    cw.put(2);
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
-  const WriterStats st = wr.stats();
+  const WriterStats st = cw.w->stats();
   INFO(st.chunks_written << " chunks written, " << st.syncs << " fdatasyncs");
   CHECK(st.chunks_written > 100);
   if (paced)
     CHECK(st.syncs <= 4);  // begun at about 0, 400 and 800 ms (and 1200 if it was slow)
   else
     CHECK(st.syncs > 8);  // one as soon as the one before has returned
-  REQUIRE(wr.close().ok());
-  auto rec = Recording::open(dir.path());
-  REQUIRE(rec.ok());
-  CHECK(storage_test::read_all(**rec).size() == static_cast<size_t>(seq));
-  CHECK((*rec)->verify()->ok());
+  cw.close_and_check();
 }
 
 TEST_CASE("SegmentWriter's flush() and close() do not wait for min_sync_spacing") {
-  TempDir dir;
-  SegmentWriterOptions o;
-  o.fsync = FsyncPolicy::kChunk;
-  o.chunk_max_bytes = 8 << 10;
-  o.chunk_max_age = std::chrono::milliseconds(1);
-  o.min_sync_spacing = std::chrono::seconds(60);
-  auto w = SegmentWriter::create(dir.path(), o);
-  REQUIRE(w.ok());
-  auto& wr = **w;
-  const TopicId t = *wr.add_topic({"hurry", "H", false, {}, {}});
-  const WriterId id = *wr.add_writer({t, Guid{}});
-  int64_t seq = 0;
-  auto put = [&](int n) {
-    for (int k = 0; k < n; ++k, ++seq) {
-      RecordMeta m{t, id, seq + 1, seq, seq, 0, false, {}};
-      REQUIRE(wr.append(m, storage_test::make_payload(static_cast<uint64_t>(seq), 3000)).ok());
-    }
-  };
+  ChunkSyncWriter cw("hurry", std::chrono::seconds(60));
+  SegmentWriter& wr = *cw.w;
   // The first sync starts at once; the chunks after it wait for the next, 60 s later.
-  put(4);
+  cw.put(4);
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   while (wr.stats().syncs < 1 && std::chrono::steady_clock::now() < until)
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   REQUIRE(wr.stats().syncs == 1);
-  put(8);
+  cw.put(8);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   CHECK(wr.stats().syncs == 1);
-  CHECK(indexed_chunks(dir.path()) < static_cast<int64_t>(wr.stats().chunks_written));
+  CHECK(indexed_chunks(cw.dir.path()) < static_cast<int64_t>(wr.stats().chunks_written));
   const auto f0 = std::chrono::steady_clock::now();
   REQUIRE(wr.flush().ok());
   CHECK(std::chrono::steady_clock::now() - f0 < std::chrono::seconds(10));
-  CHECK(indexed_chunks(dir.path()) == static_cast<int64_t>(wr.stats().chunks_written));
-  put(4);
+  CHECK(indexed_chunks(cw.dir.path()) == static_cast<int64_t>(wr.stats().chunks_written));
+  cw.put(4);
   const auto c0 = std::chrono::steady_clock::now();
   REQUIRE(wr.close().ok());
   CHECK(std::chrono::steady_clock::now() - c0 < std::chrono::seconds(10));
-  auto rec = Recording::open(dir.path());
+  auto rec = Recording::open(cw.dir.path());
   REQUIRE(rec.ok());
-  CHECK(storage_test::read_all(**rec).size() == static_cast<size_t>(seq));
+  CHECK(storage_test::read_all(**rec).size() == static_cast<size_t>(cw.seq));
 }
 
 TEST_CASE("Synced segment data leaves the page cache with drop_synced_pages and stays without") {
