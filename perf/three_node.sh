@@ -47,7 +47,8 @@ Matrix (lists are comma or space separated):
                            repetitions), raw UDP, latency (be/rel); the options above set exec etc.
   --recorder-reps N        repetitions of the recorder test points in --full (default 3)
   --recorder-set KEY=VALUE a configuration setting for pubsub-recorder (its --set), repeatable:
-                           e.g. storage.compression=none
+                           e.g. storage.compression=none; with mode=snapshot the samples stay in
+                           memory and the recorder's own count is checked (its last log line)
   --disk-mb N              with the recorder runs: the disk's limit, measured before the first run
                            with "dd if=/dev/zero bs=1M count=N conv=fdatasync" into DIR (the disk the
                            recordings go to), three times, the best (default 2048; 0 = not measured)

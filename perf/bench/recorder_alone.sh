@@ -10,7 +10,8 @@
 # no trigger: nothing reaches the disk) and raw UDP is the limit for both payloads.
 # Usage (root): perf/bench/recorder_alone.sh [--exec S] [--size B] [--reps N] [--mtu M]
 #               [--payload random,zero] [--record-dir DIR] [--fsync none|chunk|segment|interval]
-#               [--page-cache drop|keep] [--mode record|snapshot] [--bin DIR]
+#               [--page-cache drop|keep] [--mode record|snapshot] [--set KEY=VALUE]... [--bin DIR]
+# --set passes any other setting to the recorder (its --set), e.g. storage.chunk_max_bytes=1048576.
 # Prints one markdown row per run and a median row per payload; exit 0 when every run recorded
 # all it was sent (0 lost), 1 otherwise, 2 bad usage, 77 not root.
 set -u
@@ -19,7 +20,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$ROOT/perf/lib/dd.sh"
 BIN=$ROOT/build-release/bin
 exec_s=10 size=63000 reps=1 record_parent=/var/tmp fsync=chunk page_cache= payloads="random zero"
-mode=record
+mode=record sets=()
 while [ $# -gt 0 ]; do
   case $1 in
     --exec) exec_s=$2; shift 2 ;;
@@ -31,8 +32,9 @@ while [ $# -gt 0 ]; do
     --fsync) fsync=$2; shift 2 ;;
     --page-cache) page_cache=$2; shift 2 ;;
     --mode) mode=$2; shift 2 ;;
+    --set) sets+=(--set "$2"); shift 2 ;;
     --bin) BIN=$2; shift 2 ;;
-    -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "unknown option $1 (see --help)"; exit 2 ;;
   esac
 done
@@ -88,7 +90,7 @@ record() {
  "storage": {"path": "$dir", "fsync": "$fsync"$pc_json}$mode_json}
 JSON
   netns_spawn 1 $((exec_s + 120)) /usr/bin/time -f "%U %S" -o "$tmp/cpu" "$BIN/pubsub-recorder" \
-    --config "$tmp/rec.json" >"$tmp/rec.log" 2>&1
+    --config "$tmp/rec.json" "${sets[@]}" >"$tmp/rec.log" 2>&1
   local rec=$SPAWNED
   for _ in $(seq 100); do grep -q "recording domain" "$tmp/rec.log" && break; sleep 0.05; done
   netns_run 0 $((exec_s + 60)) "$BIN/pubsub-perftest" -pub -nic veth0 -domain 13 -datalen "$size" \

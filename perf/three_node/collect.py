@@ -39,6 +39,41 @@ def read_meta(d):
     return meta
 
 
+UNITS = {"B": 1, "kB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12}
+
+
+def recorder_kept(d, topic, m, problems):
+    """What pubsub-recorder kept of the data topic: samples, lost, bytes (and rate, stored_kb).
+    From `pubsub-replay info` of its recording; in snapshot mode ("mode": "snapshot", nothing
+    is written unless a snapshot is triggered) from its last log line, "recorded N samples (X MB)
+    from W writers on T topics in S s, L lost", which covers every topic: the run's only one."""
+    log = read(os.path.join(d, "rec.log"))
+    if "snapshot mode: keeping" in log:
+        last = re.findall(r"recorded (\d+) samples \(([\d.]+) (\w+)\) from \d+ writers on "
+                          r"(\d+) topics in [\d.]+ s, (\d+) lost", log)
+        if not last:
+            problems.append("snapshot mode: no \"recorded N samples\" line in the recorder's log")
+            return {}
+        n, size, unit, topics, lost = last[-1]
+        if topics != "1":
+            problems.append(f"snapshot mode: the recorder's totals cover {topics} topics, not 1")
+            return {}
+        return {"samples": int(n), "lost": int(lost),
+                "bytes": round(float(size) * UNITS.get(unit, 0)), "rate": None, "stored_kb": None,
+                "snapshot": True}
+    try:
+        info = json.loads(read(os.path.join(d, "rec_info.json")))
+    except ValueError:
+        problems.append("pubsub-replay info could not read the recording")
+        return {}
+    t = next((t for t in info.get("topics", []) if t["name"] == topic), None)
+    if t is None:
+        problems.append(f"the recording has no topic {topic}")
+        return {}
+    return {"samples": t["samples"], "lost": t["lost"], "bytes": t["bytes"],
+            "rate": t.get("rate"), "stored_kb": num(m.get("rec_kb"))}
+
+
 def scenario_name(m):
     """The CSV file name (without .csv) of a run's scenario."""
     if m["kind"] == "raw":
@@ -278,36 +313,25 @@ def main():
                 problems.append(f"subscriber received {sub['samples']} of {res['published']}")
         if m["third"] == "rec":
             rc("rec_rc")
-            rec = {}
-            try:
-                info = json.loads(read(os.path.join(d, "rec_info.json")))
-            except ValueError:
-                info = None
-                problems.append("pubsub-replay info could not read the recording")
-            if info is not None:
-                want = "PubsubPerftest_Data" if tool == "ours" else \
-                    ("DDSPerfRDataKS" if reliable else "DDSPerfUDataKS")
-                t = next((t for t in info.get("topics", []) if t["name"] == want), None)
-                if t is None:
-                    problems.append(f"the recording has no topic {want}")
+            want = "PubsubPerftest_Data" if tool == "ours" else \
+                ("DDSPerfRDataKS" if reliable else "DDSPerfUDataKS")
+            rec = recorder_kept(d, want, m, problems)
+            if rec:
+                # What a complete recording holds: ours = every sample written plus the
+                # end-of-run marker (reliable: 1; best effort: up to 10 copies); ddsperf =
+                # what ddsperf sub received (the recorder joined before the publisher).
+                if tool == "ours":
+                    extra = 1 if reliable else 10
+                    pubn = res.get("published") or 0
+                    rec["expected"] = pubn
+                    complete = pubn <= rec["samples"] <= pubn + extra
                 else:
-                    rec = {"samples": t["samples"], "lost": t["lost"], "bytes": t["bytes"],
-                           "rate": t.get("rate"), "stored_kb": num(m.get("rec_kb"))}
-                    # What a complete recording holds: ours = every sample written plus the
-                    # end-of-run marker (reliable: 1; best effort: up to 10 copies); ddsperf =
-                    # what ddsperf sub received (the recorder joined before the publisher).
-                    if tool == "ours":
-                        extra = 1 if reliable else 10
-                        pubn = res.get("published") or 0
-                        rec["expected"] = pubn
-                        complete = pubn <= t["samples"] <= pubn + extra
-                    else:
-                        rec["expected"] = res.get("samples")
-                        complete = t["samples"] == res.get("samples")
-                    rec["complete"] = complete
-                    if reliable and (not complete or t["lost"]):
-                        problems.append(f"recorder stored {t['samples']} samples ({t['lost']} lost), "
-                                        f"expected {rec['expected']}")
+                    rec["expected"] = res.get("samples")
+                    complete = rec["samples"] == res.get("samples")
+                rec["complete"] = complete
+                if reliable and (not complete or rec["lost"]):
+                    problems.append(f"recorder stored {rec['samples']} samples ({rec['lost']} lost), "
+                                    f"expected {rec['expected']}")
             threads = read_threads(os.path.join(d, "rec_threads.txt"))
             if threads:
                 rec["threads_cpu"] = threads

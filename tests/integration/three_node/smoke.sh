@@ -4,7 +4,7 @@
 # seed-layout CSVs exist with a row each; 0 lost at the subscriber, the second subscriber and
 # the recorder, which stored every published sample; the report has the recorder table (with
 # the disk's limit, the recorder's CPU by thread and the targets); no namespace or process of
-# the harness is left. Then an interrupted run (SIGINT after 3 s) must exit 130 and leave nothing
+# the harness is left. The same in snapshot mode, where the recorder's own count is checked. Then an interrupted run (SIGINT after 3 s) must exit 130 and leave nothing
 # behind either.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -140,6 +140,36 @@ else:
 for b in bad:
     print("FAIL:", b)
 sys.exit(1 if bad else 0)
+PY
+
+# Snapshot mode (--recorder-set mode=snapshot): nothing is written, so the recorder's own count
+# (its last log line) must be every sample published plus the end marker, 0 lost, and the table
+# has its CPU per sample from that count, and no compression figure.
+bash "$ROOT/perf/three_node.sh" --bin "$BIN" --sizes 1024 --exec 2 --recorder --reliability rel \
+  --disk-mb 0 --recorder-set mode=snapshot --out "$out/snap" 2>"$out/snap.err"
+rc=$?
+[ $rc -eq 0 ] || fail "snapshot mode: three_node.sh exit $rc: $(tr '\r' '\n' <"$out/snap.err" | tail -n 3)"
+python3 - "$out/snap" <<'PY' || exit 1
+import json, os, sys
+r = sys.argv[1]
+res = [json.loads(l) for l in open(os.path.join(r, "results.jsonl"))]
+rec = next(x for x in res if x["third"] == "rec")
+sub2 = next(x for x in res if x["third"] == "sub2")
+k = rec.get("rec", {})
+if not rec["ok"] or not k.get("snapshot") or k.get("lost") != 0 \
+        or k.get("samples") != rec["published"] + 1 or k.get("stored_kb") is not None:
+    sys.exit(f"FAIL: snapshot mode: {rec['problems']}, recorder {k}, published {rec['published']}")
+md = open(os.path.join(r, "report.md")).read().splitlines()
+hdr = [c.strip() for c in next(l for l in md if "| CPU per sample rec / 2nd |" in l).split("|")]
+row = [c.strip() for c in next(l for l in md if l.startswith("| 1024 | unkeyed |")).split("|")]
+per_m = lambda x, n: x["cpu"]["third"] / n * 1e6
+want = f"{per_m(rec, k['samples']) / per_m(sub2, sub2['sub2']['samples']):.2f}"
+got = {h: row[i] for i, h in enumerate(hdr)}
+if got["CPU per sample rec / 2nd"] != want or got["compression"] != "-" \
+        or got["recorded / expected"] != f"{k['samples']} / {rec['published']}":
+    sys.exit(f"FAIL: snapshot mode row {got}, expected CPU per sample {want}")
+print(f"snapshot mode: recorded {k['samples']} of {rec['published']} (+ end marker), "
+      f"CPU per sample {want}x the second subscriber's")
 PY
 
 # Interrupted: SIGINT (Ctrl-C) mid-run removes namespaces and processes, exit 130. A background
