@@ -48,7 +48,7 @@ Matrix (lists are comma or space separated):
   --recorder-reps N        repetitions of the recorder test points in --full (default 3)
   --recorder-set KEY=VALUE a configuration setting for pubsub-recorder (its --set), repeatable:
                            e.g. storage.compression=none; with mode=snapshot the samples stay in
-                           memory and the recorder's own count is checked (its last log line)
+                           memory and the recorder's own count is checked (ctl status --json)
   --disk-mb N              with the recorder runs: the disk's limit, measured before the first run
                            with "dd if=/dev/zero bs=1M count=N conv=fdatasync" into DIR (the disk the
                            recordings go to), three times, the best (default 2048; 0 = not measured)
@@ -430,10 +430,14 @@ recorder_threads_cpu() {
   done | awk -v hz="$(getconf CLK_TCK)" 'NF == 2 {s[$1] += $2}
     END {for (n in s) printf "%s %.2f\n", n, s[n] / hz}' | sort
 }
-# stop_recorder DIR: its threads' CPU, SIGTERM, wait, count what it stored, remove the recording.
+# stop_recorder DIR: its threads' CPU, its own counts per topic (`ctl status --json`: what
+# snapshot mode, which writes nothing, is checked against), SIGTERM, wait, count what it stored,
+# remove the recording.
 stop_recorder() {
   local d=$1 rc
   recorder_threads_cpu 2 >"$d/rec_threads.txt"
+  timeout 20 "$bin/pubsub-recorder" ctl --path "$d/rec" status --json >"$d/rec_status.json" \
+    2>"$d/rec_status.err"
   ns_signal TERM 2
   finish "$REC_PID"
   echo "rec_rc=$RC" >>"$d/meta.txt"

@@ -39,28 +39,22 @@ def read_meta(d):
     return meta
 
 
-UNITS = {"B": 1, "kB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12}
-
-
 def recorder_kept(d, topic, m, problems):
     """What pubsub-recorder kept of the data topic: samples, lost, bytes (and rate, stored_kb).
     From `pubsub-replay info` of its recording; in snapshot mode ("mode": "snapshot", nothing
-    is written unless a snapshot is triggered) from its last log line, "recorded N samples (X MB)
-    from W writers on T topics in S s, L lost", which covers every topic: the run's only one."""
-    log = read(os.path.join(d, "rec.log"))
-    if "snapshot mode: keeping" in log:
-        last = re.findall(r"recorded (\d+) samples \(([\d.]+) (\w+)\) from \d+ writers on "
-                          r"(\d+) topics in [\d.]+ s, (\d+) lost", log)
-        if not last:
-            problems.append("snapshot mode: no \"recorded N samples\" line in the recorder's log")
+    is written unless a snapshot is triggered) from its own counts of that topic, `ctl status
+    --json` taken after the subscriber finished and before the recorder was stopped."""
+    if "snapshot mode: keeping" in read(os.path.join(d, "rec.log")):
+        try:
+            t = json.loads(read(os.path.join(d, "rec_status.json")))["topics"].get(topic)
+        except (ValueError, KeyError):
+            problems.append("snapshot mode: no `ctl status --json` from the recorder")
             return {}
-        n, size, unit, topics, lost = last[-1]
-        if topics != "1":
-            problems.append(f"snapshot mode: the recorder's totals cover {topics} topics, not 1")
+        if t is None:
+            problems.append(f"snapshot mode: the recorder has no topic {topic}")
             return {}
-        return {"samples": int(n), "lost": int(lost),
-                "bytes": round(float(size) * UNITS.get(unit, 0)), "rate": None, "stored_kb": None,
-                "snapshot": True}
+        return {"samples": t["samples"], "lost": t["lost"], "bytes": t["bytes"], "rate": None,
+                "stored_kb": None, "snapshot": True}
     try:
         info = json.loads(read(os.path.join(d, "rec_info.json")))
     except ValueError:

@@ -204,8 +204,9 @@ METHOD = """\
   ddsperf: what ddsperf sub received) and 0 lost. Recorder configuration: defaults (LZ4, fsync
   per chunk, 64 MiB queue), recording on the same disk, removed after each run, unless the
   command line's `--recorder-set` says otherwise. In snapshot mode (`--recorder-set
-  mode=snapshot`) nothing is written: the count and the loss are the recorder's own, from the
-  last line of its log ("recorded N samples ... L lost"), and there is no compression figure.
+  mode=snapshot`) nothing is written: the count and the loss are the recorder's own for the data
+  topic (`pubsub-recorder ctl status --json` once the subscriber has finished), and there is no
+  compression figure.
 - Raw UDP: `iperf -c 239.255.77.1 -u -b 40G -l SIZE` in namespace 0, `iperf -s -u -B 239.255.77.1`
   (64 KiB reads, 4 MiB socket buffer) in namespaces 1 and 2; the figure is what namespace 1
   received, one datagram per send, no batching: the network's limit at that datagram size, not
