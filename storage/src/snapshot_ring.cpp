@@ -3,6 +3,7 @@
 #include <lz4.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 
 namespace storage {
@@ -22,31 +23,65 @@ void SnapshotRing::note_entry_locked(int64_t time_ns, bool record) {
   if (record) ++open_records_;
 }
 
+// The open buffer grows (its new part zero-filled) by this much at a time, not before every
+// record; a recycled buffer has its size already, and after LZ4 open_ keeps its own. Not all at
+// once: a chunk that poll() seals young (a slow topic) touches only the pages it used.
+constexpr size_t kOpenGrowStep = 64 * 1024;
+
+uint8_t* SnapshotRing::room_locked(size_t need) {
+  if (open_.size() < open_size_ + need) {
+    const size_t step = std::min<size_t>(open_.size() + kOpenGrowStep, opt_.chunk_max_bytes);
+    open_.resize(std::max(open_size_ + need, step));
+    evict_for_memory_locked();  // the open buffer may have grown
+  }
+  return reinterpret_cast<uint8_t*>(open_.data()) + open_size_;
+}
+
+void SnapshotRing::put_entry_locked(const Bytes& entry) {
+  std::memcpy(room_locked(entry.size()), entry.data(), entry.size());
+  open_size_ += entry.size();
+}
+
 Status SnapshotRing::append(const RecordMeta& meta, ByteSpan payload) {
+  std::lock_guard lk(mu_);
+  return append_locked(meta, payload);
+}
+
+SnapshotRing::AppendLock SnapshotRing::lock_appends() {
+  return AppendLock(std::unique_lock(mu_));
+}
+
+Status SnapshotRing::append(AppendLock& lock, const RecordMeta& meta, ByteSpan payload) {
+  assert(lock.lk_.mutex() == &mu_ && lock.lk_.owns_lock());
+  (void)lock;
+  return append_locked(meta, payload);
+}
+
+Status SnapshotRing::append_locked(const RecordMeta& meta, ByteSpan payload) {
   if (meta.reception_ns == 0)
     return Error{ErrorCode::kInvalidArgument, "snapshot ring: a record needs its reception time"};
   const size_t need = format::kMaxRecordOverhead + payload.size();
-  std::lock_guard lk(mu_);
-  if (open_entries_ > 0 && open_.size() + need > opt_.chunk_max_bytes) seal_locked();
-  const size_t at = open_.size();
-  open_.resize(at + need);
-  auto* p = reinterpret_cast<uint8_t*>(open_.data() + at);
+  if (open_entries_ > 0 && open_size_ + need > opt_.chunk_max_bytes) seal_locked();
+  uint8_t* p = room_locked(need);
   uint8_t* end = format::encode_data_record(p, meta, payload, delta_);
-  open_.resize(at + static_cast<size_t>(end - p));
+  open_size_ += static_cast<size_t>(end - p);
   note_entry_locked(meta.reception_ns, true);
-  evict_for_memory_locked();
   return {};
 }
 
 void SnapshotRing::add_mark(const Mark& mark) {
+  Bytes entry;
+  format::append_mark_entry(entry, mark);
   std::lock_guard lk(mu_);
-  format::append_mark_entry(open_, mark);
+  put_entry_locked(entry);
   note_entry_locked(mark.time_ns, false);
 }
 
 void SnapshotRing::add_skip(WriterId writer, int64_t sequence, int64_t time_ns) {
+  Bytes entry;
+  format::append_gap_entry(entry, Gap{writer, sequence, sequence});
   std::lock_guard lk(mu_);
-  format::append_gap_entry(open_, Gap{writer, sequence, sequence});
+  put_entry_locked(entry);
   note_entry_locked(time_ns, false);
 }
 
@@ -57,14 +92,14 @@ void SnapshotRing::seal() {
 
 // Tries LZ4 into lz4_buf_; true (and `out` filled, exactly sized) when it saves >= 2%.
 bool SnapshotRing::compress_locked(Bytes& out) {
-  if (!opt_.compress || open_.size() < 64) return false;
+  if (!opt_.compress || open_size_ < 64) return false;
   if (!lz4_backoff_.try_next()) return false;
-  const int src = static_cast<int>(open_.size());
+  const int src = static_cast<int>(open_size_);
   lz4_buf_.resize(static_cast<size_t>(LZ4_compressBound(src)));
   const int n = LZ4_compress_fast(reinterpret_cast<const char*>(open_.data()),
                                   reinterpret_cast<char*>(lz4_buf_.data()), src,
                                   static_cast<int>(lz4_buf_.size()), opt_.lz4_acceleration);
-  if (n <= 0 || static_cast<size_t>(n) * 50 > open_.size() * 49) {
+  if (n <= 0 || static_cast<size_t>(n) * 50 > open_size_ * 49) {
     lz4_backoff_.failed();  // incompressible (random payloads)
     return false;
   }
@@ -81,18 +116,18 @@ void SnapshotRing::seal_locked() {
   c->last_ns = open_last_ns_;
   c->records = open_records_;
   c->entries = open_entries_;
-  c->raw_size = static_cast<uint32_t>(open_.size());
+  c->raw_size = static_cast<uint32_t>(open_size_);
   c->lz4 = compress_locked(c->stored);
-  if (c->lz4) {
-    open_.clear();  // reused as it is
-  } else {
-    // The open buffer becomes the chunk; the next one is a recycled buffer (no fresh pages).
+  if (!c->lz4) {
+    // The open buffer becomes the chunk (cut to its entries; no bytes move); the next one is a
+    // recycled buffer (no fresh pages). After LZ4 the open buffer is reused as it is.
+    open_.resize(open_size_);
     c->stored = std::move(open_);
     open_ = spare_.empty() ? Bytes() : std::move(spare_.back());
     if (!spare_.empty()) spare_.pop_back();
-    open_.clear();
     open_.reserve(opt_.chunk_max_bytes);
   }
+  open_size_ = 0;
   stored_bytes_ += c->stored.capacity();
   ring_raw_bytes_ += c->raw_size;
   ring_records_ += c->records;
@@ -162,7 +197,7 @@ SnapshotRingStats SnapshotRing::stats() const {
   s.chunks = ring_.size();
   s.records = ring_records_ + open_records_;
   s.memory_bytes = memory_locked();
-  s.raw_bytes = ring_raw_bytes_ + open_.size();
+  s.raw_bytes = ring_raw_bytes_ + open_size_;
   const bool open = open_entries_ > 0;
   if (!ring_.empty()) {
     s.oldest_ns = ring_.front()->first_ns;

@@ -10,12 +10,15 @@
 namespace service {
 namespace {
 
-// This thread's batch of appends: the storage writer's lock, taken at the batch's first sample
-// and released by the reader's on_batch_end (one lock per datagram's samples, not per sample).
-// Released before this thread takes maps_mu or calls the sink otherwise.
+// This thread's batch of appends: the sink's append lock (the storage writer's in record mode,
+// the snapshot ring's in snapshot mode), taken at the batch's first sample and released by the
+// reader's on_batch_end (one lock per datagram's samples, not per sample). Released before this
+// thread takes maps_mu or calls the sink otherwise.
 struct ThreadBatch {
   storage::SegmentWriter* writer = nullptr;
   std::optional<storage::SegmentWriter::AppendLock> lock;
+  SnapshotSink* snapshot = nullptr;
+  std::optional<storage::SnapshotRing::AppendLock> ring_lock;
 };
 thread_local ThreadBatch t_batch;
 
@@ -31,19 +34,30 @@ thread_local WriterCache t_writer;
 }  // namespace
 
 Status Recorder::Impl::append(const storage::RecordMeta& m, storage::ByteSpan payload) {
-  storage::SegmentWriter* w = store->batch_writer();
-  if (!w) return store->try_append(m, payload);
-  if (t_batch.writer != w) {
-    end_batch();
-    t_batch.lock.emplace(w->lock_appends());
-    t_batch.writer = w;
+  if (storage::SegmentWriter* w = store->batch_writer()) {
+    if (t_batch.writer != w) {
+      end_batch();
+      t_batch.lock.emplace(w->lock_appends());
+      t_batch.writer = w;
+    }
+    return w->try_append(*t_batch.lock, m, payload);
   }
-  return w->try_append(*t_batch.lock, m, payload);
+  if (SnapshotSink* s = store->batch_snapshot()) {
+    if (t_batch.snapshot != s) {
+      end_batch();
+      t_batch.ring_lock.emplace(s->lock_appends());
+      t_batch.snapshot = s;
+    }
+    return s->try_append(*t_batch.ring_lock, m, payload);
+  }
+  return store->try_append(m, payload);
 }
 
 void Recorder::Impl::end_batch() {
   t_batch.lock.reset();
   t_batch.writer = nullptr;
+  t_batch.ring_lock.reset();
+  t_batch.snapshot = nullptr;
 }
 
 WriterState* Recorder::Impl::writer_for(const pubsub::RawSample& s) {

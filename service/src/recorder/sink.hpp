@@ -12,6 +12,8 @@
 
 namespace service {
 
+class SnapshotSink;
+
 // How full the sink's memory is (the stats line's "queue", status queue_fill).
 struct SinkFill {
   uint64_t in_use_bytes = 0;  // waiting for the disk (closed chunks), or the snapshot buffer
@@ -33,9 +35,11 @@ class Sink {
   virtual Status add_gap(storage::WriterId writer, int64_t first, int64_t last) = 0;
   // kFull: no room now (back-pressure: the sample is not acknowledged, offered again later).
   virtual Status try_append(const storage::RecordMeta& meta, storage::ByteSpan payload) = 0;
-  // The storage writer whose appends may be batched under one lock (SegmentWriter::AppendLock);
-  // none when the sink locks per record (snapshot mode).
+  // How appends may be batched under one lock (the recorder's receive threads take it for a
+  // datagram's samples): the storage writer's (SegmentWriter::AppendLock, record mode) or the
+  // snapshot ring's (snapshot mode); neither when the sink locks per record.
   virtual storage::SegmentWriter* batch_writer() { return nullptr; }
+  virtual SnapshotSink* batch_snapshot() { return nullptr; }
   virtual Result<uint64_t> split() = 0;
   virtual SinkFill fill() const = 0;
   // For the log when it changes: how data is written (or kept).

@@ -172,6 +172,13 @@ Status SnapshotSink::try_append(const storage::RecordMeta& meta, storage::ByteSp
   return s;
 }
 
+Status SnapshotSink::try_append(storage::SnapshotRing::AppendLock& lock,
+                                const storage::RecordMeta& meta, storage::ByteSpan payload) {
+  auto s = ring_.append(lock, meta, payload);
+  if (s && durable_writers_.load(std::memory_order_acquire) > 0) keep_latched(meta, payload);
+  return s;
+}
+
 Result<uint64_t> SnapshotSink::split() {
   return Error{Errc::kInvalidArgument,
                "split: in snapshot mode there is no recording to split (each snapshot is one)"};

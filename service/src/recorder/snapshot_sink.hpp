@@ -14,7 +14,9 @@
 //
 // OVERVIEW
 // - Receive threads: add_topic/add_writer/add_type (definitions, kept here for every snapshot
-//   under defs_mu_), try_append/add_mark/skip_to (into the ring, which has its own lock).
+//   under defs_mu_), try_append/add_mark/skip_to (into the ring, which has its own lock; a batch
+//   of appends may hold it across the batch, and takes latched_mu_ inside it: nothing here takes
+//   the ring's lock while holding latched_mu_ or defs_mu_).
 // - Control threads: trigger() creates the snapshot's SegmentWriter (so a failure is the
 //   trigger's answer), defines the topics, writers and types known so far in it, and queues the
 //   job (jobs_mu_).
@@ -74,6 +76,12 @@ class SnapshotSink final : public Sink {
   // recorder's counts and log.
   Status add_gap(storage::WriterId, int64_t, int64_t) override { return Status{}; }
   Status try_append(const storage::RecordMeta& meta, storage::ByteSpan payload) override;
+  // Appends of one batch (a datagram's samples) under one lock of the ring
+  // (storage::SnapshotRing::AppendLock): the recorder's receive threads.
+  SnapshotSink* batch_snapshot() override { return this; }
+  storage::SnapshotRing::AppendLock lock_appends() { return ring_.lock_appends(); }
+  Status try_append(storage::SnapshotRing::AppendLock& lock, const storage::RecordMeta& meta,
+                    storage::ByteSpan payload);
   // Refused: a snapshot's recording is split by its own size and duration limits.
   Result<uint64_t> split() override;
   SinkFill fill() const override;

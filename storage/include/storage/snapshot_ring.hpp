@@ -3,7 +3,8 @@
 // out of the ring (shared, immutable) and appends their entries to a SegmentWriter.
 //
 // OVERVIEW
-// - Appenders (any thread; one internal mutex) encode records, marks and skips into the open
+// - Appenders (any thread; one internal mutex, held per record or, with lock_appends(), per batch
+//   of records) encode records, marks and skips into the open
 //   chunk with the segment format's entry encoding (storage/format.hpp). A chunk is sealed
 //   (LZ4-compressed when that saves at least 2%, with the segment writer's backoff after a
 //   chunk that did not compress; else the open buffer itself becomes the chunk and the buffer of
@@ -82,6 +83,23 @@ class SnapshotRing {
   // Copies the record into the open chunk (sealing it first when full, then evicting for
   // memory). kInvalidArgument for a record whose reception time is 0.
   Status append(const RecordMeta& meta, ByteSpan payload);
+  // One lock for a batch of appends from one thread (the samples of one datagram) instead of one
+  // per record, as SegmentWriter::AppendLock: while an AppendLock lives its thread holds the
+  // ring's lock (other threads' calls wait), and this thread may call only append(lock, ...) on
+  // this ring. Hold it for one batch, not longer.
+  class AppendLock {
+   public:
+    AppendLock(AppendLock&&) noexcept = default;
+    AppendLock& operator=(AppendLock&&) noexcept = default;
+
+   private:
+    friend class SnapshotRing;
+    explicit AppendLock(std::unique_lock<std::mutex> lk) : lk_(std::move(lk)) {}
+    std::unique_lock<std::mutex> lk_;
+  };
+  AppendLock lock_appends();
+  // append under a batch's lock (of this ring).
+  Status append(AppendLock& lock, const RecordMeta& meta, ByteSpan payload);
   void add_mark(const Mark& mark);
   // The writer's records up to `sequence` were left out on purpose (see the overview).
   void add_skip(WriterId writer, int64_t sequence, int64_t time_ns);
@@ -105,11 +123,15 @@ class SnapshotRing {
                                const std::function<Status(const format::Entry&)>& each);
 
  private:
+  Status append_locked(const RecordMeta& meta, ByteSpan payload);
   void seal_locked();
   bool compress_locked(Bytes& out);
   void drop_front_locked(uint64_t& chunks, uint64_t& records);
   void evict_for_memory_locked();
   void note_entry_locked(int64_t time_ns, bool record);
+  // Room for `need` more bytes after the open chunk's entries, at open_size_.
+  uint8_t* room_locked(size_t need);
+  void put_entry_locked(const Bytes& entry);
   uint64_t memory_locked() const { return stored_bytes_ + open_.capacity(); }
 
   const SnapshotRingOptions opt_;
@@ -119,8 +141,11 @@ class SnapshotRing {
   uint64_t ring_raw_bytes_ = 0;
   uint64_t ring_records_ = 0;
   uint64_t next_index_ = 1;
-  // The open chunk.
+  // The open chunk: its entries are open_[0, open_size_); open_'s size is the room it has (grown
+  // in steps when needed, never shrunk while open), so that a record is written without filling
+  // its place with zeros first.
   Bytes open_;
+  size_t open_size_ = 0;
   std::vector<Bytes> spare_;  // buffers of evicted raw chunks, for the next open chunks
   Bytes lz4_buf_;
   format::Lz4Backoff lz4_backoff_;

@@ -67,7 +67,8 @@ std::unique_ptr<SnapshotSink> make_sink(const fs::path& dir, double before_s, do
 }
 
 // A writer appending sequence 1, 2, 3 ... every 200 us (5000/s) with the current time, from its
-// own thread; `paused` makes it skip instead.
+// own thread (the even ones under a batch's lock, as the recorder appends); `paused` makes it
+// skip instead.
 struct Feeder {
   SnapshotSink& sink;
   storage::WriterId writer;
@@ -88,7 +89,12 @@ struct Feeder {
           m.writer = writer;
           m.sequence = n;
           m.reception_ns = m.source_ns = now_ns();
-          if (!sink.try_append(m, payload)) ++failures;
+          if (n % 2 == 0) {  // as the recorder's receive threads append: under the ring's lock
+            auto lock = sink.lock_appends();
+            if (!sink.try_append(lock, m, payload)) ++failures;
+          } else if (!sink.try_append(m, payload)) {
+            ++failures;
+          }
         }
         seq.store(n);
         std::this_thread::sleep_for(std::chrono::microseconds(200));

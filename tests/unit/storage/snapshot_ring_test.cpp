@@ -1,8 +1,10 @@
 // SnapshotRing: the in-memory ring of compressed chunks behind pubsub-recorder's snapshot mode.
 #include "storage/snapshot_ring.hpp"
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <random>
+#include <thread>
 
 using namespace storage;
 
@@ -195,4 +197,90 @@ TEST_CASE("snapshot ring: a record without reception time is refused") {
   REQUIRE_FALSE(s.ok());
   CHECK(s.error().code == ErrorCode::kInvalidArgument);
   CHECK(ring.stats().records == 0);
+}
+
+TEST_CASE("snapshot ring: recycled and reused chunk buffers hold exactly their own entries") {
+  // Raw chunks evicted for memory hand their buffers to the next open chunks, and after an LZ4
+  // chunk the open buffer is reused as it is: no chunk may carry bytes of an earlier one.
+  SnapshotRingOptions o;
+  o.chunk_max_bytes = 4096;
+  o.max_bytes = 6 * 4096;
+  SnapshotRing ring(o);
+  std::mt19937 rng(11);
+  std::vector<Bytes> sent;
+  uint64_t missed_before = 0;
+  for (int i = 1; i <= 400; ++i) {
+    // Runs of 40: compressible, then random (a different size each time), with a mark in each.
+    const size_t n = 50 + static_cast<size_t>(rng() % 700);
+    sent.push_back((i / 40) % 2 == 0 ? payload(n, static_cast<uint8_t>(i))
+                                     : random_payload(n, rng));
+    REQUIRE(ring.append(meta(i, i * 1000), sent.back()).ok());
+    if (i % 40 == 20) ring.add_mark({MarkKind::kTag, i * 1000 + 1, "m" + std::to_string(i), ""});
+  }
+  ring.seal();
+  auto chunks = ring.chunks_from(1, &missed_before);
+  REQUIRE(missed_before > 0);  // buffers of evicted raw chunks were recycled
+  bool lz4 = false, raw = false;
+  uint64_t raw_bytes = 0;
+  for (const auto& c : chunks) {
+    lz4 = lz4 || c->lz4;
+    raw = raw || !c->lz4;
+    if (!c->lz4) CHECK(c->stored.size() == c->raw_size);
+    raw_bytes += c->raw_size;
+  }
+  CHECK(lz4);
+  CHECK(raw);
+  CHECK(ring.stats().raw_bytes == raw_bytes);
+  const Decoded d = decode_all(chunks);
+  REQUIRE(!d.records.empty());
+  const auto first = static_cast<size_t>(d.records.front().sequence);
+  REQUIRE(d.records.back().sequence == 400);
+  REQUIRE(d.records.size() == 400 - first + 1);
+  for (size_t k = 0; k < d.records.size(); ++k) {
+    CHECK(d.records[k].sequence == static_cast<int64_t>(first + k));
+    CHECK(d.payloads[k] == sent[first + k - 1]);
+  }
+  for (const Mark& m : d.marks) CHECK(m.name == "m" + std::to_string((m.time_ns - 1) / 1000));
+}
+
+TEST_CASE("snapshot ring: a batch of appends under one lock, other threads wait for its end") {
+  SnapshotRing ring;
+  std::atomic<bool> marked{false};
+  std::thread other;
+  {
+    SnapshotRing::AppendLock lock = ring.lock_appends();
+    REQUIRE(ring.append(lock, meta(1, 10 * kSecond), payload(20, 1)).ok());
+    other = std::thread([&] {
+      ring.add_mark({MarkKind::kTag, 10 * kSecond + 5, "during", ""});
+      marked = true;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    CHECK_FALSE(marked.load());  // held by the batch
+    REQUIRE(ring.append(lock, meta(2, 10 * kSecond + 1), payload(30, 2)).ok());
+    auto refused = ring.append(lock, meta(3, 0), payload(1, 3));
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.error().code == ErrorCode::kInvalidArgument);
+  }
+  other.join();
+  CHECK(marked.load());
+  REQUIRE(ring.append(meta(4, 10 * kSecond + 6), payload(5, 4)).ok());
+  ring.seal();
+  const Decoded d = decode_all(ring.chunks_from(1));
+  REQUIRE(d.records.size() == 3);
+  CHECK(d.records[0].sequence == 1);
+  CHECK(d.records[1].sequence == 2);
+  CHECK(d.records[2].sequence == 4);
+  CHECK(d.payloads[1] == payload(30, 2));
+  REQUIRE(d.marks.size() == 1);
+  CHECK(d.marks[0].name == "during");
+  // The mark went in after the batch: record 1, record 2, the mark, record 4.
+  std::vector<int64_t> order;  // sequence numbers, -1 for the mark
+  Bytes scratch;
+  for (const auto& c : ring.chunks_from(1)) {
+    REQUIRE(SnapshotRing::for_each_entry(*c, scratch, [&](const format::Entry& e) -> Status {
+              order.push_back(e.kind == format::EntryKind::kData ? e.record.meta.sequence : -1);
+              return {};
+            }).ok());
+  }
+  CHECK(order == std::vector<int64_t>{1, 2, -1, 4});
 }
