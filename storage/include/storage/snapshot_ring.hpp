@@ -4,14 +4,13 @@
 //
 // OVERVIEW
 // - Appenders (any thread; one internal mutex, held per record or, with lock_appends(), per batch
-//   of records) encode records, marks and skips into the open
-//   chunk with the segment format's entry encoding (storage/format.hpp). A chunk is sealed
-//   (LZ4-compressed when that saves at least 2%, with the segment writer's backoff after a
-//   chunk that did not compress; else the open buffer itself becomes the chunk and the buffer of
-//   an evicted raw chunk, when nobody holds it, the next open one - no fresh pages in steady
-//   state; numbered, pushed to the back of the ring) when
-//   the next entry would take it past chunk_max_bytes, when it is older than chunk_max_age
-//   (poll()), or on seal().
+//   of records) encode records, marks and skips into the open chunk with the segment format's
+//   entry encoding (storage/format.hpp). A chunk is sealed (LZ4-compressed when that saves at
+//   least 2%, with the segment writer's backoff after a chunk that did not compress; else the
+//   open buffer itself becomes the chunk and the buffer of an evicted raw chunk, when nobody
+//   holds it, the next open one - no fresh pages in steady state; numbered, pushed to the back of
+//   the ring) when the next entry would take it past chunk_max_bytes, when it is older than
+//   chunk_max_age (poll()), or on seal().
 // - The ring keeps chunks whose newest entry is at most `keep` older than poll()'s clock (time
 //   eviction: the normal end of a chunk's life), and at most max_bytes of memory (stored chunk
 //   bytes plus the open chunk): past it the oldest chunks go first and are counted
