@@ -15,8 +15,9 @@
 // OVERVIEW
 // - Receive threads: add_topic/add_writer/add_type (definitions, kept here for every snapshot
 //   under defs_mu_), try_append/add_mark/skip_to (into the ring, which has its own lock; a batch
-//   of appends may hold it across the batch, and takes latched_mu_ inside it: nothing here takes
-//   the ring's lock while holding latched_mu_ or defs_mu_).
+//   of appends may hold it across the batch and takes latched_mu_ inside it. Lock order: jobs_mu_
+//   before the ring's lock (trigger()) before latched_mu_; nothing takes the ring's lock while
+//   holding latched_mu_ or defs_mu_).
 // - Control threads: trigger() creates the snapshot's SegmentWriter (so a failure is the
 //   trigger's answer), defines the topics, writers and types known so far in it, and queues the
 //   job (jobs_mu_).
