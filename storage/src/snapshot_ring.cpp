@@ -6,6 +6,8 @@
 #include <cassert>
 #include <cstring>
 
+#include "stream_copy.hpp"
+
 namespace storage {
 
 SnapshotRing::SnapshotRing(SnapshotRingOptions options) : opt_(options) {
@@ -22,6 +24,13 @@ void SnapshotRing::note_entry_locked(int64_t time_ns, bool record) {
   ++open_entries_;
   if (record) ++open_records_;
 }
+
+// From this payload size on, a record bound for a chunk that will be stored raw (LZ4 off, or in
+// its backoff after chunks that did not compress) is copied with streaming stores
+// (detail::stream_copy), as the segment writer copies records from this size on: an ordinary copy
+// reads each line of the ring's memory, which is not in the cache, before writing it. A chunk
+// that LZ4 will read right after is filled through the cache.
+constexpr size_t kStreamRecordFrom = 24 * 1024;
 
 // The open buffer grows (its new part zero-filled) by this much at a time, not before every
 // record; a recycled buffer has its size already, and after LZ4 open_ keeps its own. Not all at
@@ -63,7 +72,16 @@ Status SnapshotRing::append_locked(const RecordMeta& meta, ByteSpan payload) {
   const size_t need = format::kMaxRecordOverhead + payload.size();
   if (open_entries_ > 0 && open_size_ + need > opt_.chunk_max_bytes) seal_locked();
   uint8_t* p = room_locked(need);
-  uint8_t* end = format::encode_data_record(p, meta, payload, delta_);
+  uint8_t* end = nullptr;
+  if (payload.size() >= kStreamRecordFrom && (!opt_.compress || lz4_backoff_.skipping())) {
+    // A large record into a chunk that will be kept raw: nothing reads it again unless a
+    // snapshot takes it, so it is copied around the cache.
+    end = format::encode_data_header(p, meta, payload.size(), delta_);
+    detail::stream_copy(end, payload.data(), payload.size());
+    end += payload.size();
+  } else {
+    end = format::encode_data_record(p, meta, payload, delta_);
+  }
   open_size_ += static_cast<size_t>(end - p);
   note_entry_locked(meta.reception_ns, true);
   return {};
