@@ -26,6 +26,7 @@
 #include <mutex>
 #include <string>
 
+#include "storage/append_lock.hpp"
 #include "storage/format.hpp"
 #include "storage/records.hpp"
 #include "storage/status.hpp"
@@ -233,16 +234,7 @@ class SegmentWriter {
   // per record. While an AppendLock lives its thread holds the writer's lock: other threads'
   // calls wait, and this thread may call only try_append(lock, ...) on this writer. Hold it for
   // one batch, not longer: the writer thread waits for it to take full chunks.
-  class AppendLock {
-   public:
-    AppendLock(AppendLock&&) noexcept = default;
-    AppendLock& operator=(AppendLock&&) noexcept = default;
-
-   private:
-    friend class SegmentWriter;
-    explicit AppendLock(std::unique_lock<std::mutex> lk) : lk_(std::move(lk)) {}
-    std::unique_lock<std::mutex> lk_;
-  };
+  using AppendLock = storage::AppendLock<SegmentWriter>;
   AppendLock lock_appends();
   // try_append under a batch's lock (of this writer).
   Status try_append(AppendLock& lock, const RecordMeta& meta, ByteSpan payload);

@@ -33,6 +33,7 @@
 #include <mutex>
 #include <vector>
 
+#include "storage/append_lock.hpp"
 #include "storage/format.hpp"
 #include "storage/records.hpp"
 #include "storage/status.hpp"
@@ -86,16 +87,7 @@ class SnapshotRing {
   // per record, as SegmentWriter::AppendLock: while an AppendLock lives its thread holds the
   // ring's lock (other threads' calls wait), and this thread may call only append(lock, ...) on
   // this ring. Hold it for one batch, not longer.
-  class AppendLock {
-   public:
-    AppendLock(AppendLock&&) noexcept = default;
-    AppendLock& operator=(AppendLock&&) noexcept = default;
-
-   private:
-    friend class SnapshotRing;
-    explicit AppendLock(std::unique_lock<std::mutex> lk) : lk_(std::move(lk)) {}
-    std::unique_lock<std::mutex> lk_;
-  };
+  using AppendLock = storage::AppendLock<SnapshotRing>;
   AppendLock lock_appends();
   // append under a batch's lock (of this ring).
   Status append(AppendLock& lock, const RecordMeta& meta, ByteSpan payload);
