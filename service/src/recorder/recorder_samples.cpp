@@ -15,9 +15,10 @@ namespace {
 // reader's on_batch_end (one lock per datagram's samples, not per sample). Released before this
 // thread takes maps_mu or calls the sink otherwise.
 struct ThreadBatch {
+  Sink* sink = nullptr;  // whose lock is held (null: none); one of these two is set
   storage::SegmentWriter* writer = nullptr;
-  std::optional<storage::SegmentWriter::AppendLock> lock;
   SnapshotSink* snapshot = nullptr;
+  std::optional<storage::SegmentWriter::AppendLock> lock;
   std::optional<storage::SnapshotRing::AppendLock> ring_lock;
 };
 thread_local ThreadBatch t_batch;
@@ -34,30 +35,23 @@ thread_local WriterCache t_writer;
 }  // namespace
 
 Status Recorder::Impl::append(const storage::RecordMeta& m, storage::ByteSpan payload) {
-  if (storage::SegmentWriter* w = store->batch_writer()) {
-    if (t_batch.writer != w) {
-      end_batch();
-      t_batch.lock.emplace(w->lock_appends());
-      t_batch.writer = w;
+  if (t_batch.sink != store.get()) {  // the batch's first sample: take the sink's lock
+    end_batch();
+    if ((t_batch.writer = store->batch_writer())) {
+      t_batch.lock.emplace(t_batch.writer->lock_appends());
+    } else if ((t_batch.snapshot = store->batch_snapshot())) {
+      t_batch.ring_lock.emplace(t_batch.snapshot->lock_appends());
+    } else {
+      return store->try_append(m, payload);  // a sink that locks per record
     }
-    return w->try_append(*t_batch.lock, m, payload);
+    t_batch.sink = store.get();
   }
-  if (SnapshotSink* s = store->batch_snapshot()) {
-    if (t_batch.snapshot != s) {
-      end_batch();
-      t_batch.ring_lock.emplace(s->lock_appends());
-      t_batch.snapshot = s;
-    }
-    return s->try_append(*t_batch.ring_lock, m, payload);
-  }
-  return store->try_append(m, payload);
+  return t_batch.writer ? t_batch.writer->try_append(*t_batch.lock, m, payload)
+                        : t_batch.snapshot->try_append(*t_batch.ring_lock, m, payload);
 }
 
 void Recorder::Impl::end_batch() {
-  t_batch.lock.reset();
-  t_batch.writer = nullptr;
-  t_batch.ring_lock.reset();
-  t_batch.snapshot = nullptr;
+  t_batch = ThreadBatch{};  // releases the lock it holds
 }
 
 WriterState* Recorder::Impl::writer_for(const pubsub::RawSample& s) {

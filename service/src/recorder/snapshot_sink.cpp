@@ -167,9 +167,8 @@ Status SnapshotSink::skip_to(storage::WriterId writer, int64_t sequence) {
 }
 
 Status SnapshotSink::try_append(const storage::RecordMeta& meta, storage::ByteSpan payload) {
-  auto s = ring_.append(meta, payload);
-  if (s && durable_writers_.load(std::memory_order_acquire) > 0) keep_latched(meta, payload);
-  return s;
+  auto lock = lock_appends();
+  return try_append(lock, meta, payload);
 }
 
 Status SnapshotSink::try_append(storage::SnapshotRing::AppendLock& lock,
