@@ -119,7 +119,12 @@ else:
         else:
             recv = sum(v for k, v in th.items() if k in ("pubsub-recv", "pubsub-recv-uc", "pubsub-shm"))
             store = sum(v for k, v in th.items() if k.startswith("storage-"))
-            cell = f"{recv:.2f} / {store:.2f} / {sum(th.values()) - recv - store:.2f}"
+            # "other" summed from its own threads, as the report does: sum - recv - store can
+            # come out as -0.00 when there are none.
+            other = sum(v for k, v in th.items()
+                        if k not in ("pubsub-recv", "pubsub-recv-uc", "pubsub-shm")
+                        and not k.startswith("storage-"))
+            cell = f"{recv:.2f} / {store:.2f} / {other:.2f}"
             col = [c.strip() for c in hdr.split("|")].index("recorder CPU s by thread: receive / storage / other")
             got = [c.strip() for c in row.split("|")][col]
             if got != cell or sum(th.values()) > rec["cpu"]["third"] + 0.05:
