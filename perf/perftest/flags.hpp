@@ -22,6 +22,10 @@
 
 namespace perftest {
 
+// -payload: the bytes after each sample's header. kRandom: perftest::RandomPayload's, the same
+// in both programs.
+enum class Payload { kZero, kRandom };
+
 // The options both perftest programs have.
 struct CommonOptions {
   bool pub = false;
@@ -41,6 +45,7 @@ struct CommonOptions {
   int history_depth = 0;     // 0: KEEP_ALL; N: KEEP_LAST N (samples may then be skipped)
   std::string topic;         // data topic name (default PubsubPerftest_Data)
   std::string summary_json;  // write counts, loss and a payload checksum as JSON to this file
+  Payload payload = Payload::kZero;
 };
 
 enum class TransportKind { kUdp, kShm, kIntra };
@@ -145,6 +150,14 @@ inline bool parse_common_flag(FlagReader& r, const std::string& f, CommonOptions
   if (f == "nic") return r.string("an interface name or address", o.nic);
   if (f == "topic") return r.string("a topic name", o.topic);
   if (f == "summaryjson") return r.string("a file name", o.summary_json);
+  if (f == "payload") {
+    const char* v = r.value("zero or random");
+    if (!v) return false;
+    const std::string s = v;
+    if (s != "zero" && s != "random") return r.fail("-payload: '" + s + "' is not zero or random");
+    o.payload = s == "zero" ? Payload::kZero : Payload::kRandom;
+    return true;
+  }
   if (f == "peer") {
     std::string p;
     if (!r.string("an IPv4 address", p)) return false;

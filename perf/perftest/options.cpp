@@ -66,16 +66,6 @@ bool parse_own_flag(FlagReader& r, const std::string& f, Options& o) {
   } else if (f == "maxmessagesize") {
     if (!r.number("a datagram size (1024..65000)", 1024, 65000, d)) return false;
     o.max_message_size = static_cast<size_t>(d);
-  } else if (f == "payload") {
-    const char* v = r.value("zero or random");
-    if (!v) return false;
-    if (std::string(v) == "zero") {
-      o.payload = Payload::kZero;
-    } else if (std::string(v) == "random") {
-      o.payload = Payload::kRandom;
-    } else {
-      return r.fail("-payload: '" + std::string(v) + "' is not zero or random");
-    }
   } else if (f == "ddsperfcompat") {
     o.ddsperf_compat = true;
   } else if (f == "pubrate") {

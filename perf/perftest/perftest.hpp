@@ -17,7 +17,6 @@
 
 namespace perftest {
 
-enum class Payload { kZero, kRandom };
 // -transport (TransportKind, flags.hpp): UDPv4 (the network even on one host), SHMEM (shared
 // memory between processes on one host; the subscriber takes nothing else), INTRA (publisher and
 // subscriber in one process).
@@ -28,7 +27,6 @@ struct Options : CommonOptions {
   bool keyed = false;
   uint32_t instances = 1;
   size_t max_message_size = 0;  // ParticipantOptions::max_message_size (0: automatic)
-  Payload payload = Payload::kZero;
   bool ddsperf_compat = false;  // datalen is then the whole sample
   double pub_rate = 0;          // samples per second; 0 = as fast as possible
   TransportKind transport = TransportKind::kUdp;

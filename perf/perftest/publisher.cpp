@@ -17,13 +17,14 @@
 #include <cstring>
 #include <fstream>
 #include <mutex>
-#include <random>
+#include <optional>
 #include <thread>
 
 #include "body_hash.hpp"
 #include "interval_printer.hpp"
 #include "perftest_internal.hpp"
 #include "perftest_types.hpp"
+#include "random_payload.hpp"
 
 namespace perftest {
 
@@ -59,14 +60,7 @@ std::string fmt_hex(uint64_t v) {
 class SampleMaker {
  public:
   explicit SampleMaker(const Options& o) : o_(o), body_(o.datalen, 0) {
-    if (o.payload == Payload::kRandom) {
-      pool_.resize(std::max<size_t>(8u << 20, size_t{o.datalen} * 2));
-      std::mt19937_64 rng(0xfeed);
-      for (size_t i = 0; i + 8 <= pool_.size(); i += 8) {
-        const uint64_t r = rng();
-        std::memcpy(pool_.data() + i, &r, 8);
-      }
-    }
+    if (o.payload == Payload::kRandom) random_.emplace(o.datalen);
     keys_.reserve(o.instances);
     for (uint32_t k = 0; k < o.instances; ++k) keys_.push_back(key_hash_of(k));
     if (o.ddsperf_compat) {
@@ -86,14 +80,7 @@ class SampleMaker {
     const uint32_t n = o_.instances;  // one instance: no division per sample
     const uint32_t key = n == 1 ? 0 : o_.ddsperf_compat ? seq % n : (seq - 1) % n;
     const size_t header = o_.ddsperf_compat ? kCompatHeaderBytes : kHeaderBytes;
-    if (!pool_.empty()) {
-      const size_t span = pool_.size() - o_.datalen;
-      // Consecutive samples start at least a sample apart in the pool, so they share no bytes
-      // (nothing for a compressor to find across samples either).
-      const size_t step = ((size_t{o_.datalen} + 7) & ~size_t{7}) + 8 * 4099;
-      const size_t off = (size_t{seq} * step) % span;
-      std::memcpy(body + header, pool_.data() + off, o_.datalen - header);
-    }
+    if (random_) random_->fill(body + header, o_.datalen - header, seq);
     put_u32(body, seq);
     if (o_.ddsperf_compat) {
       put_u32(body + 4, key);
@@ -114,7 +101,7 @@ class SampleMaker {
  private:
   const Options& o_;
   std::vector<uint8_t> body_;
-  std::vector<uint8_t> pool_;
+  std::optional<RandomPayload> random_;
   std::vector<pubsub::KeyHash> keys_;
 };
 

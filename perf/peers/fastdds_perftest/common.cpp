@@ -318,6 +318,7 @@ bool SampleWriter::write(uint32_t seq, uint32_t kind, uint64_t timestamp,
   put_u32(p + 4, kind);
   std::memcpy(p + 8, &timestamp, 8);
   put_u32(p + 16, 0);  // key
+  if (random_) random_->fill(p + kHeaderBytes, buf_.size() - kHeaderBytes, seq);
   for (;;) {
     const ReturnCode_t rc = w_->write(sample, frtps::c_InstanceHandle_Unknown);
     if (ok(rc)) return true;

@@ -20,11 +20,13 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "flags.hpp"
+#include "random_payload.hpp"
 
 #include <fastdds/dds/core/LoanableSequence.hpp>
 #include <fastdds/dds/domain/DomainParticipant.hpp>
@@ -147,12 +149,16 @@ void take_all(dds::DataReader* r, bool loans, uint8_t* buf, F&& fn) {
   }
 }
 
-// Writes pubsub-perftest samples: a loaned sample (-zeroCopy, only the header is filled in) or
-// a copy from `buf_`, retrying while reliable flow control blocks.
+// Writes pubsub-perftest samples: a loaned sample (-zeroCopy) or a copy from `buf_`, retrying
+// while reliable flow control blocks. The header is filled in, and with -payload random the
+// payload too (the bytes pubsub-perftest sends for the same sequence number).
 class SampleWriter {
  public:
   SampleWriter(dds::DataWriter* w, const Options& o)
-      : w_(w), loans_(o.zero_copy), buf_(o.datalen, 0) {}
+      : w_(w), loans_(o.zero_copy), buf_(o.datalen, 0) {
+    if (o.payload == perftest::Payload::kRandom && o.datalen > kHeaderBytes)
+      random_.emplace(o.datalen);
+  }
 
   // False (with a message) when the sample could not be written by `give_up`.
   bool write(uint32_t seq, uint32_t kind, uint64_t timestamp, Clock::time_point give_up);
@@ -162,6 +168,7 @@ class SampleWriter {
   dds::DataWriter* w_;
   bool loans_;
   std::vector<uint8_t> buf_;
+  std::optional<perftest::RandomPayload> random_;
   uint64_t blocked_ = 0;
 };
 

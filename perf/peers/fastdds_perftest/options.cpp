@@ -41,6 +41,8 @@ std::string usage() {
          "  -topic NAME           data topic name (default PubsubPerftest_Data)\n"
          "  -summaryJson FILE     subscriber: counts, loss and a payload checksum as JSON, as\n"
          "                        pubsub-perftest writes it\n"
+         "  -payload zero|random  publisher: payload bytes (default zero); random: the bytes\n"
+         "                        pubsub-perftest -payload random sends\n"
          "  -transport UDPv4|SHMEM|INTRA\n"
          "                        UDPv4 (default): only Fast DDS's UDPv4 transport; SHMEM: only\n"
          "                        its shared-memory transport; INTRA: publisher and subscriber\n"
