@@ -54,6 +54,12 @@ replay_netns_test("replay: 60 KB at 2 kHz replayed into a Fast DDS reader within
 replay_netns_test("replay: 60 KB burst of a Fast DDS writer replayed into a Fast DDS reader within 2x"
                   ${RIT}/record_play_perftest.sh --fastdds-pub --fastdds-sub --max-ratio 2 --exec 1
                   -- -datalen 60000)
+# The same burst with random payloads (LZ4 gives up on them) into the recorder in snapshot mode:
+# the ring stores the large records raw, copied around the cache (SnapshotRing), and the
+# snapshot of the whole run replays every sample with the reference reader's checksum.
+replay_netns_test("replay: 60 KB random burst of a Fast DDS writer, snapshot mode, replayed into a Fast DDS reader"
+                  ${RIT}/record_play_perftest.sh --fastdds-pub --fastdds-sub --snapshot --exec 1
+                  -- -datalen 60000 -payload random)
 # Through 5% loss and 25% reordering both ways (impair.sh): every sample, in order, same
 # checksum (the duration is not judged).
 replay_netns_test("replay: 1 MB replayed into a Fast DDS reader through loss and reordering"
