@@ -52,6 +52,10 @@ Matrix (lists are comma or space separated):
   --disk-mb N              with the recorder runs: the disk's limit, measured before the first run
                            with "dd if=/dev/zero bs=1M count=N conv=fdatasync" into DIR (the disk the
                            recordings go to), three times, the best (default 2048; 0 = not measured)
+  --floor-seconds S        with the recorder runs: the least CPU storing a sample can cost, measured
+                           before the first run by store_floor (in --bin) for each size up to 16 MiB,
+                           S seconds per figure, writing 256 MiB into DIR (default 1; 0 = not
+                           measured): the report's "least CPU per sample rec / 2nd"
 Other:
   --mtu BYTES              MTU of the bridge and veth links, 1280..9000 (default 9000)
   --out DIR                output directory, new or empty (default ./three_node-YYYYmmdd-HHMMSS)
@@ -71,7 +75,7 @@ listify() { local s=${*//,/ }; echo $s; }
 
 sizes="" lat_sizes="" exec_s=10 reps=1 rels="" keyings="unkeyed" instances=1000 batches="8192"
 payloads="zero" recorder=0 peer="" iperf=0 latency=0 throughput=1 full=0 rec_reps=3
-out="" bin="" dry_run=0 print_commands=0 nics=() rec_sets=() disk_mb=2048
+out="" bin="" dry_run=0 print_commands=0 nics=() rec_sets=() disk_mb=2048 floor_s=1
 while [ $# -gt 0 ]; do
   case $1 in
     --sizes) sizes=$(listify "${2:?}"); shift 2 ;;
@@ -94,6 +98,7 @@ while [ $# -gt 0 ]; do
     --recorder-reps) rec_reps=${2:?}; shift 2 ;;
     --recorder-set) rec_sets+=(--set "${2:?}"); shift 2 ;;
     --disk-mb) disk_mb=${2:?}; shift 2 ;;
+    --floor-seconds) floor_s=${2:?}; shift 2 ;;
     --out) out=${2:?}; shift 2 ;;
     --mtu) NS_MTU=${2:?}; shift 2 ;;
     --bin) bin=${2:?}; shift 2 ;;
@@ -115,6 +120,8 @@ is_uint "$reps" && [ "$reps" -ge 1 ] || die "--reps: '$reps' is not a count >= 1
 is_uint "$rec_reps" && [ "$rec_reps" -ge 1 ] || die "--recorder-reps: '$rec_reps' is not a count >= 1"
 is_uint "$instances" && [ "$instances" -ge 1 ] || die "--instances: '$instances' is not a count >= 1"
 is_uint "$disk_mb" || die "--disk-mb: '$disk_mb' is not a whole number of MiB"
+[[ $floor_s =~ ^[0-9]+([.][0-9]+)?$ ]] && awk -v s="$floor_s" 'BEGIN {exit !(s <= 600)}' ||
+  die "--floor-seconds: '$floor_s' is not a number of seconds, 0..600"
 [ -n "$sizes" ] || { if [ $recorder = 1 ]; then sizes=$REC_SIZES; else sizes=$RTI_SIZES; fi; }
 [ -n "$lat_sizes" ] || lat_sizes=$sizes
 [ -n "$rels" ] || { if [ $recorder = 1 ]; then rels="rel"; else rels="be rel"; fi; }
@@ -387,6 +394,31 @@ json.dump(env, open(path, "w"), indent=1)
 if not runs:
     print("three_node.sh: dd into the output directory failed: no disk limit in the report", file=sys.stderr)
 PY
+fi
+
+# ---- the least CPU storing a sample can cost (only before recorder runs) -----------------
+floor_sizes=$(for s in $sizes; do [ "$s" -le 16777216 ] && echo "$s"; done | paste -sd, -)
+if [ $has_rec = 1 ] && [ "$floor_s" != 0 ] && awk -v s="$floor_s" 'BEGIN {exit !(s > 0)}' &&
+   [ -n "$floor_sizes" ]; then
+  if [ ! -x "$bin/store_floor" ]; then
+    echo "three_node.sh: $bin/store_floor is missing: no floor in the report (cmake --build --preset release --target store_floor)" >&2
+  else
+    echo "three_node.sh: the least CPU storing a sample can cost: store_floor --sizes $floor_sizes --seconds $floor_s into $out" >&2
+    if "$bin/store_floor" --sizes "$floor_sizes" --seconds "$floor_s" --write-dir "$out" \
+         --write-mb 256 >"$out/store_floor.csv" 2>"$out/store_floor.err"; then
+      python3 - "$out/env.json" "$out/store_floor.csv" "$floor_s" <<'PY'
+import csv, json, sys
+path, floor_csv, secs = sys.argv[1], sys.argv[2], float(sys.argv[3])
+env = json.load(open(path))
+env["store_floor_seconds"] = secs
+env["store_floor"] = {r["size"]: {k: float(r[k + "_ns"]) for k in ("crc", "copy", "write")}
+                      for r in csv.DictReader(open(floor_csv))}
+json.dump(env, open(path, "w"), indent=1)
+PY
+    else
+      echo "three_node.sh: store_floor failed: no floor in the report: $(cat "$out/store_floor.err")" >&2
+    fi
+  fi
 fi
 
 # ---- runs ---------------------------------------------------------------------------------

@@ -172,6 +172,14 @@ def machine_lines(env):
                    f"recordings go, {len(runs)} times before the first run: "
                    + ", ".join(runs[:-1]) + (" and " if len(runs) > 1 else "") + runs[-1]
                    + f"; the best, {env['disk_mbs']:,} MB/s, counts.")
+    if env.get("store_floor"):
+        sizes = sorted(env["store_floor"], key=int)
+        out.append("- The least CPU storing a sample can cost (the recorder's floor), `store_floor "
+                   f"--seconds {env['store_floor_seconds']:g} --write-mb 256` into the output "
+                   "directory before the first run, ns of CPU per sample (CRC-32C / memcpy into "
+                   "memory out of the cache / O_DIRECT write): "
+                   + "; ".join(f"{s} B {f['crc']:g} / {f['copy']:g} / {f['write']:g}"
+                               for s in sizes for f in [env["store_floor"][s]]) + ".")
     dur = env.get("duration_s")
     out.append(f"- Run: {env.get('started', '?')} to {env.get('finished', '?')}"
                + (f" ({dur // 60} min {dur % 60} s)" if dur is not None else "")
@@ -358,6 +366,18 @@ def disk_allows(p, b, env):
     return mbs * 1e6 / p.rec_disk_per_sample / b.rate
 
 
+def least_cpu(p, b, size, env):
+    """The least the recorder / second subscriber CPU per sample can be at a point: 1 + what
+    storing a sample costs at least (store_floor: one copy of the sample, CRC-32C and O_DIRECT
+    writing of the bytes the recording took on disk per sample) / the second subscriber's CPU per
+    sample. Compression, the index and our own work per record come on top."""
+    f = (env.get("store_floor") or {}).get(str(size))
+    if not f or not b or not b.third_cpu_per_m or not p.rec_disk_per_sample:
+        return None
+    ns = f["copy"] + (f["crc"] + f["write"]) * p.rec_disk_per_sample / size
+    return 1 + ns / (b.third_cpu_per_m * 1000)
+
+
 def point_verdict(q, zero_loss, cq):
     """The "target met" cell: the ratio (>= TARGET, zero loss) and, where measured, the CPU per
     sample (<= CPU_TARGET x the second subscriber's)."""
@@ -412,6 +432,7 @@ def rec_section(L, pts, meta, env):
     has_disk = bool(env.get("disk_mbs"))
     has_cpu = any(p.cpu.get("third") is not None for s in recs for p in pts[s].values())
     has_threads = any(p.rec_threads for s in recs for p in pts[s].values())
+    has_floor = has_cpu and bool(env.get("store_floor"))
     for s in sorted(recs, key=order):
         r = meta[s]
         base = pts.get(baseline_counterpart(s), {})
@@ -441,15 +462,18 @@ def rec_section(L, pts, meta, env):
                         + ([f"{fmt(p.cpu.get('third'), 1)} / {fmt(b.cpu.get('third') if b else None, 1)}",
                             f"{fmt(p.third_cpu_per_m, 2)} / "
                             f"{fmt(b.third_cpu_per_m if b else None, 2)}",
-                            fmt(cq, 2),
-                            f"{fmt(p.cpu.get('pub'), 1)} / {fmt(b.cpu.get('pub') if b else None, 1)}"]
+                            fmt(cq, 2)]
+                           + ([fmt(least_cpu(p, b, size, env), 2)] if has_floor else [])
+                           + [f"{fmt(p.cpu.get('pub'), 1)} / "
+                              f"{fmt(b.cpu.get('pub') if b else None, 1)}"]
                            if has_cpu else [])
                         + ([" / ".join(fmt(p.rec_threads[k], 2) for k in THREAD_GROUPS)
                             if p.rec_threads else "-"] if has_threads else [])
                         + [verdict])
-    cpu_head = ["third-host CPU s (recorder / 2nd sub)",
-                "third-host CPU s per million samples (rec / 2nd)", "CPU per sample rec / 2nd",
-                "publisher CPU s (rec / 2nd)"] if has_cpu else []
+    cpu_head = (["third-host CPU s (recorder / 2nd sub)",
+                 "third-host CPU s per million samples (rec / 2nd)", "CPU per sample rec / 2nd"]
+                + (["least CPU per sample rec / 2nd (store_floor)"] if has_floor else [])
+                + ["publisher CPU s (rec / 2nd)"] if has_cpu else [])
     table(L, ["Sample (B)", "Keys", "Rel.", "Pub/sub", "Payload", "2nd subscriber: sub samples/s",
               "recorder: sub samples/s", "recorder / no recorder", "sub lost (rec / 2nd)",
               "recorded / expected", "recorder lost", "compression"]
@@ -475,6 +499,11 @@ def rec_section(L, pts, meta, env):
              + (" The recorder's CPU by thread, until it is told to stop: the receive threads "
                 "(pubsub-recv, pubsub-recv-uc, pubsub-shm), storage's (storage-writer, "
                 "storage-sync) and the others (README \"Threads\")." if has_threads else "")
+             + (" The least CPU per sample rec / 2nd = 1 + what storing a sample costs at least "
+                "(store_floor, above: one copy of the sample, then CRC-32C and writing the bytes "
+                "the recording took on disk per sample) / the second subscriber's CPU per sample; "
+                "compression, the index and the recorder's own work per record come on top."
+                if has_floor else "")
              + (f" CPU per sample: the recorder's CPU-seconds per million samples recorded within "
                 f"{CPU_TARGET}x the second subscriber's per million received at {cpu_met} of "
                 f"{cpu_total} points." if cpu_total else ""))

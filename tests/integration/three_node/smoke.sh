@@ -3,7 +3,8 @@
 # second-subscriber run and a recorder run). Checks: exit 0; report.md, results.jsonl and the
 # seed-layout CSVs exist with a row each; 0 lost at the subscriber, the second subscriber and
 # the recorder, which stored every published sample; the report has the recorder table (with
-# the disk's limit, the recorder's CPU by thread and the targets); no namespace or process of
+# the disk's limit, store_floor's least CPU per sample, the recorder's CPU by thread and the
+# targets); no namespace or process of
 # the harness is left. The same in snapshot mode, where the recorder's own count is checked,
 # with our publisher and with ddsperf's (whose other topics the recorder also counts). Then an
 # interrupted run (SIGINT after 3 s) must exit 130 and leave nothing behind either.
@@ -31,7 +32,7 @@ leftovers() {  # namespaces of harness PID $1, and its processes
 }
 
 bash "$ROOT/perf/three_node.sh" --bin "$BIN" --sizes 1024 --exec 2 --recorder --reliability rel \
-  --disk-mb 64 --out "$out/run" 2>"$out/harness.err" &
+  --disk-mb 64 --floor-seconds 0.05 --out "$out/run" 2>"$out/harness.err" &
 h=$!
 wait $h
 rc=$?
@@ -106,8 +107,9 @@ else:
     if hdr is None or row is None:
         bad.append("report.md: no recorder table with the disk's column")
     else:
-        col = [c.strip() for c in hdr.split("|")].index("ratio the disk allows")
-        got = [c.strip() for c in row.split("|")][col]
+        cols = [c.strip() for c in hdr.split("|")]
+        cell = lambda name: [c.strip() for c in row.split("|")][cols.index(name)]
+        got = cell("ratio the disk allows")
         if got != allows:
             bad.append(f"ratio the disk allows: {got}, expected {allows}")
         else:
@@ -124,13 +126,31 @@ else:
             other = sum(v for k, v in th.items()
                         if k not in ("pubsub-recv", "pubsub-recv-uc", "pubsub-shm")
                         and not k.startswith("storage-"))
-            cell = f"{recv:.2f} / {store:.2f} / {other:.2f}"
-            col = [c.strip() for c in hdr.split("|")].index("recorder CPU s by thread: receive / storage / other")
-            got = [c.strip() for c in row.split("|")][col]
-            if got != cell or sum(th.values()) > rec["cpu"]["third"] + 0.05:
-                bad.append(f"CPU by thread: {got!r}, expected {cell!r} (total {rec['cpu']['third']})")
+            want = f"{recv:.2f} / {store:.2f} / {other:.2f}"
+            got = cell("recorder CPU s by thread: receive / storage / other")
+            if got != want or sum(th.values()) > rec["cpu"]["third"] + 0.05:
+                bad.append(f"CPU by thread: {got!r}, expected {want!r} (total {rec['cpu']['third']})")
             else:
                 print(f"recorder CPU s by thread: {got} (total {rec['cpu']['third']})")
+        # The least CPU per sample rec / 2nd: 1 + store_floor's copy + (crc + write) per byte of
+        # what the recording took on disk per sample, over the second subscriber's CPU per sample.
+        f = env.get("store_floor", {}).get("1024")
+        fline = ("- The least CPU storing a sample can cost (the recorder's floor), `store_floor "
+                 "--seconds 0.05 --write-mb 256` into the output directory before the first run, ns "
+                 "of CPU per sample (CRC-32C / memcpy into memory out of the cache / O_DIRECT "
+                 f"write): 1024 B {f['crc']:g} / {f['copy']:g} / {f['write']:g}.") if f else None
+        if not f or min(f.values()) <= 0 or sorted(env["store_floor"]) != ["1024"]:
+            bad.append(f"env.json store_floor: {env.get('store_floor')}")
+        elif fline not in md.splitlines():
+            bad.append(f"report.md has no line: {fline}")
+        else:
+            sub2_ns = sub2["cpu"]["third"] / sub2["sub2"]["samples"] * 1e9
+            least = f"{1 + (f['copy'] + (f['crc'] + f['write']) * per_sample / 1024) / sub2_ns:.2f}"
+            got = cell("least CPU per sample rec / 2nd (store_floor)")
+            if got != least:
+                bad.append(f"least CPU per sample: {got}, expected {least}")
+            else:
+                print(f"least CPU per sample rec / 2nd (store_floor): {got}")
         # "target met": issue 32's ratio (>= 0.90) and CPU per sample (<= 1.2x the 2nd subscriber's).
         q = rec["rate"] / sub2["rate"]
         per_m = lambda x, k: x["cpu"]["third"] / x[k]["samples"] * 1e6
@@ -156,7 +176,7 @@ PY
 peer=()
 command -v ddsperf >/dev/null && peer=(--peer ddsperf)
 bash "$ROOT/perf/three_node.sh" --bin "$BIN" --sizes 1024 --exec 2 --recorder --reliability rel \
-  --disk-mb 0 --recorder-set mode=snapshot "${peer[@]}" --out "$out/snap" 2>"$out/snap.err"
+  --disk-mb 0 --floor-seconds 0 --recorder-set mode=snapshot "${peer[@]}" --out "$out/snap" 2>"$out/snap.err"
 rc=$?
 [ $rc -eq 0 ] || fail "snapshot mode: three_node.sh exit $rc: $(tr '\r' '\n' <"$out/snap.err" | tail -n 3)"
 python3 - "$out/snap" "${#peer[@]}" <<'PY' || exit 1
@@ -198,7 +218,7 @@ PY
 # Interrupted: SIGINT (Ctrl-C) mid-run removes namespaces and processes, exit 130. A background
 # job of a script starts with SIGINT ignored, which bash cannot trap: restore it first.
 env --default-signal=SIGINT bash "$ROOT/perf/three_node.sh" --bin "$BIN" --sizes 1024 --exec 20 --recorder --reliability rel \
-  --disk-mb 0 --out "$out/int" 2>"$out/int.err" &
+  --disk-mb 0 --floor-seconds 0 --out "$out/int" 2>"$out/int.err" &
 h=$!
 for _ in $(seq 100); do  # until the first run's processes are up
   grep -q "\[  1/" "$out/int.err" 2>/dev/null && break
