@@ -31,7 +31,8 @@ Status mkdirs(const std::string& path) {
   return Status{};
 }
 
-// From this payload size on, an appender copies the record into the chunk around the cache
+// From this payload size on (detail::kStreamRecordFrom, shared with the snapshot ring), an
+// appender copies the record into the chunk around the cache
 // (detail::stream_copy; in the recorder at 63000-B random samples the ordinary copy into the cold
 // chunk was 27 % of the CPU) and adds it to the chunk's running CRC-32C from the source, which is
 // in the cache (three lanes of 8 KiB at once, format.cpp); the writer thread then does not read a
@@ -39,7 +40,7 @@ Status mkdirs(const std::string& path) {
 // its only work beside the write itself, in series with it). Below it a single lane (bound by
 // the instruction's latency) would cost more than the writer's three lanes over memory, so the
 // first smaller record ends the chunk's running CRC.
-constexpr size_t kRunningCrcFrom = 24 * 1024;
+constexpr size_t kRunningCrcFrom = detail::kStreamRecordFrom;
 
 // Asks for the chunk's next kPrefetchAhead bytes in the cache, for writing, once each: records
 // are copied into memory that is not in the cache, and the unlock after each append waits for

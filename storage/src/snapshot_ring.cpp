@@ -25,13 +25,6 @@ void SnapshotRing::note_entry_locked(int64_t time_ns, bool record) {
   if (record) ++open_records_;
 }
 
-// From this payload size on, a record bound for a chunk that will be stored raw (LZ4 off, or in
-// its backoff after chunks that did not compress) is copied with streaming stores
-// (detail::stream_copy), as the segment writer copies records from this size on: an ordinary copy
-// reads each line of the ring's memory, which is not in the cache, before writing it. A chunk
-// that LZ4 will read right after is filled through the cache.
-constexpr size_t kStreamRecordFrom = 24 * 1024;
-
 // The open buffer grows (its new part zero-filled) by this much at a time, not before every
 // record; a recycled buffer has its size already, and after LZ4 open_ keeps its own. Not all at
 // once: a chunk that poll() seals young (a slow topic) touches only the pages it used.
@@ -73,9 +66,11 @@ Status SnapshotRing::append_locked(const RecordMeta& meta, ByteSpan payload) {
   if (open_entries_ > 0 && open_size_ + need > opt_.chunk_max_bytes) seal_locked();
   uint8_t* p = room_locked(need);
   uint8_t* end = nullptr;
-  if (payload.size() >= kStreamRecordFrom && (!opt_.compress || lz4_backoff_.skipping())) {
-    // A large record into a chunk that will be kept raw: nothing reads it again unless a
-    // snapshot takes it, so it is copied around the cache.
+  if (payload.size() >= detail::kStreamRecordFrom && (!opt_.compress || lz4_backoff_.skipping())) {
+    // A large record into a chunk that will be kept raw (LZ4 off, or in its backoff after chunks
+    // that did not compress): nothing reads it again unless a snapshot takes it, so it is copied
+    // around the cache (an ordinary copy reads each line of the ring's cold memory before writing
+    // it). A chunk that LZ4 will read right after is filled through the cache.
     end = format::encode_data_header(p, meta, payload.size(), delta_);
     detail::stream_copy(end, payload.data(), payload.size());
     end += payload.size();

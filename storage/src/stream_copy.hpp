@@ -26,6 +26,11 @@ namespace storage::detail {
 // more than it saves).
 inline constexpr size_t kStreamCopyFrom = 4096;
 
+// From this payload size on, a record bound for a chunk stored raw is copied into it with
+// stream_copy: by the segment writer (which then also takes the record's CRC from the source:
+// segment_writer.cpp says why both start at this size) and by the snapshot ring.
+inline constexpr size_t kStreamRecordFrom = 24 * 1024;
+
 // Copies n bytes from src to dst (not overlapping). From kStreamCopyFrom bytes on, the whole
 // 16-byte-aligned middle of dst is written with streaming stores and fenced (sfence) before
 // returning, so the bytes are visible to other threads as after a memcpy.
